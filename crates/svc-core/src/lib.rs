@@ -1,0 +1,28 @@
+//! Svc's domain: the types every surface and store share, their validation, identifiers, scopes,
+//! statuses and the rules that decide titles. Nothing here performs I/O.
+
+pub mod channel;
+pub mod ids;
+pub mod model;
+pub mod project;
+pub mod report;
+pub mod scope;
+pub mod secret;
+pub mod status;
+pub mod time;
+
+/// A validation failure: a message meant for the client, naming the field at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Invalid(pub String);
+
+impl Invalid {
+    pub fn new(message: impl Into<String>) -> Self {
+        Invalid(message.into())
+    }
+}
+
+/// The ten launcher mascots.
+pub const MASCOTS: [&str; 10] = [
+    "gecko", "owl", "fox", "cat", "axolotl", "raccoon", "chameleon", "otter", "robot", "blob",
+];

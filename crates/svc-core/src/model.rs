@@ -1,0 +1,290 @@
+//! The records Svc keeps. Times are epoch milliseconds; JSON-shaped fields are `serde_json::Value`
+//! already validated by the surface that accepted them.
+
+use serde_json::Value;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Organization {
+    pub id: String,
+    pub name: String,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Project {
+    pub id: String,
+    pub org_id: String,
+    pub name: String,
+    pub slug: String,
+    /// Public key (`pr_...`) used by the widget and ingest.
+    pub project_key: String,
+    pub url_patterns: Vec<String>,
+    pub default_channel_key: String,
+    /// The stored (validated) widget configuration; defaults are filled in at the edges.
+    pub widget_config: Value,
+    pub allowed_origins: Vec<String>,
+    /// HMAC key for identity tokens. It must be usable, so it cannot be stored hashed; it is never
+    /// returned by any API (only `identitySecretSet`).
+    pub identity_secret: Option<String>,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Channel {
+    pub id: String,
+    pub project_id: String,
+    pub key: String,
+    pub name: String,
+    pub color: String,
+    pub mascot: String,
+    pub base_weight: f64,
+    /// Array of `{conditions, weight, note}` (see `channel::validate_matchers`).
+    pub matchers: Value,
+    pub archived: bool,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// Who filed a report or made a change: `{kind, id, label}` (decisions §3).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Author {
+    /// `reporter`, `agent`, `user` (dashboard) or `key` (a REST key).
+    pub kind: String,
+    pub id: Option<String>,
+    pub label: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub id: String,
+    pub project_id: String,
+    pub channel_key: String,
+    pub status: String,
+    pub title: String,
+    pub blocks: Value,
+    pub context: Value,
+    pub identity: Option<Value>,
+    pub identity_error: Option<String>,
+    pub author: Author,
+    /// Copied from `context.artifactId`: the room the report belongs to.
+    pub artifact_id: Option<String>,
+    /// `context.url`, kept apart for the compact list form.
+    pub url: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// Everything needed to file a report atomically: the report, the blobs it binds and its
+/// idempotency key.
+#[derive(Debug, Clone)]
+pub struct NewReport {
+    pub report: Report,
+    /// Blob ids the report's blocks reference; each is bound to the report in the same transaction.
+    pub blob_ids: Vec<String>,
+    pub idempotency_key: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusChange {
+    pub report_id: String,
+    pub from_status: String,
+    pub to_status: String,
+    pub by: Author,
+    pub at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Room {
+    pub id: String,
+    pub project_id: String,
+    pub artifact_id: String,
+    pub title: String,
+    pub meta: Option<Value>,
+    pub archived: bool,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// A room as listed: stored, implicit (only reports carry its artifact id), or both.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoomSummary {
+    pub id: Option<String>,
+    pub artifact_id: String,
+    pub title: String,
+    pub meta: Option<Value>,
+    pub archived: bool,
+    pub last_activity: i64,
+    pub count: i64,
+}
+
+/// Partial room change; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RoomChanges {
+    pub title: Option<String>,
+    /// `Some(None)` clears meta.
+    pub meta: Option<Option<Value>>,
+    pub archived: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyOrigin {
+    Dashboard,
+    Setup,
+    Api,
+    Oauth,
+    Cli,
+}
+
+impl KeyOrigin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyOrigin::Dashboard => "dashboard",
+            KeyOrigin::Setup => "setup",
+            KeyOrigin::Api => "api",
+            KeyOrigin::Oauth => "oauth",
+            KeyOrigin::Cli => "cli",
+        }
+    }
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "dashboard" => KeyOrigin::Dashboard,
+            "setup" => KeyOrigin::Setup,
+            "api" => KeyOrigin::Api,
+            "oauth" => KeyOrigin::Oauth,
+            "cli" => KeyOrigin::Cli,
+            _ => return None,
+        })
+    }
+}
+
+/// A secret API key. Bound to one project, or (org-wide, tool endpoint only) to an organization.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiKey {
+    pub id: String,
+    pub project_id: Option<String>,
+    pub org_id: String,
+    pub name: String,
+    /// Hex SHA-256 of the plaintext.
+    pub key_hash: String,
+    pub scopes: Vec<String>,
+    pub origin: KeyOrigin,
+    pub expires_at: Option<i64>,
+    pub revoked_at: Option<i64>,
+    pub last_used_at: Option<i64>,
+    pub agent_name: Option<String>,
+    pub agent_owner: Option<String>,
+    pub created_at: i64,
+}
+
+impl ApiKey {
+    /// Usable at `now`: not revoked and not expired.
+    pub fn is_active(&self, now: i64) -> bool {
+        self.revoked_at.is_none() && self.expires_at.is_none_or(|at| at > now)
+    }
+}
+
+/// A hint's weight: `suggest`, `max`, or a number.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HintWeight {
+    Suggest,
+    Max,
+    Number(f64),
+}
+
+impl HintWeight {
+    pub fn to_json(&self) -> Value {
+        match self {
+            HintWeight::Suggest => Value::from("suggest"),
+            HintWeight::Max => Value::from("max"),
+            HintWeight::Number(n) => serde_json::Number::from_f64(*n).map(Value::Number).unwrap_or(Value::Null),
+        }
+    }
+    pub fn from_json(value: &Value) -> Option<Self> {
+        match value {
+            Value::String(s) if s == "suggest" => Some(HintWeight::Suggest),
+            Value::String(s) if s == "max" => Some(HintWeight::Max),
+            Value::Number(n) => n.as_f64().filter(|n| n.is_finite()).map(HintWeight::Number),
+            _ => None,
+        }
+    }
+    /// Stored form: `suggest`, `max` or the number as text.
+    pub fn to_db(&self) -> String {
+        match self {
+            HintWeight::Suggest => "suggest".into(),
+            HintWeight::Max => "max".into(),
+            HintWeight::Number(n) => n.to_string(),
+        }
+    }
+    pub fn from_db(text: &str) -> Self {
+        match text {
+            "suggest" => HintWeight::Suggest,
+            "max" => HintWeight::Max,
+            other => HintWeight::Number(other.parse().unwrap_or(0.0)),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hint {
+    pub id: String,
+    pub project_id: String,
+    pub channel_key: String,
+    pub weight: HintWeight,
+    pub user_id: Option<String>,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+/// Hints live five minutes.
+pub const HINT_TTL_MS: i64 = 5 * 60 * 1000;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comment {
+    pub id: String,
+    pub report_id: String,
+    pub project_id: String,
+    pub author: Author,
+    pub text: String,
+    pub kind: Option<String>,
+    pub draft: bool,
+    pub created_at: i64,
+    pub published_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flag {
+    pub project_id: String,
+    pub key: String,
+    pub enabled: bool,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Blob {
+    pub id: String,
+    pub project_id: String,
+    /// `screenshot`, `audio` or `file`.
+    pub kind: String,
+    pub mime: String,
+    pub bytes: i64,
+    pub width: Option<i64>,
+    pub height: Option<i64>,
+    pub duration_ms: Option<i64>,
+    /// Original file name (file blobs).
+    pub name: Option<String>,
+    /// The report it is bound to; `None` while unbound.
+    pub report_id: Option<String>,
+    pub created_at: i64,
+}
+
+/// Report list query: one project, or several (org-wide keys on the tool endpoint).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReportFilter {
+    pub project_ids: Vec<String>,
+    pub status: Option<String>,
+    pub channel_key: Option<String>,
+    pub artifact_id: Option<String>,
+    /// Only reports with ids below this one (keyset cursor).
+    pub before: Option<String>,
+    pub limit: u32,
+}

@@ -1,0 +1,103 @@
+//! Report rules that do not depend on storage: titles.
+
+use serde_json::Value;
+
+const TITLE_MAX_CHARS: usize = 80;
+
+/// The title of a report (decisions §3): the first non-empty line of the first text block with
+/// Markdown stripped, cut to 80 characters; else a name for the first block's type.
+pub fn derive_title(blocks: &Value) -> String {
+    let blocks = blocks.as_array().map(Vec::as_slice).unwrap_or_default();
+    let first_text = blocks
+        .iter()
+        .find(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+        .and_then(|b| b.get("text").and_then(Value::as_str))
+        .and_then(|text| text.lines().map(strip_markdown).find(|line| !line.is_empty()));
+    if let Some(line) = first_text {
+        return cut(&line, TITLE_MAX_CHARS);
+    }
+    let Some(first) = blocks.first() else { return "Report".into() };
+    let field = |name: &str| first.get(name).and_then(Value::as_str).unwrap_or_default();
+    let title = match field("type") {
+        "screenshot" => "Screenshot".to_string(),
+        "audio" => "Voice note".to_string(),
+        "pinpoint" => format!("Pinpoint on {}", field("selector")),
+        "file" => format!("File {}", field("name")),
+        "selection" | "quote" => strip_markdown(field("text").lines().next().unwrap_or_default()),
+        _ => "Report".to_string(),
+    };
+    cut(&title, TITLE_MAX_CHARS)
+}
+
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    text.chars().take(max).collect::<String>().trim_end().to_string()
+}
+
+/// Strips the Markdown that decorates a line: heading marks, list and quote markers, emphasis,
+/// inline code, and link syntax (keeping the link text).
+fn strip_markdown(line: &str) -> String {
+    let mut text = line.trim();
+    text = text.trim_start_matches('#').trim_start();
+    loop {
+        let before = text;
+        for marker in ["> ", ">", "- [ ] ", "- [x] ", "- ", "* ", "+ "] {
+            text = text.strip_prefix(marker).unwrap_or(text).trim_start();
+        }
+        if let Some(rest) = text.split_once(". ").filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) {
+            text = rest.1;
+        }
+        if text == before {
+            break;
+        }
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' | '_' | '`' | '~' => {}
+            '!' if chars.peek() == Some(&'[') => {}
+            '[' => {
+                let label: String = chars.by_ref().take_while(|c| *c != ']').collect();
+                out.push_str(&label);
+                if chars.peek() == Some(&'(') {
+                    for c in chars.by_ref() {
+                        if c == ')' {
+                            break;
+                        }
+                    }
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn title_from_first_text_line_without_markdown() {
+        let blocks = json!([{"type": "screenshot", "blobId": "x"}, {"type": "text", "text": "\n\n## The **Save** button [fails](http://x)\nmore"}]);
+        assert_eq!(derive_title(&blocks), "The Save button fails");
+    }
+
+    #[test]
+    fn title_is_cut_to_80_characters() {
+        let blocks = json!([{"type": "text", "text": "é".repeat(200)}]);
+        assert_eq!(derive_title(&blocks).chars().count(), 80);
+    }
+
+    #[test]
+    fn title_falls_back_to_block_type() {
+        assert_eq!(derive_title(&json!([{"type": "screenshot"}])), "Screenshot");
+        assert_eq!(derive_title(&json!([{"type": "audio"}])), "Voice note");
+        assert_eq!(derive_title(&json!([{"type": "pinpoint", "selector": "#buy"}])), "Pinpoint on #buy");
+        assert_eq!(derive_title(&json!([{"type": "file", "name": "log.txt"}])), "File log.txt");
+    }
+}

@@ -1,0 +1,158 @@
+//! Storage for Svc: one domain-level [`Store`] trait with two implementations, SQLite (the embedded
+//! default) and PostgreSQL (for several instances). Each backend carries its own migrations and
+//! runs them when it connects.
+
+use async_trait::async_trait;
+use std::sync::Arc;
+use svc_core::model::*;
+
+pub mod postgres;
+pub mod sqlite;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A uniqueness rule was broken (duplicate channel key, duplicate slug, ...).
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// A blob named by a new report is already bound to another report.
+    #[error("blob {0} is already bound to a report")]
+    BlobAlreadyUsed(String),
+    #[error("not found")]
+    NotFound,
+    #[error(transparent)]
+    Database(#[from] sqlx::Error),
+    #[error(transparent)]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// What `create_report` did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CreatedReport {
+    Created(Report),
+    /// The idempotency key was used within 24 hours: the first report's id, nothing new stored.
+    Repeat(String),
+}
+
+/// How long an idempotency key is remembered.
+pub const IDEMPOTENCY_WINDOW_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// Every operation Svc needs from its database. Implementations are safe to share across tasks;
+/// each multi-row change is one transaction.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Backend name for logs and metrics (`sqlite`, `postgres`).
+    fn backend(&self) -> &'static str;
+    /// Cheap round trip to the database (readiness).
+    async fn ping(&self) -> StoreResult<()>;
+
+    // Organizations
+    async fn create_organization(&self, org: &Organization) -> StoreResult<()>;
+    async fn get_organization(&self, id: &str) -> StoreResult<Option<Organization>>;
+    async fn find_organization_by_name(&self, name: &str) -> StoreResult<Option<Organization>>;
+    async fn count_organizations(&self) -> StoreResult<i64>;
+
+    // Projects
+    /// Creates a project with its first channels in one transaction. A slug already used in the
+    /// organization is `Conflict`.
+    async fn create_project(&self, project: &Project, channels: &[Channel]) -> StoreResult<()>;
+    async fn get_project(&self, id: &str) -> StoreResult<Option<Project>>;
+    async fn get_project_by_key(&self, project_key: &str) -> StoreResult<Option<Project>>;
+    async fn list_projects(&self, org_id: &str) -> StoreResult<Vec<Project>>;
+    /// Writes name, url_patterns, default_channel_key, widget_config and allowed_origins.
+    async fn update_project(&self, project: &Project) -> StoreResult<()>;
+    async fn set_identity_secret(&self, project_id: &str, secret: Option<&str>) -> StoreResult<()>;
+
+    // Channels
+    /// Oldest first; archived ones only when asked.
+    async fn list_channels(&self, project_id: &str, include_archived: bool) -> StoreResult<Vec<Channel>>;
+    async fn get_channel(&self, project_id: &str, key: &str) -> StoreResult<Option<Channel>>;
+    /// A duplicate key in the project is `Conflict`.
+    async fn create_channel(&self, channel: &Channel) -> StoreResult<()>;
+    /// Writes name, color, mascot, base_weight, matchers, archived, updated_at.
+    async fn update_channel(&self, channel: &Channel) -> StoreResult<()>;
+
+    // Reports
+    /// Stores a report, binds its blobs (each must be unbound and of the report's project, else
+    /// `BlobAlreadyUsed` / `NotFound`) and remembers its idempotency key, all in one durable
+    /// transaction. A known idempotency key (same project, within 24 hours) stores nothing.
+    async fn create_report(&self, new: &NewReport) -> StoreResult<CreatedReport>;
+    async fn get_report(&self, id: &str) -> StoreResult<Option<Report>>;
+    /// Newest first, at most `filter.limit` reports.
+    async fn list_reports(&self, filter: &ReportFilter) -> StoreResult<Vec<Report>>;
+    /// Reports of these projects whose id ends with `short_id` (at most `limit`).
+    async fn find_reports_by_short_id(&self, project_ids: &[String], short_id: &str, limit: u32) -> StoreResult<Vec<Report>>;
+    /// Sets the status and records the change, in one transaction. `NotFound` if no such report.
+    async fn set_report_status(&self, report_id: &str, status: &str, by: &Author, at: i64) -> StoreResult<StatusChange>;
+    /// Oldest first.
+    async fn status_history(&self, report_id: &str) -> StoreResult<Vec<StatusChange>>;
+    /// Bulk load for benchmarks and imports: reports only, no blobs or idempotency keys.
+    async fn insert_reports_bulk(&self, reports: &[Report]) -> StoreResult<()>;
+
+    // Rooms
+    async fn get_room(&self, project_id: &str, artifact_id: &str) -> StoreResult<Option<Room>>;
+    /// Number of reports carrying this artifact id (is the room implicit?).
+    async fn count_room_reports(&self, project_id: &str, artifact_id: &str) -> StoreResult<i64>;
+    /// Inserts the room, or when one with the same artifact id exists, applies `changes` to it.
+    /// Returns the stored room and whether it was inserted.
+    async fn upsert_room(&self, room: &Room, changes: &RoomChanges) -> StoreResult<(Room, bool)>;
+    /// Stored rooms merged with implicit ones, most recent activity first.
+    async fn list_rooms(&self, project_id: &str, include_archived: bool) -> StoreResult<Vec<RoomSummary>>;
+
+    // API keys
+    async fn create_key(&self, key: &ApiKey) -> StoreResult<()>;
+    async fn find_key_by_hash(&self, key_hash: &str) -> StoreResult<Option<ApiKey>>;
+    async fn get_key(&self, id: &str) -> StoreResult<Option<ApiKey>>;
+    async fn list_keys(&self, project_id: &str) -> StoreResult<Vec<ApiKey>>;
+    /// Revokes an active (not revoked) key of the project; `None` when there is none.
+    async fn revoke_key(&self, project_id: &str, key_id: &str, at: i64) -> StoreResult<Option<i64>>;
+    async fn touch_key(&self, key_id: &str, at: i64) -> StoreResult<()>;
+    async fn set_key_agent(&self, key_id: &str, agent_name: &str, owner: Option<&str>) -> StoreResult<()>;
+
+    // Channel hints
+    async fn create_hint(&self, hint: &Hint) -> StoreResult<()>;
+    /// Unexpired hints of the project that carry no user id, plus those for `user_id`.
+    async fn list_active_hints(&self, project_id: &str, user_id: Option<&str>, now: i64) -> StoreResult<Vec<Hint>>;
+    async fn delete_expired_hints(&self, now: i64) -> StoreResult<u64>;
+
+    // Comments
+    async fn create_comment(&self, comment: &Comment) -> StoreResult<()>;
+    /// Oldest first, drafts included.
+    async fn list_comments(&self, report_id: &str) -> StoreResult<Vec<Comment>>;
+    async fn publish_comment(&self, comment_id: &str, at: i64) -> StoreResult<Option<Comment>>;
+
+    // Viewed marks
+    /// Upserts one (report, viewer) row per report with the last view time.
+    async fn mark_viewed(&self, report_ids: &[String], viewer: &str, at: i64) -> StoreResult<()>;
+    /// (viewer, last viewed at) for a report.
+    async fn list_viewers(&self, report_id: &str) -> StoreResult<Vec<(String, i64)>>;
+
+    // Flags
+    async fn list_flags(&self, project_id: &str) -> StoreResult<Vec<Flag>>;
+    async fn get_flag(&self, project_id: &str, key: &str) -> StoreResult<Option<Flag>>;
+    async fn set_flag(&self, flag: &Flag) -> StoreResult<()>;
+
+    // Blobs
+    async fn create_blob(&self, blob: &Blob) -> StoreResult<()>;
+    async fn get_blob(&self, id: &str) -> StoreResult<Option<Blob>>;
+    /// Unbound blobs created before `before` (at most `limit`).
+    async fn list_unbound_blobs(&self, before: i64, limit: u32) -> StoreResult<Vec<Blob>>;
+    /// Deletes the blob's row only if it is still unbound; returns whether it did.
+    async fn delete_unbound_blob(&self, id: &str) -> StoreResult<bool>;
+    async fn delete_expired_idempotency_keys(&self, before: i64) -> StoreResult<u64>;
+}
+
+pub type DynStore = Arc<dyn Store>;
+
+/// Opens the store a URL names: `postgres://` / `postgresql://` selects PostgreSQL, `sqlite:` a
+/// SQLite file. Migrations run before it returns.
+pub async fn connect(url: &str) -> StoreResult<DynStore> {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Arc::new(postgres::PostgresStore::connect(url).await?))
+    } else {
+        Ok(Arc::new(sqlite::SqliteStore::connect(url).await?))
+    }
+}
