@@ -1,1 +1,20 @@
-fn main() {}
+//! `svc`: the self-hostable feedback collection service. One binary: the server and its admin CLI.
+
+mod admin;
+mod cli;
+mod logging;
+mod serve;
+
+use clap::Parser;
+
+fn main() -> anyhow::Result<()> {
+    let cli = cli::Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        match cli.command {
+            cli::Command::Serve(args) => serve::run(&cli.storage, args).await,
+            cli::Command::Project(command) => admin::project(&cli.storage, command).await,
+            cli::Command::Token(command) => admin::token(&cli.storage, command).await,
+        }
+    })
+}

@@ -1,0 +1,120 @@
+//! Reports: `GET .../feedback` (paged list), `GET`/`PATCH .../feedback/:reportId`, and comments.
+
+use axum::Json;
+use axum::extract::State;
+use serde_json::Value;
+use svc_core::model::ReportFilter;
+use svc_core::scope;
+
+use super::extract::{ApiPath, JsonObject, QueryMap};
+use super::views::{CommentList, ReportPage, ReportView, StatusBody, StatusView};
+use crate::auth::RestKey;
+use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::service::reports;
+use crate::state::AppState;
+
+pub const DEFAULT_LIMIT: u32 = 20;
+pub const MAX_LIMIT: u32 = 100;
+
+/// Parses `limit`: a positive integer, clamped to `max`; absent gives `default`.
+pub fn parse_limit(raw: Option<&str>, default: u32, max: u32) -> Result<u32, String> {
+    match raw {
+        None => Ok(default),
+        Some(text) => match text.trim().parse::<u64>() {
+            Ok(0) | Err(_) => Err(format!("limit must be a positive integer, not {text:?}")),
+            Ok(n) => Ok(n.min(max as u64) as u32),
+        },
+    }
+}
+
+/// Reports newest first. `limit` (default 20, over 100 is cut to 100), filters `channelKey` and
+/// `status` (any string; unknown values give an empty list), `before` (a report id: the cursor).
+#[utoipa::path(get, path = "/projects/{projectId}/feedback", tag = "reports", security(("bearer" = [])),
+    params(("projectId" = String, Path),
+        ("limit" = Option<u32>, Query, description = "1 to 100 (larger is clamped), default 20"),
+        ("channelKey" = Option<String>, Query), ("status" = Option<String>, Query),
+        ("before" = Option<String>, Query, description = "report id: return reports older than it (pass nextCursor)")),
+    responses((status = 200, body = ReportPage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn list_feedback(
+    State(state): State<AppState>,
+    key: RestKey,
+    ApiPath(project_id): ApiPath<String>,
+    QueryMap(query): QueryMap,
+) -> ApiResult<Json<ReportPage>> {
+    let project = key.project(&state, &project_id, scope::FEEDBACK_READ).await?;
+    let limit = parse_limit(query.get("limit").map(String::as_str), DEFAULT_LIMIT, MAX_LIMIT)
+        .map_err(ApiError::BadRequest)?;
+    let before = match query.get("before") {
+        Some(cursor) if !svc_core::ids::is_object_id(cursor) => {
+            return Err(ApiError::bad_request("before must be a report id (a nextCursor value)"));
+        }
+        other => other.cloned(),
+    };
+    let filter = ReportFilter {
+        project_ids: vec![project.id],
+        status: query.get("status").cloned(),
+        channel_key: query.get("channelKey").cloned(),
+        artifact_id: query.get("artifactId").cloned(),
+        before,
+        limit,
+    };
+    let page = reports::list_page(state.store.as_ref(), filter).await?;
+    Ok(Json(ReportPage { items: page.items.iter().map(ReportView::from).collect(), next_cursor: page.next_cursor }))
+}
+
+async fn load_report(state: &AppState, key: &RestKey, project_id: &str, report_id: &str, needed: &str) -> ApiResult<svc_core::model::Report> {
+    let project = key.project(state, project_id, needed).await?;
+    reports::get_in(state.store.as_ref(), &[project.id], report_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("report not found in this project"))
+}
+
+/// One report with its blocks, context, identity and `statusHistory`.
+#[utoipa::path(get, path = "/projects/{projectId}/feedback/{reportId}", tag = "reports", security(("bearer" = [])),
+    params(("projectId" = String, Path), ("reportId" = String, Path)),
+    responses((status = 200, body = ReportView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get_feedback(
+    State(state): State<AppState>,
+    key: RestKey,
+    ApiPath((project_id, report_id)): ApiPath<(String, String)>,
+) -> ApiResult<Json<ReportView>> {
+    let report = load_report(&state, &key, &project_id, &report_id, scope::FEEDBACK_READ).await?;
+    let history = state.store.status_history(&report.id).await?;
+    let mut view = ReportView::from(&report);
+    view.status_history = Some(history.iter().map(Into::into).collect());
+    Ok(Json(view))
+}
+
+/// Sets the status: `new`, `triaged`, `in-progress`, `fixed`, `verified` or `canceled`.
+#[utoipa::path(patch, path = "/projects/{projectId}/feedback/{reportId}", tag = "reports", security(("bearer" = [])),
+    params(("projectId" = String, Path), ("reportId" = String, Path)),
+    request_body = StatusBody,
+    responses((status = 200, body = StatusView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn patch_feedback(
+    State(state): State<AppState>,
+    key: RestKey,
+    ApiPath((project_id, report_id)): ApiPath<(String, String)>,
+    JsonObject(body): JsonObject,
+) -> ApiResult<Json<StatusView>> {
+    let report = load_report(&state, &key, &project_id, &report_id, scope::FEEDBACK_WRITE).await?;
+    let status = match body.get("status") {
+        Some(Value::String(s)) => s.clone(),
+        _ => return Err(ApiError::bad_request("status is required: one of new, triaged, in-progress, fixed, verified, canceled")),
+    };
+    let change = reports::set_status(state.store.as_ref(), &report, &status, &key.author()).await?;
+    Ok(Json(StatusView { id: report.id, status: change.to_status }))
+}
+
+/// The report's comments, oldest first, drafts included (`draft: true`).
+#[utoipa::path(get, path = "/projects/{projectId}/feedback/{reportId}/comments", tag = "reports", security(("bearer" = [])),
+    params(("projectId" = String, Path), ("reportId" = String, Path)),
+    responses((status = 200, body = CommentList), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn list_comments(
+    State(state): State<AppState>,
+    key: RestKey,
+    ApiPath((project_id, report_id)): ApiPath<(String, String)>,
+) -> ApiResult<Json<CommentList>> {
+    let report = load_report(&state, &key, &project_id, &report_id, scope::FEEDBACK_READ).await?;
+    let comments = state.store.list_comments(&report.id).await?;
+    Ok(Json(CommentList { items: comments.iter().map(Into::into).collect() }))
+}

@@ -1,0 +1,42 @@
+//! `GET` and `PATCH /api/v1/projects/:projectId`.
+
+use axum::Json;
+use axum::extract::State;
+use svc_core::scope;
+
+use super::extract::{ApiPath, JsonObject};
+use super::views::{ProjectPatch, ProjectView};
+use crate::auth::RestKey;
+use crate::error::{ApiResult, ErrorBody};
+use crate::service::projects;
+use crate::state::AppState;
+
+/// The project's settings.
+#[utoipa::path(get, path = "/projects/{projectId}", tag = "projects", security(("bearer" = [])),
+    params(("projectId" = String, Path, description = "Project id from GET /me (not the public key)")),
+    responses((status = 200, body = ProjectView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get_project(
+    State(state): State<AppState>,
+    key: RestKey,
+    ApiPath(project_id): ApiPath<String>,
+) -> ApiResult<Json<ProjectView>> {
+    let project = key.project(&state, &project_id, scope::PROJECT_READ).await?;
+    Ok(Json((&project).into()))
+}
+
+/// Changes any of `name`, `urlPatterns`, `defaultChannelKey` (an existing non-archived channel),
+/// `widgetConfig` (replaced whole) and `allowedOrigins`.
+#[utoipa::path(patch, path = "/projects/{projectId}", tag = "projects", security(("bearer" = [])),
+    params(("projectId" = String, Path)),
+    request_body = ProjectPatch,
+    responses((status = 200, body = ProjectView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)))]
+pub async fn patch_project(
+    State(state): State<AppState>,
+    key: RestKey,
+    ApiPath(project_id): ApiPath<String>,
+    JsonObject(body): JsonObject,
+) -> ApiResult<Json<ProjectView>> {
+    let project = key.project(&state, &project_id, scope::PROJECT_WRITE).await?;
+    let project = projects::update_project(state.store.as_ref(), project, &body.into()).await?;
+    Ok(Json((&project).into()))
+}

@@ -1,0 +1,73 @@
+//! Rooms: list (stored merged with implicit), create/resume (upsert), update.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde_json::Value;
+use svc_core::scope;
+
+use super::extract::{ApiPath, JsonObject, QueryMap};
+use super::views::{RoomCreate, RoomList, RoomPatch, RoomView};
+use crate::auth::RestKey;
+use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::service::rooms;
+use crate::state::AppState;
+
+/// Stored rooms and rooms implied by reports' `context.artifactId`, most recent activity first.
+/// Archived rooms only with `?archived=true`.
+#[utoipa::path(get, path = "/projects/{projectId}/rooms", tag = "rooms", security(("bearer" = [])),
+    params(("projectId" = String, Path), ("archived" = Option<bool>, Query, description = "true includes archived rooms")),
+    responses((status = 200, body = RoomList), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn list_rooms(
+    State(state): State<AppState>,
+    key: RestKey,
+    ApiPath(project_id): ApiPath<String>,
+    query: QueryMap,
+) -> ApiResult<Json<RoomList>> {
+    let project = key.project(&state, &project_id, scope::FEEDBACK_READ).await?;
+    let rooms = rooms::list(state.store.as_ref(), &project.id, query.flag("archived")?).await?;
+    Ok(Json(RoomList { items: rooms.iter().map(Into::into).collect() }))
+}
+
+/// Creates the room for an artifact, or resumes it: 201 when created, 200 when it already existed
+/// (stored or implicit), updating only the fields given.
+#[utoipa::path(post, path = "/projects/{projectId}/rooms", tag = "rooms", security(("bearer" = [])),
+    params(("projectId" = String, Path)),
+    request_body = RoomCreate,
+    responses((status = 201, body = RoomView), (status = 200, body = RoomView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+pub async fn create_room(
+    State(state): State<AppState>,
+    key: RestKey,
+    ApiPath(project_id): ApiPath<String>,
+    JsonObject(body): JsonObject,
+) -> ApiResult<(StatusCode, Json<RoomView>)> {
+    let project = key.project(&state, &project_id, scope::FEEDBACK_WRITE).await?;
+    let artifact_id = match body.get("artifactId") {
+        Some(Value::String(id)) => id.clone(),
+        _ => return Err(ApiError::bad_request("artifactId is required (1 to 200 characters)")),
+    };
+    let changes = rooms::changes_from_body(&body)?;
+    let outcome = rooms::upsert(state.store.as_ref(), &project.id, &artifact_id, changes).await?;
+    let status = if outcome.created { StatusCode::CREATED } else { StatusCode::OK };
+    Ok((status, Json(RoomView::new(&outcome.room, Some(outcome.created)))))
+}
+
+/// Updates any of `title`, `meta` (replaced whole), `archived`. 404 when no room exists at all.
+#[utoipa::path(patch, path = "/projects/{projectId}/rooms/{artifactId}", tag = "rooms", security(("bearer" = [])),
+    params(("projectId" = String, Path), ("artifactId" = String, Path, description = "percent-encoded")),
+    request_body = RoomPatch,
+    responses((status = 200, body = RoomView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn patch_room(
+    State(state): State<AppState>,
+    key: RestKey,
+    ApiPath((project_id, artifact_id)): ApiPath<(String, String)>,
+    JsonObject(body): JsonObject,
+) -> ApiResult<Json<RoomView>> {
+    let project = key.project(&state, &project_id, scope::FEEDBACK_WRITE).await?;
+    if let Some(unknown) = body.keys().find(|k| !["title", "meta", "archived"].contains(&k.as_str())) {
+        return Err(ApiError::bad_request(format!("unknown field {unknown}: a room update takes title, meta, archived")));
+    }
+    let changes = rooms::changes_from_body(&body)?;
+    let room = rooms::patch(state.store.as_ref(), &project.id, &artifact_id, changes).await?;
+    Ok(Json(RoomView::new(&room, None)))
+}

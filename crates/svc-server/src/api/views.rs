@@ -1,0 +1,419 @@
+//! The REST API's response shapes (and the documented request shapes), camelCase as the spec
+//! writes them. Times are ISO 8601.
+
+use serde::Serialize;
+use serde_json::Value;
+use svc_core::model::*;
+use svc_core::time::{iso, iso_opt};
+use utoipa::ToSchema;
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MeView {
+    pub key_id: String,
+    pub project_id: String,
+    /// The key's own name.
+    pub name: String,
+    pub project_key: String,
+    pub scopes: Vec<String>,
+    pub project_name: String,
+    pub expires_at: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectView {
+    pub id: String,
+    pub name: String,
+    pub slug: String,
+    pub project_key: String,
+    pub url_patterns: Vec<String>,
+    pub default_channel_key: String,
+    pub identity_secret_set: bool,
+    pub allowed_origins: Vec<String>,
+    /// The stored configuration with defaults filled in.
+    #[schema(value_type = Object)]
+    pub widget_config: Value,
+    pub created_at: String,
+}
+
+impl From<&Project> for ProjectView {
+    fn from(p: &Project) -> Self {
+        ProjectView {
+            id: p.id.clone(),
+            name: p.name.clone(),
+            slug: p.slug.clone(),
+            project_key: p.project_key.clone(),
+            url_patterns: p.url_patterns.clone(),
+            default_channel_key: p.default_channel_key.clone(),
+            identity_secret_set: p.identity_secret.is_some(),
+            allowed_origins: p.allowed_origins.clone(),
+            widget_config: svc_core::project::widget_config_with_defaults(&p.widget_config),
+            created_at: iso(p.created_at),
+        }
+    }
+}
+
+/// PATCH body: any of these fields; `widgetConfig` replaces the stored configuration whole.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[schema(rename_all = "camelCase")]
+pub struct ProjectPatch {
+    name: Option<String>,
+    url_patterns: Option<Vec<String>>,
+    default_channel_key: Option<String>,
+    /// `mascot`, `shape`, `anchor`, `offsetX`, `offsetY`, `size`, `triggerVariant`.
+    #[schema(value_type = Option<Object>)]
+    widget_config: Option<Value>,
+    allowed_origins: Option<Vec<String>>,
+}
+
+#[derive(Serialize, ToSchema, Clone)]
+pub struct AuthorView {
+    /// `reporter` (ingest) or `agent` (a key).
+    pub kind: String,
+    pub id: Option<String>,
+    pub label: Option<String>,
+}
+
+impl From<&Author> for AuthorView {
+    fn from(a: &Author) -> Self {
+        AuthorView { kind: a.kind.clone(), id: a.id.clone(), label: a.label.clone() }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusChangeView {
+    pub from: String,
+    pub to: String,
+    pub by: AuthorView,
+    pub at: String,
+}
+
+impl From<&StatusChange> for StatusChangeView {
+    fn from(c: &StatusChange) -> Self {
+        StatusChangeView { from: c.from_status.clone(), to: c.to_status.clone(), by: (&c.by).into(), at: iso(c.at) }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReportView {
+    pub id: String,
+    pub short_id: String,
+    pub project_id: String,
+    pub channel_key: String,
+    pub status: String,
+    pub title: String,
+    #[schema(value_type = Vec<Object>)]
+    pub blocks: Value,
+    #[schema(value_type = Object)]
+    pub context: Value,
+    #[schema(value_type = Option<Object>)]
+    pub identity: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identity_error: Option<String>,
+    pub author: AuthorView,
+    pub artifact_id: Option<String>,
+    pub url: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    /// On `GET .../feedback/:reportId` only: every status change, oldest first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_history: Option<Vec<StatusChangeView>>,
+}
+
+impl From<&Report> for ReportView {
+    fn from(r: &Report) -> Self {
+        ReportView {
+            id: r.id.clone(),
+            short_id: svc_core::ids::short_id(&r.id).to_string(),
+            project_id: r.project_id.clone(),
+            channel_key: r.channel_key.clone(),
+            status: r.status.clone(),
+            title: r.title.clone(),
+            blocks: r.blocks.clone(),
+            context: r.context.clone(),
+            identity: r.identity.clone(),
+            identity_error: r.identity_error.clone(),
+            author: (&r.author).into(),
+            artifact_id: r.artifact_id.clone(),
+            url: r.url.clone(),
+            created_at: iso(r.created_at),
+            updated_at: iso(r.updated_at),
+            status_history: None,
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReportPage {
+    pub items: Vec<ReportView>,
+    /// Pass as `before` for the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct StatusBody {
+    /// One of `new`, `triaged`, `in-progress`, `fixed`, `verified`, `canceled`.
+    pub status: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct StatusView {
+    pub id: String,
+    pub status: String,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommentView {
+    pub id: String,
+    pub report_id: String,
+    /// `agent:<keyId>` for agents.
+    pub author: Option<String>,
+    pub author_label: Option<String>,
+    pub text: String,
+    pub kind: Option<String>,
+    pub draft: bool,
+    pub created_at: String,
+    pub published_at: Option<String>,
+}
+
+impl From<&Comment> for CommentView {
+    fn from(c: &Comment) -> Self {
+        CommentView {
+            id: c.id.clone(),
+            report_id: c.report_id.clone(),
+            author: c.author.id.clone(),
+            author_label: c.author.label.clone(),
+            text: c.text.clone(),
+            kind: c.kind.clone(),
+            draft: c.draft,
+            created_at: iso(c.created_at),
+            published_at: iso_opt(c.published_at),
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct CommentList {
+    pub items: Vec<CommentView>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RoomListItem {
+    pub id: Option<String>,
+    pub artifact_id: String,
+    pub title: String,
+    #[schema(value_type = Option<Object>)]
+    pub meta: Option<Value>,
+    pub archived: bool,
+    pub last_activity: String,
+    pub count: i64,
+}
+
+impl From<&RoomSummary> for RoomListItem {
+    fn from(r: &RoomSummary) -> Self {
+        RoomListItem {
+            id: r.id.clone(),
+            artifact_id: r.artifact_id.clone(),
+            title: r.title.clone(),
+            meta: r.meta.clone(),
+            archived: r.archived,
+            last_activity: iso(r.last_activity),
+            count: r.count,
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct RoomList {
+    pub items: Vec<RoomListItem>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RoomView {
+    pub id: String,
+    pub artifact_id: String,
+    pub title: String,
+    #[schema(value_type = Option<Object>)]
+    pub meta: Option<Value>,
+    pub archived: bool,
+    /// On create/resume only: whether this call created the room.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created: Option<bool>,
+}
+
+impl RoomView {
+    pub fn new(room: &Room, created: Option<bool>) -> Self {
+        RoomView {
+            id: room.id.clone(),
+            artifact_id: room.artifact_id.clone(),
+            title: room.title.clone(),
+            meta: room.meta.clone(),
+            archived: room.archived,
+            created,
+        }
+    }
+}
+
+/// Room create body; `meta` holds `tool`, `source`, `goal`, `constraints`, `url`.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[schema(rename_all = "camelCase")]
+pub struct RoomCreate {
+    artifact_id: String,
+    title: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    meta: Option<Value>,
+}
+
+/// Room update body: any of the fields.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct RoomPatch {
+    title: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    meta: Option<Value>,
+    archived: Option<bool>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelView {
+    pub id: String,
+    pub key: String,
+    pub name: String,
+    pub color: String,
+    pub mascot: String,
+    pub base_weight: f64,
+    pub archived: bool,
+    /// `[{conditions: [{field, op, value}], weight, note}]`
+    #[schema(value_type = Vec<Object>)]
+    pub matchers: Value,
+}
+
+impl From<&Channel> for ChannelView {
+    fn from(c: &Channel) -> Self {
+        ChannelView {
+            id: c.id.clone(),
+            key: c.key.clone(),
+            name: c.name.clone(),
+            color: c.color.clone(),
+            mascot: c.mascot.clone(),
+            base_weight: c.base_weight,
+            archived: c.archived,
+            matchers: c.matchers.clone(),
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ChannelList {
+    pub items: Vec<ChannelView>,
+}
+
+/// Channel create body.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[schema(rename_all = "camelCase")]
+pub struct ChannelCreate {
+    /// `^[a-z0-9][a-z0-9_-]{0,39}$`, unique in the project.
+    key: String,
+    name: String,
+    /// `#rrggbb`
+    color: String,
+    mascot: String,
+    base_weight: Option<f64>,
+    #[schema(value_type = Option<Vec<Object>>)]
+    matchers: Option<Value>,
+}
+
+/// Channel update body: any of these fields (`key` cannot change).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[schema(rename_all = "camelCase")]
+pub struct ChannelPatch {
+    name: Option<String>,
+    color: Option<String>,
+    mascot: Option<String>,
+    base_weight: Option<f64>,
+    #[schema(value_type = Option<Vec<Object>>)]
+    matchers: Option<Value>,
+    archived: Option<bool>,
+}
+
+/// Hint body: `weight` is `suggest`, `max` or a number.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[schema(rename_all = "camelCase")]
+pub struct HintCreate {
+    channel_key: String,
+    #[schema(value_type = Object)]
+    weight: Value,
+    user_id: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct OkView {
+    pub ok: bool,
+}
+
+/// Key mint body.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[schema(rename_all = "camelCase")]
+pub struct KeyCreate {
+    name: String,
+    scopes: Vec<String>,
+    /// 60 to 31,536,000; absent: no expiry.
+    expires_in_seconds: Option<i64>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MintedKeyView {
+    pub id: String,
+    /// The plaintext secret, returned this once.
+    pub key: String,
+    pub name: String,
+    pub scopes: Vec<String>,
+    pub expires_at: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RevokedKeyView {
+    pub id: String,
+    pub revoked_at: String,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FlagView {
+    pub key: String,
+    pub enabled: bool,
+    pub updated_at: String,
+}
+
+impl From<&Flag> for FlagView {
+    fn from(f: &Flag) -> Self {
+        FlagView { key: f.key.clone(), enabled: f.enabled, updated_at: iso(f.updated_at) }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct FlagList {
+    pub items: Vec<FlagView>,
+}
+
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct FlagSet {
+    enabled: bool,
+}

@@ -1,0 +1,110 @@
+//! The REST surface's error: `{error, code}` with the spec's status codes. Internal failures are
+//! logged with their detail and answered with a generic message carrying the request id.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use svc_store::StoreError;
+
+use crate::service::ServiceError;
+
+#[derive(Debug)]
+pub enum ApiError {
+    BadRequest(String),
+    Unauthorized(String),
+    Forbidden(String),
+    NotFound(String),
+    Conflict(String),
+    PayloadTooLarge(String),
+    RateLimited { retry_after_secs: u64 },
+    Internal(anyhow::Error),
+}
+
+/// `{error, code}`: the body of every REST error.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong, for a person.
+    pub error: String,
+    /// `BAD_REQUEST`, `UNAUTHORIZED`, `FORBIDDEN`, `NOT_FOUND`, `CONFLICT`, `PAYLOAD_TOO_LARGE`,
+    /// `RATE_LIMITED` or `INTERNAL`.
+    pub code: String,
+}
+
+/// Marks a response as an internal error so the request-id layer can name the request in its body.
+#[derive(Clone, Copy)]
+pub struct InternalErrorMarker;
+
+impl ApiError {
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        ApiError::BadRequest(message.into())
+    }
+    pub fn not_found(message: impl Into<String>) -> Self {
+        ApiError::NotFound(message.into())
+    }
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        ApiError::Forbidden(message.into())
+    }
+    pub fn internal(error: impl Into<anyhow::Error>) -> Self {
+        ApiError::Internal(error.into())
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::Conflict(what) => ApiError::Conflict(what),
+            StoreError::NotFound => ApiError::NotFound("not found".into()),
+            other => ApiError::Internal(other.into()),
+        }
+    }
+}
+
+impl From<ServiceError> for ApiError {
+    fn from(error: ServiceError) -> Self {
+        match error {
+            ServiceError::Invalid(message) => ApiError::BadRequest(message),
+            ServiceError::NotFound(message) => ApiError::NotFound(message),
+            ServiceError::Conflict(message) => ApiError::Conflict(message),
+            ServiceError::Store(error) => error.into(),
+        }
+    }
+}
+
+impl From<svc_core::Invalid> for ApiError {
+    fn from(error: svc_core::Invalid) -> Self {
+        ApiError::BadRequest(error.0)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, code, message) = match self {
+            ApiError::BadRequest(m) => (StatusCode::BAD_REQUEST, "BAD_REQUEST", m),
+            ApiError::Unauthorized(m) => (StatusCode::UNAUTHORIZED, "UNAUTHORIZED", m),
+            ApiError::Forbidden(m) => (StatusCode::FORBIDDEN, "FORBIDDEN", m),
+            ApiError::NotFound(m) => (StatusCode::NOT_FOUND, "NOT_FOUND", m),
+            ApiError::Conflict(m) => (StatusCode::CONFLICT, "CONFLICT", m),
+            ApiError::PayloadTooLarge(m) => (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE", m),
+            ApiError::RateLimited { retry_after_secs } => {
+                let body = ErrorBody { error: "rate limit exceeded".into(), code: "RATE_LIMITED".into() };
+                let mut response = (StatusCode::TOO_MANY_REQUESTS, axum::Json(body)).into_response();
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs.max(1)));
+                return response;
+            }
+            ApiError::Internal(error) => {
+                tracing::error!(error = %format!("{error:#}"), "internal error");
+                let body = ErrorBody { error: "internal error".into(), code: "INTERNAL".into() };
+                let mut response = (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(body)).into_response();
+                response.extensions_mut().insert(InternalErrorMarker);
+                return response;
+            }
+        };
+        let mut response = (status, axum::Json(ErrorBody { error: message, code: code.into() })).into_response();
+        if status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;

@@ -1,0 +1,32 @@
+//! Operations shared by every surface (REST, ingest, tool endpoint, dashboard, CLI). Each is written
+//! once here; surfaces only translate requests and errors.
+
+pub mod bootstrap;
+pub mod channels;
+pub mod keys;
+pub mod projects;
+pub mod reports;
+pub mod rooms;
+
+use svc_store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// The caller's input is wrong; the message names the field.
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<svc_core::Invalid> for ServiceError {
+    fn from(error: svc_core::Invalid) -> Self {
+        ServiceError::Invalid(error.0)
+    }
+}
+
+pub type ServiceResult<T> = Result<T, ServiceError>;

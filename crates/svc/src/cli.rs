@@ -1,0 +1,115 @@
+//! Command-line interface (decisions §1).
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "svc", version, about = "Svc: self-hostable feedback collection service")]
+pub struct Cli {
+    #[command(flatten)]
+    pub storage: StorageArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Where data lives; shared by every command.
+#[derive(Args, Clone)]
+pub struct StorageArgs {
+    /// Folder for the SQLite database and blobs.
+    #[arg(long, env = "SVC_DATA_DIR", default_value = "./svc-data", global = true)]
+    pub data_dir: PathBuf,
+    /// Database URL (`postgres://...` for PostgreSQL); default: SQLite in the data dir.
+    #[arg(long, env = "SVC_DATABASE_URL", global = true, hide_env_values = true)]
+    pub database_url: Option<String>,
+}
+
+impl StorageArgs {
+    pub fn database_url(&self) -> String {
+        match &self.database_url {
+            Some(url) if !url.is_empty() => url.clone(),
+            _ => format!("sqlite://{}", self.data_dir.join("svc.db").display()),
+        }
+    }
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run the server.
+    Serve(ServeArgs),
+    /// Manage projects.
+    #[command(subcommand)]
+    Project(ProjectCommand),
+    /// Mint keys.
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "SVC_BIND", default_value = "127.0.0.1:8080")]
+    pub bind: String,
+    /// Public base URL for snippets and links (default: http://<bind>).
+    #[arg(long, env = "SVC_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// `on` or `off`: rate limits (off for benchmarks, test suites and trusted networks).
+    #[arg(long, env = "SVC_RATE_LIMIT", default_value = "on")]
+    pub rate_limit: String,
+}
+
+#[derive(Subcommand)]
+pub enum ProjectCommand {
+    /// Create a project (with channels bug, idea, question) and a setup token for it.
+    Create {
+        #[arg(long)]
+        name: String,
+        /// Organization id or name (default: the "Default" organization).
+        #[arg(long)]
+        org: Option<String>,
+        /// Print `{"projectId","projectKey","setupToken"}`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set the identity secret from stdin, or `--rotate` to generate one, or `--clear`.
+    IdentitySecret {
+        #[arg(long)]
+        project: String,
+        /// Generate a new secret and print it.
+        #[arg(long, conflicts_with = "clear")]
+        rotate: bool,
+        /// Remove the secret (identity tokens are then ignored).
+        #[arg(long)]
+        clear: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum TokenCommand {
+    /// Mint a setup token (scope `*`) for a project.
+    Setup {
+        #[arg(long)]
+        project: String,
+        /// Lifetime in seconds (60 to 31536000).
+        #[arg(long, default_value_t = 3600)]
+        ttl: i64,
+        /// Print `{"id","key","expiresAt"}`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Mint an org-wide key for the tool endpoint (headless agents).
+    Org {
+        /// Organization id or name.
+        #[arg(long)]
+        org: String,
+        /// Comma-separated scopes, e.g. feedback:read,feedback:write.
+        #[arg(long, value_delimiter = ',')]
+        scopes: Vec<String>,
+        #[arg(long, default_value = "Org agent")]
+        name: String,
+        /// Lifetime in seconds (60 to 31536000); default: no expiry.
+        #[arg(long)]
+        ttl: Option<i64>,
+        #[arg(long)]
+        json: bool,
+    },
+}

@@ -1,0 +1,87 @@
+//! `svc serve`: open storage, bootstrap on first start, serve until SIGTERM/SIGINT.
+
+use anyhow::Context;
+use std::time::Duration;
+use svc_server::service::bootstrap;
+use svc_server::{AppState, ServerConfig};
+use tokio::net::TcpListener;
+
+use crate::cli::{ServeArgs, StorageArgs};
+
+/// In-flight requests get this long to finish after a shutdown signal.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
+    crate::logging::init();
+    let rate_limits = match args.rate_limit.to_ascii_lowercase().as_str() {
+        "on" | "true" | "1" => true,
+        "off" | "false" | "0" => false,
+        other => anyhow::bail!("SVC_RATE_LIMIT must be on or off, not {other:?}"),
+    };
+    let store = crate::admin::open_store(storage).await?;
+    let listener = TcpListener::bind(&args.bind).await.with_context(|| format!("cannot listen on {}", args.bind))?;
+    let local = listener.local_addr()?;
+    let public_url = args.public_url.clone().unwrap_or_else(|| format!("http://{local}")).trim_end_matches('/').to_string();
+
+    if let Some(created) = bootstrap::ensure_default(store.as_ref()).await? {
+        // Printed once, to stdout only: the setup token must not reach the logs.
+        println!("{}", created.render(&public_url));
+    }
+
+    let config = ServerConfig { public_url: public_url.clone(), rate_limits, ..ServerConfig::default() };
+    let state = AppState::new(store.clone(), config);
+    spawn_housekeeping(state.clone());
+    let app = svc_server::app(state);
+    tracing::info!(address = %local, public_url = %public_url, backend = store.backend(), "svc listening");
+
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let server = axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>())
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            let _ = stop_tx.send(true);
+        });
+    let mut stopping = stop_rx.clone();
+    tokio::select! {
+        result = server => result?,
+        _ = async move {
+            let _ = stopping.wait_for(|stop| *stop).await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } => tracing::warn!("in-flight requests did not finish within {SHUTDOWN_GRACE:?}; stopping"),
+    }
+    tracing::info!("svc stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! { _ = ctrl_c => {}, _ = terminate => {} }
+    tracing::info!("shutdown signal received; finishing in-flight requests");
+}
+
+/// Periodic clean-up: expired hints and idempotency keys, idle rate-limit state.
+fn spawn_housekeeping(state: AppState) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(60));
+        loop {
+            tick.tick().await;
+            let now = svc_core::time::now_ms();
+            if let Err(error) = state.store.delete_expired_hints(now).await {
+                tracing::warn!(%error, "hint clean-up failed");
+            }
+            if let Err(error) = state.store.delete_expired_idempotency_keys(now - svc_store::IDEMPOTENCY_WINDOW_MS).await {
+                tracing::warn!(%error, "idempotency clean-up failed");
+            }
+            state.rate_limits.prune();
+        }
+    });
+}
