@@ -18,9 +18,7 @@ pub fn validate_key(key: &str) -> Result<(), Invalid> {
     if ok {
         Ok(())
     } else {
-        Err(Invalid::new(
-            "key must be 1 to 40 characters of a-z, 0-9, _ and -, starting with a letter or digit",
-        ))
+        Err(Invalid::new("key must be 1 to 40 characters of a-z, 0-9, _ and -, starting with a letter or digit"))
     }
 }
 
@@ -51,11 +49,7 @@ pub fn validate_mascot(mascot: &str) -> Result<(), Invalid> {
 }
 
 pub fn validate_base_weight(weight: f64) -> Result<(), Invalid> {
-    if weight.is_finite() {
-        Ok(())
-    } else {
-        Err(Invalid::new("baseWeight must be a finite number"))
-    }
+    if weight.is_finite() { Ok(()) } else { Err(Invalid::new("baseWeight must be a finite number")) }
 }
 
 /// Validates a matcher list: `[{conditions: [{field, op, value}], weight: number, note: string}]`.
@@ -69,10 +63,8 @@ pub fn validate_matchers(matchers: &Value) -> Result<Value, Invalid> {
     for (i, matcher) in list.iter().enumerate() {
         let at = |what: &str| Invalid::new(format!("matchers[{i}]: {what}"));
         let object = matcher.as_object().ok_or_else(|| at("must be an object"))?;
-        let conditions = object
-            .get("conditions")
-            .and_then(Value::as_array)
-            .ok_or_else(|| at("conditions must be an array"))?;
+        let conditions =
+            object.get("conditions").and_then(Value::as_array).ok_or_else(|| at("conditions must be an array"))?;
         if conditions.len() > MAX_CONDITIONS {
             return Err(at(&format!("at most {MAX_CONDITIONS} conditions")));
         }
@@ -96,17 +88,11 @@ pub fn validate_matchers(matchers: &Value) -> Result<Value, Invalid> {
 
 fn validate_condition(condition: &Value) -> Result<(), Invalid> {
     let object = condition.as_object().ok_or_else(|| Invalid::new("must be an object"))?;
-    let field = object
-        .get("field")
-        .and_then(Value::as_str)
-        .ok_or_else(|| Invalid::new("field must be a string"))?;
+    let field = object.get("field").and_then(Value::as_str).ok_or_else(|| Invalid::new("field must be a string"))?;
     let field_ok = MATCHER_FIELDS.contains(&field)
         || field.strip_prefix("attr.").is_some_and(|name| !name.is_empty() && name.len() <= 100);
     if !field_ok {
-        return Err(Invalid::new(format!(
-            "field must be one of {} or attr.<name>",
-            MATCHER_FIELDS.join(", ")
-        )));
+        return Err(Invalid::new(format!("field must be one of {} or attr.<name>", MATCHER_FIELDS.join(", "))));
     }
     let op = object.get("op").and_then(Value::as_str).ok_or_else(|| Invalid::new("op must be a string"))?;
     if !MATCHER_OPS.contains(&op) {
@@ -116,9 +102,7 @@ fn validate_condition(condition: &Value) -> Result<(), Invalid> {
     match op {
         "exists" => {}
         "in" => {
-            let ok = value
-                .and_then(Value::as_array)
-                .is_some_and(|items| items.iter().all(Value::is_string));
+            let ok = value.and_then(Value::as_array).is_some_and(|items| items.iter().all(Value::is_string));
             if !ok {
                 return Err(Invalid::new("value must be an array of strings for op in"));
             }
@@ -171,8 +155,14 @@ mod tests {
                                         {"field": "userId", "op": "exists"}], "weight": 5}]);
         let normalized = validate_matchers(&ok).unwrap();
         assert_eq!(normalized[0]["note"], "");
-        assert!(validate_matchers(&json!([{"conditions": [{"field": "cookie", "op": "eq", "value": "x"}], "weight": 1}])).is_err());
-        assert!(validate_matchers(&json!([{"conditions": [{"field": "url", "op": "like", "value": "x"}], "weight": 1}])).is_err());
+        assert!(
+            validate_matchers(&json!([{"conditions": [{"field": "cookie", "op": "eq", "value": "x"}], "weight": 1}]))
+                .is_err()
+        );
+        assert!(
+            validate_matchers(&json!([{"conditions": [{"field": "url", "op": "like", "value": "x"}], "weight": 1}]))
+                .is_err()
+        );
         assert!(validate_matchers(&json!([{"conditions": [], "weight": "high"}])).is_err());
         assert!(validate_matchers(&json!({})).is_err());
     }

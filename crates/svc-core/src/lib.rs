@@ -23,6 +23,5 @@ impl Invalid {
 }
 
 /// The ten launcher mascots.
-pub const MASCOTS: [&str; 10] = [
-    "gecko", "owl", "fox", "cat", "axolotl", "raccoon", "chameleon", "otter", "robot", "blob",
-];
+pub const MASCOTS: [&str; 10] =
+    ["gecko", "owl", "fox", "cat", "axolotl", "raccoon", "chameleon", "otter", "robot", "blob"];

@@ -5,7 +5,14 @@ use serde_json::{Map, Value, json};
 
 pub const SHAPES: [&str; 5] = ["frame-tab", "bubble", "tab", "pill", "blob"];
 pub const ANCHORS: [&str; 8] = [
-    "top-left", "top-center", "top-right", "middle-left", "middle-right", "bottom-left", "bottom-center", "bottom-right",
+    "top-left",
+    "top-center",
+    "top-right",
+    "middle-left",
+    "middle-right",
+    "bottom-left",
+    "bottom-center",
+    "bottom-right",
 ];
 pub const TRIGGER_VARIANTS: [&str; 3] = ["frame-tab", "devwidget", "none"];
 
@@ -41,7 +48,9 @@ pub fn validate_widget_config(config: &Value) -> Result<Value, Invalid> {
             "triggerVariant" => enum_of(&TRIGGER_VARIANTS)?,
             "offsetX" | "offsetY" => match value.as_f64() {
                 Some(n) if n.is_finite() && n.abs() <= 10_000.0 => value.clone(),
-                _ => return Err(Invalid::new(format!("widgetConfig.{field} must be a number"))),
+                _ => {
+                    return Err(Invalid::new(format!("widgetConfig.{field} must be a number")));
+                }
             },
             "size" => match value.as_f64() {
                 // The widget clamps to 32..64; store what was asked, clamped the same way.
@@ -86,9 +95,7 @@ pub fn validate_url_patterns(patterns: &Value) -> Result<Vec<String>, Invalid> {
 
 /// Origins such as `https://app.example.com` (scheme, host, optional port; no path).
 pub fn validate_allowed_origins(origins: &Value) -> Result<Vec<String>, Invalid> {
-    let list = origins
-        .as_array()
-        .ok_or_else(|| Invalid::new("allowedOrigins must be an array of origins"))?;
+    let list = origins.as_array().ok_or_else(|| Invalid::new("allowedOrigins must be an array of origins"))?;
     if list.len() > 100 {
         return Err(Invalid::new("allowedOrigins holds at most 100 origins"));
     }
@@ -99,16 +106,16 @@ pub fn validate_allowed_origins(origins: &Value) -> Result<Vec<String>, Invalid>
             if is_origin(origin) {
                 Ok(origin.to_string())
             } else {
-                Err(Invalid::new(format!(
-                    "allowedOrigins: {text:?} is not an origin like https://app.example.com"
-                )))
+                Err(Invalid::new(format!("allowedOrigins: {text:?} is not an origin like https://app.example.com")))
             }
         })
         .collect()
 }
 
 fn is_origin(text: &str) -> bool {
-    let Some((scheme, rest)) = text.split_once("://") else { return false };
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return false;
+    };
     if !matches!(scheme, "http" | "https") || rest.is_empty() {
         return false;
     }
@@ -116,8 +123,8 @@ fn is_origin(text: &str) -> bool {
         Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => (h, Some(p)),
         _ => (rest, None),
     };
-    let host_ok = !host.is_empty()
-        && host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '[' | ']' | ':'));
+    let host_ok =
+        !host.is_empty() && host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '[' | ']' | ':'));
     let port_ok = port.is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()));
     host_ok && port_ok
 }

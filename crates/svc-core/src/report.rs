@@ -16,7 +16,9 @@ pub fn derive_title(blocks: &Value) -> String {
     if let Some(line) = first_text {
         return cut(&line, TITLE_MAX_CHARS);
     }
-    let Some(first) = blocks.first() else { return "Report".into() };
+    let Some(first) = blocks.first() else {
+        return "Report".into();
+    };
     let field = |name: &str| first.get(name).and_then(Value::as_str).unwrap_or_default();
     let title = match field("type") {
         "screenshot" => "Screenshot".to_string(),
@@ -46,7 +48,9 @@ fn strip_markdown(line: &str) -> String {
         for marker in ["> ", ">", "- [ ] ", "- [x] ", "- ", "* ", "+ "] {
             text = text.strip_prefix(marker).unwrap_or(text).trim_start();
         }
-        if let Some(rest) = text.split_once(". ").filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) {
+        if let Some(rest) =
+            text.split_once(". ").filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        {
             text = rest.1;
         }
         if text == before {

@@ -10,15 +10,8 @@ pub const APIKEY_WRITE: &str = "apikey:write";
 pub const ALL: &str = "*";
 
 /// The seven named scopes of a project.
-pub const PROJECT_SCOPES: [&str; 7] = [
-    FEEDBACK_READ,
-    FEEDBACK_WRITE,
-    CHANNEL_READ,
-    CHANNEL_WRITE,
-    PROJECT_READ,
-    PROJECT_WRITE,
-    APIKEY_WRITE,
-];
+pub const PROJECT_SCOPES: [&str; 7] =
+    [FEEDBACK_READ, FEEDBACK_WRITE, CHANNEL_READ, CHANNEL_WRITE, PROJECT_READ, PROJECT_WRITE, APIKEY_WRITE];
 
 /// Whether a key holding `held` may act where `needed` is required (`*` satisfies every scope).
 pub fn satisfies(held: &[String], needed: &str) -> bool {
@@ -33,9 +26,7 @@ pub fn validate_mintable(scopes: &[String]) -> Result<(), crate::Invalid> {
     }
     for scope in scopes {
         if scope == ALL || scope == APIKEY_WRITE {
-            return Err(crate::Invalid::new(format!(
-                "scope {scope} cannot be minted through the API"
-            )));
+            return Err(crate::Invalid::new(format!("scope {scope} cannot be minted through the API")));
         }
         if !PROJECT_SCOPES.contains(&scope.as_str()) {
             return Err(crate::Invalid::new(format!("unknown scope: {scope}")));

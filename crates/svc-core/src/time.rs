@@ -9,9 +9,7 @@ pub fn now_ms() -> i64 {
 
 /// `2026-11-21T11:02:14.123Z`
 pub fn iso(ms: i64) -> String {
-    DateTime::<Utc>::from_timestamp_millis(ms)
-        .unwrap_or_default()
-        .to_rfc3339_opts(SecondsFormat::Millis, true)
+    DateTime::<Utc>::from_timestamp_millis(ms).unwrap_or_default().to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 pub fn iso_opt(ms: Option<i64>) -> Option<String> {

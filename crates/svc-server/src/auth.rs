@@ -22,7 +22,9 @@ pub async fn authenticate_key(state: &AppState, parts: &Parts) -> Result<ApiKey,
     let header = parts.headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok());
     let key = match keys::authenticate(state.store.as_ref(), header).await {
         Ok(key) => key,
-        Err(AuthResultError::Denied(failure)) => return Err(KeyRejection::Unauthorized(failure.message())),
+        Err(AuthResultError::Denied(failure)) => {
+            return Err(KeyRejection::Unauthorized(failure.message()));
+        }
         Err(AuthResultError::Store(error)) => return Err(KeyRejection::Internal(error.into())),
     };
     state.rate_limits.check_key(&key.id).map_err(KeyRejection::RateLimited)?;
@@ -98,11 +100,7 @@ impl RestKey {
             return Err(ApiError::forbidden("this key belongs to another project"));
         }
         self.require_scope(needed)?;
-        state
-            .store
-            .get_project(path_project_id)
-            .await?
-            .ok_or_else(|| ApiError::not_found("project not found"))
+        state.store.get_project(path_project_id).await?.ok_or_else(|| ApiError::not_found("project not found"))
     }
 
     /// The author recorded for changes this key makes.

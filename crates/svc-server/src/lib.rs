@@ -47,7 +47,11 @@ pub fn app(state: AppState) -> axum::Router {
         .layer(middleware::from_fn_with_state(metrics, metrics::track))
         .layer(middleware::from_fn(name_request_in_internal_errors))
         .layer(CatchPanicLayer::custom(|_| {
-            let mut response = (StatusCode::INTERNAL_SERVER_ERROR, Json(ErrorBody { error: "internal error".into(), code: "INTERNAL".into() })).into_response();
+            let mut response = (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                Json(ErrorBody { error: "internal error".into(), code: "INTERNAL".into() }),
+            )
+                .into_response();
             response.extensions_mut().insert(InternalErrorMarker);
             response
         }))

@@ -57,7 +57,10 @@ impl Metrics {
         out.push_str("# HELP svc_http_requests_total HTTP requests by method, route and status.\n");
         out.push_str("# TYPE svc_http_requests_total counter\n");
         for ((method, route, status), count) in self.requests.lock().unwrap_or_else(|p| p.into_inner()).iter() {
-            let _ = writeln!(out, "svc_http_requests_total{{method=\"{method}\",route=\"{route}\",status=\"{status}\"}} {count}");
+            let _ = writeln!(
+                out,
+                "svc_http_requests_total{{method=\"{method}\",route=\"{route}\",status=\"{status}\"}} {count}"
+            );
         }
         out.push_str("# HELP svc_http_request_duration_seconds HTTP request latency by method and route.\n");
         out.push_str("# TYPE svc_http_request_duration_seconds histogram\n");
@@ -82,11 +85,8 @@ impl Metrics {
 pub async fn track(State(metrics): State<Arc<Metrics>>, request: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = request.method().to_string();
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|p| p.as_str().to_string())
-        .unwrap_or_else(|| "unmatched".into());
+    let route =
+        request.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string()).unwrap_or_else(|| "unmatched".into());
     let response = next.run(request).await;
     metrics.record_request(&method, &route, response.status().as_u16(), started.elapsed().as_secs_f64());
     response

@@ -17,7 +17,10 @@ fn per_minute(count: u32) -> Quota {
 
 impl RateLimits {
     pub fn new(config: &ServerConfig) -> Self {
-        RateLimits { enabled: config.rate_limits, per_key: RateLimiter::keyed(per_minute(config.key_requests_per_minute)) }
+        RateLimits {
+            enabled: config.rate_limits,
+            per_key: RateLimiter::keyed(per_minute(config.key_requests_per_minute)),
+        }
     }
 
     /// Counts one request of an API key; `Err(seconds)` tells how long to wait when over the limit.
@@ -25,9 +28,9 @@ impl RateLimits {
         if !self.enabled {
             return Ok(());
         }
-        self.per_key.check_key(&key_id.to_string()).map_err(|not_until| {
-            not_until.wait_time_from(DefaultClock::default().now()).as_secs_f64().ceil() as u64
-        })
+        self.per_key
+            .check_key(&key_id.to_string())
+            .map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now()).as_secs_f64().ceil() as u64)
     }
 
     /// Drops idle keys' state so memory stays bounded.

@@ -48,11 +48,20 @@ pub async fn project(storage: &StorageArgs, command: ProjectCommand) -> anyhow::
         ProjectCommand::Create { name, org, json } => {
             let org = resolve_org(store.as_ref(), org.as_deref()).await?;
             let project = projects::create_project(store.as_ref(), &org.id, &name).await.map_err(service)?;
-            let (_, token) = keys::mint_setup_token(store.as_ref(), &org.id, &project.id, None).await.map_err(service)?;
+            let (_, token) =
+                keys::mint_setup_token(store.as_ref(), &org.id, &project.id, None).await.map_err(service)?;
             if json {
-                println!("{}", json!({"projectId": project.id, "projectKey": project.project_key, "setupToken": token.expose()}));
+                println!(
+                    "{}",
+                    json!({"projectId": project.id, "projectKey": project.project_key, "setupToken": token.expose()})
+                );
             } else {
-                println!("Project id:  {}\nPublic key:  {}\nSetup token: {} (scope *, 1 hour, shown once)", project.id, project.project_key, token.expose());
+                println!(
+                    "Project id:  {}\nPublic key:  {}\nSetup token: {} (scope *, 1 hour, shown once)",
+                    project.id,
+                    project.project_key,
+                    token.expose()
+                );
             }
         }
         ProjectCommand::IdentitySecret { project, rotate, clear } => {
@@ -84,13 +93,21 @@ pub async fn token(storage: &StorageArgs, command: TokenCommand) -> anyhow::Resu
     let (key, secret, json) = match command {
         TokenCommand::Setup { project, ttl, json } => {
             let found = store.get_project(&project).await?.with_context(|| format!("no project {project}"))?;
-            let (key, secret) = keys::mint_setup_token(store.as_ref(), &found.org_id, &found.id, Some(ttl)).await.map_err(service)?;
+            let (key, secret) =
+                keys::mint_setup_token(store.as_ref(), &found.org_id, &found.id, Some(ttl)).await.map_err(service)?;
             (key, secret, json)
         }
         TokenCommand::Org { org, scopes, name, ttl, json } => {
             let org = resolve_org(store.as_ref(), Some(&org)).await?;
             svc_core::scope::validate_mintable(&scopes).map_err(|e| anyhow::anyhow!("{e}"))?;
-            let request = keys::MintRequest { org_id: org.id, project_id: None, name, scopes, ttl_secs: ttl, origin: KeyOrigin::Cli };
+            let request = keys::MintRequest {
+                org_id: org.id,
+                project_id: None,
+                name,
+                scopes,
+                ttl_secs: ttl,
+                origin: KeyOrigin::Cli,
+            };
             let (key, secret) = keys::mint(store.as_ref(), request).await.map_err(service)?;
             (key, secret, json)
         }
@@ -99,7 +116,12 @@ pub async fn token(storage: &StorageArgs, command: TokenCommand) -> anyhow::Resu
         println!("{}", json!({"id": key.id, "key": secret.expose(), "expiresAt": time::iso_opt(key.expires_at)}));
     } else {
         let expiry = time::iso_opt(key.expires_at).unwrap_or_else(|| "never".into());
-        println!("Key id:  {}\nKey:     {} (shown once)\nScopes:  {}\nExpires: {expiry}", key.id, secret.expose(), key.scopes.join(","));
+        println!(
+            "Key id:  {}\nKey:     {} (shown once)\nScopes:  {}\nExpires: {expiry}",
+            key.id,
+            secret.expose(),
+            key.scopes.join(",")
+        );
     }
     Ok(())
 }

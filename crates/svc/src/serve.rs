@@ -21,7 +21,8 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
     let store = crate::admin::open_store(storage).await?;
     let listener = TcpListener::bind(&args.bind).await.with_context(|| format!("cannot listen on {}", args.bind))?;
     let local = listener.local_addr()?;
-    let public_url = args.public_url.clone().unwrap_or_else(|| format!("http://{local}")).trim_end_matches('/').to_string();
+    let public_url =
+        args.public_url.clone().unwrap_or_else(|| format!("http://{local}")).trim_end_matches('/').to_string();
 
     if let Some(created) = bootstrap::ensure_default(store.as_ref()).await? {
         // Printed once, to stdout only: the setup token must not reach the logs.
@@ -78,7 +79,9 @@ fn spawn_housekeeping(state: AppState) {
             if let Err(error) = state.store.delete_expired_hints(now).await {
                 tracing::warn!(%error, "hint clean-up failed");
             }
-            if let Err(error) = state.store.delete_expired_idempotency_keys(now - svc_store::IDEMPOTENCY_WINDOW_MS).await {
+            if let Err(error) =
+                state.store.delete_expired_idempotency_keys(now - svc_store::IDEMPOTENCY_WINDOW_MS).await
+            {
                 tracing::warn!(%error, "idempotency clean-up failed");
             }
             state.rate_limits.prune();

@@ -80,7 +80,9 @@ pub async fn create_hint(
     };
     match state.store.get_channel(&project.id, &channel_key).await? {
         Some(channel) if !channel.archived => {}
-        _ => return Err(ApiError::bad_request(format!("channelKey: no active channel {channel_key}"))),
+        _ => {
+            return Err(ApiError::bad_request(format!("channelKey: no active channel {channel_key}")));
+        }
     }
     let weight = body
         .get("weight")
@@ -89,7 +91,9 @@ pub async fn create_hint(
     let user_id = match body.get("userId") {
         None | Some(Value::Null) => None,
         Some(Value::String(u)) if !u.is_empty() && u.chars().count() <= 200 => Some(u.clone()),
-        Some(_) => return Err(ApiError::bad_request("userId must be a string of 1 to 200 characters")),
+        Some(_) => {
+            return Err(ApiError::bad_request("userId must be a string of 1 to 200 characters"));
+        }
     };
     let now = time::now_ms();
     let hint = Hint {

@@ -42,8 +42,8 @@ pub async fn list_feedback(
     QueryMap(query): QueryMap,
 ) -> ApiResult<Json<ReportPage>> {
     let project = key.project(&state, &project_id, scope::FEEDBACK_READ).await?;
-    let limit = parse_limit(query.get("limit").map(String::as_str), DEFAULT_LIMIT, MAX_LIMIT)
-        .map_err(ApiError::BadRequest)?;
+    let limit =
+        parse_limit(query.get("limit").map(String::as_str), DEFAULT_LIMIT, MAX_LIMIT).map_err(ApiError::BadRequest)?;
     let before = match query.get("before") {
         Some(cursor) if !svc_core::ids::is_object_id(cursor) => {
             return Err(ApiError::bad_request("before must be a report id (a nextCursor value)"));
@@ -62,7 +62,13 @@ pub async fn list_feedback(
     Ok(Json(ReportPage { items: page.items.iter().map(ReportView::from).collect(), next_cursor: page.next_cursor }))
 }
 
-async fn load_report(state: &AppState, key: &RestKey, project_id: &str, report_id: &str, needed: &str) -> ApiResult<svc_core::model::Report> {
+async fn load_report(
+    state: &AppState,
+    key: &RestKey,
+    project_id: &str,
+    report_id: &str,
+    needed: &str,
+) -> ApiResult<svc_core::model::Report> {
     let project = key.project(state, project_id, needed).await?;
     reports::get_in(state.store.as_ref(), &[project.id], report_id)
         .await?
@@ -99,7 +105,11 @@ pub async fn patch_feedback(
     let report = load_report(&state, &key, &project_id, &report_id, scope::FEEDBACK_WRITE).await?;
     let status = match body.get("status") {
         Some(Value::String(s)) => s.clone(),
-        _ => return Err(ApiError::bad_request("status is required: one of new, triaged, in-progress, fixed, verified, canceled")),
+        _ => {
+            return Err(ApiError::bad_request(
+                "status is required: one of new, triaged, in-progress, fixed, verified, canceled",
+            ));
+        }
     };
     let change = reports::set_status(state.store.as_ref(), &report, &status, &key.author()).await?;
     Ok(Json(StatusView { id: report.id, status: change.to_status }))

@@ -18,7 +18,11 @@ pub fn validate_flag_key(key: &str) -> Result<(), ApiError> {
         && key.len() <= 64
         && key.as_bytes()[0].is_ascii_alphanumeric()
         && key.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
-    if ok { Ok(()) } else { Err(ApiError::bad_request("flag key must be 1 to 64 characters of letters, digits, _, - and .")) }
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request("flag key must be 1 to 64 characters of letters, digits, _, - and ."))
+    }
 }
 
 /// Every flag of the project.

@@ -29,24 +29,37 @@ pub async fn mint_key(
     let project = key.project(&state, &project_id, scope::APIKEY_WRITE).await?;
     let name = match body.get("name") {
         Some(Value::String(n)) => n.clone(),
-        _ => return Err(ApiError::bad_request("name is required (1 to 100 characters)")),
+        _ => {
+            return Err(ApiError::bad_request("name is required (1 to 100 characters)"));
+        }
     };
     let scopes: Vec<String> = match body.get("scopes") {
         Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
             items.iter().filter_map(|s| s.as_str().map(String::from)).collect()
         }
-        _ => return Err(ApiError::bad_request("scopes is required: an array of scope names")),
+        _ => {
+            return Err(ApiError::bad_request("scopes is required: an array of scope names"));
+        }
     };
     scope::validate_mintable(&scopes)?;
     let ttl_secs = match body.get("expiresInSeconds") {
         None | Some(Value::Null) => None,
-        Some(value) => Some(value.as_i64().ok_or_else(|| {
-            ApiError::bad_request("expiresInSeconds must be an integer between 60 and 31536000")
-        })?),
+        Some(value) => Some(
+            value
+                .as_i64()
+                .ok_or_else(|| ApiError::bad_request("expiresInSeconds must be an integer between 60 and 31536000"))?,
+        ),
     };
     let (minted, secret) = keys::mint(
         state.store.as_ref(),
-        MintRequest { org_id: project.org_id, project_id: Some(project.id), name, scopes, ttl_secs, origin: KeyOrigin::Api },
+        MintRequest {
+            org_id: project.org_id,
+            project_id: Some(project.id),
+            name,
+            scopes,
+            ttl_secs,
+            origin: KeyOrigin::Api,
+        },
     )
     .await?;
     Ok((

@@ -44,7 +44,9 @@ pub async fn create_room(
     let project = key.project(&state, &project_id, scope::FEEDBACK_WRITE).await?;
     let artifact_id = match body.get("artifactId") {
         Some(Value::String(id)) => id.clone(),
-        _ => return Err(ApiError::bad_request("artifactId is required (1 to 200 characters)")),
+        _ => {
+            return Err(ApiError::bad_request("artifactId is required (1 to 200 characters)"));
+        }
     };
     let changes = rooms::changes_from_body(&body)?;
     let outcome = rooms::upsert(state.store.as_ref(), &project.id, &artifact_id, changes).await?;
@@ -65,7 +67,9 @@ pub async fn patch_room(
 ) -> ApiResult<Json<RoomView>> {
     let project = key.project(&state, &project_id, scope::FEEDBACK_WRITE).await?;
     if let Some(unknown) = body.keys().find(|k| !["title", "meta", "archived"].contains(&k.as_str())) {
-        return Err(ApiError::bad_request(format!("unknown field {unknown}: a room update takes title, meta, archived")));
+        return Err(ApiError::bad_request(format!(
+            "unknown field {unknown}: a room update takes title, meta, archived"
+        )));
     }
     let changes = rooms::changes_from_body(&body)?;
     let room = rooms::patch(state.store.as_ref(), &project.id, &artifact_id, changes).await?;

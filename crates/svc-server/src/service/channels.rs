@@ -97,9 +97,8 @@ pub async fn update(store: &dyn Store, project_id: &str, key: &str, body: &Value
             "baseWeight" => channel.base_weight = number_field(body, "baseWeight")?.unwrap_or(0.0),
             "matchers" => channel.matchers = rules::validate_matchers(value)?,
             "archived" => {
-                channel.archived = value
-                    .as_bool()
-                    .ok_or_else(|| ServiceError::Invalid("archived must be a boolean".into()))?
+                channel.archived =
+                    value.as_bool().ok_or_else(|| ServiceError::Invalid("archived must be a boolean".into()))?
             }
             "key" if value.as_str() == Some(key) => {}
             "key" => return Err(ServiceError::Invalid("key cannot change".into())),

@@ -30,9 +30,7 @@ pub fn validate_key_name(name: &str) -> Result<(), Invalid> {
 
 pub fn validate_ttl(ttl_secs: i64) -> Result<(), Invalid> {
     if !(MIN_TTL_SECS..=MAX_TTL_SECS).contains(&ttl_secs) {
-        return Err(Invalid::new(format!(
-            "expiresInSeconds must be between {MIN_TTL_SECS} and {MAX_TTL_SECS}"
-        )));
+        return Err(Invalid::new(format!("expiresInSeconds must be between {MIN_TTL_SECS} and {MAX_TTL_SECS}")));
     }
     Ok(())
 }

@@ -64,9 +64,7 @@ pub async fn create_project(store: &dyn Store, org_id: &str, name: &str) -> Serv
 /// Applies a PATCH body: any of `name`, `urlPatterns`, `defaultChannelKey`, `widgetConfig` (replaced
 /// whole), `allowedOrigins`. Unknown fields are refused.
 pub async fn update_project(store: &dyn Store, mut project: Project, patch: &Value) -> ServiceResult<Project> {
-    let fields = patch
-        .as_object()
-        .ok_or_else(|| ServiceError::Invalid("body must be a JSON object".into()))?;
+    let fields = patch.as_object().ok_or_else(|| ServiceError::Invalid("body must be a JSON object".into()))?;
     for (field, value) in fields {
         match field.as_str() {
             "name" => {
@@ -78,17 +76,16 @@ pub async fn update_project(store: &dyn Store, mut project: Project, patch: &Val
             "allowedOrigins" => project.allowed_origins = rules::validate_allowed_origins(value)?,
             "widgetConfig" => project.widget_config = rules::validate_widget_config(value)?,
             "defaultChannelKey" => {
-                let key = value
-                    .as_str()
-                    .ok_or_else(|| ServiceError::Invalid("defaultChannelKey must be a string".into()))?;
+                let key =
+                    value.as_str().ok_or_else(|| ServiceError::Invalid("defaultChannelKey must be a string".into()))?;
                 match store.get_channel(&project.id, key).await? {
                     Some(channel) if !channel.archived => project.default_channel_key = key.to_string(),
                     Some(_) => {
-                        return Err(ServiceError::Invalid(format!(
-                            "defaultChannelKey: channel {key} is archived"
-                        )));
+                        return Err(ServiceError::Invalid(format!("defaultChannelKey: channel {key} is archived")));
                     }
-                    None => return Err(ServiceError::Invalid(format!("defaultChannelKey: no channel {key}"))),
+                    None => {
+                        return Err(ServiceError::Invalid(format!("defaultChannelKey: no channel {key}")));
+                    }
                 }
             }
             other => {

@@ -34,12 +34,14 @@ pub async fn get_in(store: &dyn Store, project_ids: &[String], id: &str) -> Serv
 }
 
 /// Sets a report's status (any of the six values) and records who changed it.
-pub async fn set_status(store: &dyn Store, report: &Report, new_status: &str, by: &Author) -> ServiceResult<StatusChange> {
+pub async fn set_status(
+    store: &dyn Store,
+    report: &Report,
+    new_status: &str,
+    by: &Author,
+) -> ServiceResult<StatusChange> {
     if !status::is_valid(new_status) {
-        return Err(ServiceError::Invalid(format!(
-            "status must be one of {}",
-            status::STATUSES.join(", ")
-        )));
+        return Err(ServiceError::Invalid(format!("status must be one of {}", status::STATUSES.join(", "))));
     }
     match store.set_report_status(&report.id, new_status, by, time::now_ms()).await {
         Ok(change) => Ok(change),

@@ -12,9 +12,7 @@ const META_FIELDS: [&str; 5] = ["tool", "source", "goal", "constraints", "url"];
 pub fn validate_artifact_id(artifact_id: &str) -> Result<(), ServiceError> {
     let chars = artifact_id.chars().count();
     if chars == 0 || chars > ARTIFACT_ID_MAX_CHARS {
-        return Err(ServiceError::Invalid(format!(
-            "artifactId must be 1 to {ARTIFACT_ID_MAX_CHARS} characters"
-        )));
+        return Err(ServiceError::Invalid(format!("artifactId must be 1 to {ARTIFACT_ID_MAX_CHARS} characters")));
     }
     Ok(())
 }
@@ -32,7 +30,9 @@ pub fn validate_meta(meta: &Value) -> Result<Option<Value>, ServiceError> {
     let object = match meta {
         Value::Null => return Ok(None),
         Value::Object(object) => object,
-        _ => return Err(ServiceError::Invalid("meta must be an object or null".into())),
+        _ => {
+            return Err(ServiceError::Invalid("meta must be an object or null".into()));
+        }
     };
     let mut clean = Map::new();
     for (field, value) in object {
@@ -88,7 +88,12 @@ pub async fn upsert(
 }
 
 /// PATCH semantics: update a stored room, or store an implicit one; 404 when neither exists.
-pub async fn patch(store: &dyn Store, project_id: &str, artifact_id: &str, changes: RoomChanges) -> ServiceResult<Room> {
+pub async fn patch(
+    store: &dyn Store,
+    project_id: &str,
+    artifact_id: &str,
+    changes: RoomChanges,
+) -> ServiceResult<Room> {
     validate_artifact_id(artifact_id)?;
     let stored = store.get_room(project_id, artifact_id).await?;
     if stored.is_none() && store.count_room_reports(project_id, artifact_id).await? == 0 {
@@ -118,11 +123,8 @@ pub fn changes_from_body(body: &Map<String, Value>) -> ServiceResult<RoomChanges
         changes.meta = Some(validate_meta(meta)?);
     }
     if let Some(archived) = body.get("archived") {
-        changes.archived = Some(
-            archived
-                .as_bool()
-                .ok_or_else(|| ServiceError::Invalid("archived must be a boolean".into()))?,
-        );
+        changes.archived =
+            Some(archived.as_bool().ok_or_else(|| ServiceError::Invalid("archived must be a boolean".into()))?);
     }
     Ok(changes)
 }
