@@ -2,7 +2,9 @@
 //! statuses and the rules that decide titles. Nothing here performs I/O.
 
 pub mod channel;
+pub mod identity;
 pub mod ids;
+pub mod ingest;
 pub mod model;
 pub mod project;
 pub mod report;
