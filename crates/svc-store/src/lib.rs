@@ -84,9 +84,15 @@ pub trait Store: Send + Sync + 'static {
     /// Newest first, at most `filter.limit` reports.
     async fn list_reports(&self, filter: &ReportFilter) -> StoreResult<Vec<Report>>;
     /// Reports of these projects whose id ends with `short_id` (at most `limit`).
-    async fn find_reports_by_short_id(&self, project_ids: &[String], short_id: &str, limit: u32) -> StoreResult<Vec<Report>>;
+    async fn find_reports_by_short_id(
+        &self,
+        project_ids: &[String],
+        short_id: &str,
+        limit: u32,
+    ) -> StoreResult<Vec<Report>>;
     /// Sets the status and records the change, in one transaction. `NotFound` if no such report.
-    async fn set_report_status(&self, report_id: &str, status: &str, by: &Author, at: i64) -> StoreResult<StatusChange>;
+    async fn set_report_status(&self, report_id: &str, status: &str, by: &Author, at: i64)
+    -> StoreResult<StatusChange>;
     /// Oldest first.
     async fn status_history(&self, report_id: &str) -> StoreResult<Vec<StatusChange>>;
     /// Bulk load for benchmarks and imports: reports only, no blobs or idempotency keys.

@@ -1,0 +1,281 @@
+//! Reports: filing (idempotency key, blob binding), keyset listing, status changes, bulk loading.
+
+use super::db_error;
+use super::rows::{all, report, report_columns};
+use crate::{CreatedReport, IDEMPOTENCY_WINDOW_MS, StoreError, StoreResult};
+use serde_json::Value;
+use sqlx::types::Json;
+use sqlx::{PgPool, Postgres, QueryBuilder, Row};
+use std::collections::{BTreeSet, HashMap};
+use svc_core::model::*;
+
+/// Rows per statement in `insert_reports_bulk`: large enough to amortize round trips, small enough
+/// to keep each statement's parameter arrays a few megabytes.
+const BULK_CHUNK_ROWS: usize = 5_000;
+
+pub(super) async fn create_report(pool: &PgPool, new: &NewReport) -> StoreResult<CreatedReport> {
+    let report = &new.report;
+    let mut tx = pool.begin().await?;
+
+    // Claim the idempotency key before touching anything else. A concurrent request with the same
+    // key blocks here until the first one commits (then sees its key and repeats it) or rolls
+    // back (then claims the key itself), so it never reaches the blobs the first one bound.
+    if let Some(key) = &new.idempotency_key {
+        // A key at least this old is expired and may be taken over.
+        let expired_at_or_before = report.created_at - IDEMPOTENCY_WINDOW_MS;
+        let claimed: Option<String> = sqlx::query_scalar(
+            "INSERT INTO idempotency_keys (project_id, key, report_id, created_at) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (project_id, key) DO UPDATE \
+             SET report_id = EXCLUDED.report_id, created_at = EXCLUDED.created_at \
+             WHERE idempotency_keys.created_at <= $5 \
+             RETURNING report_id",
+        )
+        .bind(&report.project_id)
+        .bind(key)
+        .bind(&report.id)
+        .bind(report.created_at)
+        .bind(expired_at_or_before)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if claimed.is_none() {
+            // A live key: this statement's fresh snapshot sees the committed first report's id.
+            let first_id: String =
+                sqlx::query_scalar("SELECT report_id FROM idempotency_keys WHERE project_id = $1 AND key = $2")
+                    .bind(&report.project_id)
+                    .bind(key)
+                    .fetch_one(&mut *tx)
+                    .await?;
+            tx.rollback().await?;
+            return Ok(CreatedReport::Repeat(first_id));
+        }
+    }
+
+    sqlx::query(concat!(
+        "INSERT INTO reports (",
+        report_columns!(),
+        ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
+    ))
+    .bind(&report.id)
+    .bind(&report.project_id)
+    .bind(&report.channel_key)
+    .bind(&report.status)
+    .bind(&report.title)
+    .bind(&report.blocks)
+    .bind(&report.context)
+    .bind(&report.identity)
+    .bind(&report.identity_error)
+    .bind(&report.author.kind)
+    .bind(&report.author.id)
+    .bind(&report.author.label)
+    .bind(&report.artifact_id)
+    .bind(&report.url)
+    .bind(report.created_at)
+    .bind(report.updated_at)
+    .execute(&mut *tx)
+    .await
+    .map_err(db_error)?;
+
+    bind_blobs(&mut tx, report, &new.blob_ids).await?;
+
+    tx.commit().await?;
+    Ok(CreatedReport::Created(report.clone()))
+}
+
+/// Binds the named blobs to the report: each must exist in the report's project and be unbound.
+async fn bind_blobs(tx: &mut sqlx::PgTransaction<'_>, report: &Report, blob_ids: &[String]) -> StoreResult<()> {
+    if blob_ids.is_empty() {
+        return Ok(());
+    }
+    // Lock the rows first, in id order, so two reports naming overlapping blobs cannot deadlock.
+    // A report racing for the same blob waits here and then sees it bound (FOR UPDATE returns the
+    // latest committed row), so exactly one of them binds it.
+    let rows = sqlx::query("SELECT id, project_id, report_id FROM blobs WHERE id = ANY($1) ORDER BY id FOR UPDATE")
+        .bind(blob_ids)
+        .fetch_all(&mut **tx)
+        .await?;
+    let mut found: HashMap<String, (String, Option<String>)> = HashMap::with_capacity(rows.len());
+    for row in &rows {
+        found.insert(row.try_get("id")?, (row.try_get("project_id")?, row.try_get("report_id")?));
+    }
+    // Judge in the order the report names them, so the first bad blob is the one reported.
+    for blob_id in blob_ids {
+        match found.get(blob_id) {
+            Some((project_id, None)) if *project_id == report.project_id => {}
+            Some((project_id, Some(_))) if *project_id == report.project_id => {
+                return Err(StoreError::BlobAlreadyUsed(blob_id.clone()));
+            }
+            // Unknown, or another project's blob: not found, as far as this project can tell.
+            _ => return Err(StoreError::NotFound),
+        }
+    }
+    // A blob named twice (two blocks showing it) is simply bound once.
+    sqlx::query("UPDATE blobs SET report_id = $1 WHERE id = ANY($2)")
+        .bind(&report.id)
+        .bind(blob_ids)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+pub(super) async fn list_reports(pool: &PgPool, filter: &ReportFilter) -> StoreResult<Vec<Report>> {
+    // A project named twice would list its reports twice.
+    let project_ids: Vec<&str> =
+        filter.project_ids.iter().map(String::as_str).collect::<BTreeSet<_>>().into_iter().collect();
+    if project_ids.is_empty() || filter.limit == 0 {
+        return Ok(Vec::new());
+    }
+    let limit = i64::from(filter.limit);
+    let mut query = QueryBuilder::<Postgres>::new("");
+    if let [project_id] = project_ids.as_slice() {
+        query.push(concat!("SELECT ", report_columns!(), " FROM reports WHERE project_id = "));
+        query.push_bind(project_id);
+        push_filter_conditions(&mut query, filter);
+        query.push(" ORDER BY id DESC LIMIT ");
+        query.push_bind(limit);
+    } else {
+        // One index range scan per project (newest first, stopping at `limit`), then the merge:
+        // `project_id = ANY(...) ORDER BY id` would read every report of every project first.
+        query.push("SELECT r.* FROM unnest(");
+        query.push_bind(project_ids);
+        query.push(concat!(
+            "::text[]) AS wanted(project_id) CROSS JOIN LATERAL (SELECT ",
+            report_columns!(),
+            " FROM reports WHERE reports.project_id = wanted.project_id"
+        ));
+        push_filter_conditions(&mut query, filter);
+        query.push(" ORDER BY id DESC LIMIT ");
+        query.push_bind(limit);
+        query.push(") AS r ORDER BY r.id DESC LIMIT ");
+        query.push_bind(limit);
+    }
+    let rows = query.build().fetch_all(pool).await?;
+    all(&rows, report)
+}
+
+/// Appends ` AND ...` for each optional filter field.
+fn push_filter_conditions(query: &mut QueryBuilder<Postgres>, filter: &ReportFilter) {
+    if let Some(status) = &filter.status {
+        query.push(" AND status = ").push_bind(status);
+    }
+    if let Some(channel_key) = &filter.channel_key {
+        query.push(" AND channel_key = ").push_bind(channel_key);
+    }
+    if let Some(artifact_id) = &filter.artifact_id {
+        query.push(" AND artifact_id = ").push_bind(artifact_id);
+    }
+    if let Some(before) = &filter.before {
+        query.push(" AND id < ").push_bind(before);
+    }
+}
+
+pub(super) async fn find_reports_by_short_id(
+    pool: &PgPool,
+    project_ids: &[String],
+    short_id: &str,
+    limit: u32,
+) -> StoreResult<Vec<Report>> {
+    if project_ids.is_empty() || short_id.is_empty() || limit == 0 {
+        return Ok(Vec::new());
+    }
+    // `right(id, 6)` matches the expression index for the usual 6-character short id.
+    let sql = if short_id.len() == 6 {
+        concat!(
+            "SELECT ",
+            report_columns!(),
+            " FROM reports WHERE project_id = ANY($1) AND right(id, 6) = $2 ORDER BY id DESC LIMIT $3"
+        )
+    } else {
+        concat!(
+            "SELECT ",
+            report_columns!(),
+            " FROM reports WHERE project_id = ANY($1) AND right(id, length($2)) = $2 ORDER BY id DESC LIMIT $3"
+        )
+    };
+    let rows = sqlx::query(sql).bind(project_ids).bind(short_id).bind(i64::from(limit)).fetch_all(pool).await?;
+    all(&rows, report)
+}
+
+pub(super) async fn set_report_status(
+    pool: &PgPool,
+    report_id: &str,
+    status: &str,
+    by: &Author,
+    at: i64,
+) -> StoreResult<StatusChange> {
+    let mut tx = pool.begin().await?;
+    // Lock the report so concurrent changes record a consistent from → to chain.
+    let from_status: Option<String> = sqlx::query_scalar("SELECT status FROM reports WHERE id = $1 FOR UPDATE")
+        .bind(report_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+    let Some(from_status) = from_status else {
+        return Err(StoreError::NotFound);
+    };
+    sqlx::query("UPDATE reports SET status = $2, updated_at = $3 WHERE id = $1")
+        .bind(report_id)
+        .bind(status)
+        .bind(at)
+        .execute(&mut *tx)
+        .await?;
+    let change =
+        StatusChange { report_id: report_id.to_owned(), from_status, to_status: status.to_owned(), by: by.clone(), at };
+    sqlx::query(
+        "INSERT INTO status_changes (report_id, from_status, to_status, by_kind, by_id, by_label, at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(&change.report_id)
+    .bind(&change.from_status)
+    .bind(&change.to_status)
+    .bind(&change.by.kind)
+    .bind(&change.by.id)
+    .bind(&change.by.label)
+    .bind(change.at)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(change)
+}
+
+pub(super) async fn insert_reports_bulk(pool: &PgPool, reports: &[Report]) -> StoreResult<()> {
+    let mut tx = pool.begin().await?;
+    for chunk in reports.chunks(BULK_CHUNK_ROWS) {
+        insert_report_chunk(&mut tx, chunk).await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// One multi-row INSERT: each column travels as one array parameter and UNNEST zips them back
+/// into rows, so the statement has 16 parameters whatever the chunk size.
+async fn insert_report_chunk(tx: &mut sqlx::PgTransaction<'_>, chunk: &[Report]) -> StoreResult<()> {
+    fn column<'r, T>(chunk: &'r [Report], field: impl Fn(&'r Report) -> T) -> Vec<T> {
+        chunk.iter().map(field).collect()
+    }
+    sqlx::query(concat!(
+        "INSERT INTO reports (",
+        report_columns!(),
+        ") SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], \
+         $7::jsonb[], $8::jsonb[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], \
+         $15::bigint[], $16::bigint[])"
+    ))
+    .bind(column(chunk, |r| r.id.as_str()))
+    .bind(column(chunk, |r| r.project_id.as_str()))
+    .bind(column(chunk, |r| r.channel_key.as_str()))
+    .bind(column(chunk, |r| r.status.as_str()))
+    .bind(column(chunk, |r| r.title.as_str()))
+    .bind(column(chunk, |r| Json(&r.blocks)))
+    .bind(column(chunk, |r| Json(&r.context)))
+    .bind(column(chunk, |r| r.identity.as_ref().map(Json::<&Value>)))
+    .bind(column(chunk, |r| r.identity_error.as_deref()))
+    .bind(column(chunk, |r| r.author.kind.as_str()))
+    .bind(column(chunk, |r| r.author.id.as_deref()))
+    .bind(column(chunk, |r| r.author.label.as_deref()))
+    .bind(column(chunk, |r| r.artifact_id.as_deref()))
+    .bind(column(chunk, |r| r.url.as_deref()))
+    .bind(column(chunk, |r| r.created_at))
+    .bind(column(chunk, |r| r.updated_at))
+    .execute(&mut **tx)
+    .await
+    .map_err(db_error)?;
+    Ok(())
+}

@@ -1,0 +1,907 @@
+//! One behaviour suite for every `Store` backend. Each test is written once against a `DynStore` and
+//! runs as `sqlite_<name>` (always, in its own temporary folder) and `postgres_<name>` (in its own
+//! fresh schema when `SVC_TEST_POSTGRES_URL` is set; otherwise it says it skipped and passes).
+
+use serde_json::json;
+use std::collections::HashSet;
+use std::sync::Arc;
+use svc_core::ids::{new_id, new_id_at, short_id};
+use svc_core::model::*;
+use svc_core::time::now_ms;
+use svc_store::postgres::PostgresStore;
+use svc_store::sqlite::SqliteStore;
+use svc_store::{CreatedReport, DynStore, IDEMPOTENCY_WINDOW_MS, StoreError};
+
+macro_rules! conformance {
+    ($(async fn $name:ident($store:ident: DynStore) $body:block)*) => {
+        $(
+            pastey::paste! {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn [<sqlite_ $name>]() {
+                    let folder = tempfile::tempdir().expect("temporary folder");
+                    let $store: DynStore = Arc::new(open_sqlite(folder.path()).await);
+                    $body
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn [<postgres_ $name>]() {
+                    let Ok(url) = std::env::var("SVC_TEST_POSTGRES_URL") else {
+                        eprintln!("skipped: SVC_TEST_POSTGRES_URL not set");
+                        return;
+                    };
+                    let $store: DynStore =
+                        Arc::new(PostgresStore::connect_fresh_schema(&url).await.expect("fresh PostgreSQL schema"));
+                    $body
+                }
+            }
+        )*
+    };
+}
+
+// Fixtures
+
+async fn open_sqlite(folder: &std::path::Path) -> SqliteStore {
+    let url = format!("sqlite://{}", folder.join("svc.db").display());
+    SqliteStore::connect(&url).await.expect("open SQLite store")
+}
+
+async fn organization(store: &DynStore, name: &str) -> Organization {
+    let org = Organization { id: new_id(), name: name.into(), created_at: now_ms() };
+    store.create_organization(&org).await.unwrap();
+    org
+}
+
+fn project_in(org_id: &str, name: &str, slug: &str) -> Project {
+    Project {
+        id: new_id(),
+        org_id: org_id.into(),
+        name: name.into(),
+        slug: slug.into(),
+        project_key: svc_core::ids::new_project_key(),
+        url_patterns: vec!["https://app.example.com/*".into()],
+        default_channel_key: "bug".into(),
+        widget_config: json!({"mascot": "fox", "size": 48}),
+        allowed_origins: vec!["https://app.example.com".into()],
+        identity_secret: None,
+        created_at: now_ms(),
+    }
+}
+
+fn channel(project_id: &str, key: &str, created_at: i64) -> Channel {
+    Channel {
+        id: new_id_at(created_at),
+        project_id: project_id.into(),
+        key: key.into(),
+        name: format!("{key} channel"),
+        color: "#336699".into(),
+        mascot: "owl".into(),
+        base_weight: 0.5,
+        matchers: json!([{"conditions": [{"field": "path", "op": "prefix", "value": "/admin"}], "weight": 2.0, "note": "admin"}]),
+        archived: false,
+        created_at,
+        updated_at: created_at,
+    }
+}
+
+fn default_channels(project_id: &str) -> Vec<Channel> {
+    let now = now_ms();
+    ["bug", "idea", "question"].iter().map(|key| channel(project_id, key, now)).collect()
+}
+
+/// An organization with one project and its default channels.
+async fn project(store: &DynStore) -> Project {
+    let org = organization(store, "Acme").await;
+    project_of(store, &org.id, "web").await
+}
+
+async fn project_of(store: &DynStore, org_id: &str, slug: &str) -> Project {
+    let project = project_in(org_id, slug, slug);
+    store.create_project(&project, &default_channels(&project.id)).await.unwrap();
+    project
+}
+
+fn report_at(project_id: &str, created_at: i64) -> Report {
+    Report {
+        id: new_id_at(created_at),
+        project_id: project_id.into(),
+        channel_key: "bug".into(),
+        status: "new".into(),
+        title: "The save button does nothing".into(),
+        blocks: json!([{"type": "text", "text": "The save button does nothing"}]),
+        context: json!({"url": "https://app.example.com/settings", "viewport": {"width": 1280, "height": 800}}),
+        identity: Some(json!({"userId": "u-1", "email": "ann@example.com", "verified": true})),
+        identity_error: None,
+        author: Author { kind: "reporter".into(), id: Some("u-1".into()), label: Some("Ann".into()) },
+        artifact_id: None,
+        url: Some("https://app.example.com/settings".into()),
+        created_at,
+        updated_at: created_at,
+    }
+}
+
+fn report(project_id: &str) -> Report {
+    report_at(project_id, now_ms())
+}
+
+fn filed(report: Report) -> NewReport {
+    NewReport { report, blob_ids: Vec::new(), idempotency_key: None }
+}
+
+fn with_blobs(report: Report, blob_ids: &[&str]) -> NewReport {
+    NewReport { report, blob_ids: blob_ids.iter().map(|id| id.to_string()).collect(), idempotency_key: None }
+}
+
+fn with_key(report: Report, key: &str) -> NewReport {
+    NewReport { report, blob_ids: Vec::new(), idempotency_key: Some(key.into()) }
+}
+
+async fn create(store: &DynStore, new: NewReport) -> Report {
+    match store.create_report(&new).await.unwrap() {
+        CreatedReport::Created(report) => report,
+        CreatedReport::Repeat(id) => panic!("expected a new report, got a repeat of {id}"),
+    }
+}
+
+fn blob_at(project_id: &str, created_at: i64) -> Blob {
+    Blob {
+        id: new_id_at(created_at),
+        project_id: project_id.into(),
+        kind: "screenshot".into(),
+        mime: "image/png".into(),
+        bytes: 2048,
+        width: Some(640),
+        height: Some(480),
+        duration_ms: None,
+        name: None,
+        report_id: None,
+        created_at,
+    }
+}
+
+async fn stored_blob(store: &DynStore, project_id: &str) -> Blob {
+    let blob = blob_at(project_id, now_ms());
+    store.create_blob(&blob).await.unwrap();
+    blob
+}
+
+fn ids(reports: &[Report]) -> Vec<String> {
+    reports.iter().map(|r| r.id.clone()).collect()
+}
+
+fn filter(project_id: &str, limit: u32) -> ReportFilter {
+    ReportFilter { project_ids: vec![project_id.into()], limit, ..ReportFilter::default() }
+}
+
+fn author(kind: &str, id: &str) -> Author {
+    Author { kind: kind.into(), id: Some(id.into()), label: Some(format!("{id} label")) }
+}
+
+fn api_key(org_id: &str, project_id: Option<&str>, name: &str) -> ApiKey {
+    ApiKey {
+        id: new_id(),
+        project_id: project_id.map(str::to_string),
+        org_id: org_id.into(),
+        name: name.into(),
+        key_hash: format!("{:0>64}", new_id()),
+        scopes: vec!["feedback:read".into(), "feedback:write".into()],
+        origin: KeyOrigin::Api,
+        expires_at: Some(now_ms() + 3_600_000),
+        revoked_at: None,
+        last_used_at: None,
+        agent_name: None,
+        agent_owner: None,
+        created_at: now_ms(),
+    }
+}
+
+fn room(project_id: &str, artifact_id: &str, at: i64) -> Room {
+    Room {
+        id: new_id_at(at),
+        project_id: project_id.into(),
+        artifact_id: artifact_id.into(),
+        title: format!("Room {artifact_id}"),
+        meta: Some(json!({"tool": "figma", "goal": "review"})),
+        archived: false,
+        created_at: at,
+        updated_at: at,
+    }
+}
+
+fn hint(project_id: &str, channel_key: &str, user_id: Option<&str>, expires_at: i64) -> Hint {
+    Hint {
+        id: new_id(),
+        project_id: project_id.into(),
+        channel_key: channel_key.into(),
+        weight: HintWeight::Number(3.5),
+        user_id: user_id.map(str::to_string),
+        created_at: expires_at - HINT_TTL_MS,
+        expires_at,
+    }
+}
+
+fn comment(report: &Report, text: &str, draft: bool, created_at: i64) -> Comment {
+    Comment {
+        id: new_id_at(created_at),
+        report_id: report.id.clone(),
+        project_id: report.project_id.clone(),
+        author: author("agent", "agent:k1"),
+        text: text.into(),
+        kind: Some("fix".into()),
+        draft,
+        created_at,
+        published_at: None,
+    }
+}
+
+conformance! {
+    async fn organizations_are_stored_and_found(store: DynStore) {
+        assert!(!store.backend().is_empty());
+        store.ping().await.unwrap();
+        assert_eq!(store.count_organizations().await.unwrap(), 0);
+        let acme = organization(&store, "Acme").await;
+        organization(&store, "Globex").await;
+        assert_eq!(store.get_organization(&acme.id).await.unwrap(), Some(acme.clone()));
+        assert_eq!(store.find_organization_by_name("Acme").await.unwrap(), Some(acme));
+        assert_eq!(store.find_organization_by_name("Initech").await.unwrap(), None);
+        assert_eq!(store.get_organization(&new_id()).await.unwrap(), None);
+        assert_eq!(store.count_organizations().await.unwrap(), 2);
+    }
+
+    async fn project_and_default_channels_are_created_together(store: DynStore) {
+        let org = organization(&store, "Acme").await;
+        let web = project_in(&org.id, "Web", "web");
+        let channels = default_channels(&web.id);
+        store.create_project(&web, &channels).await.unwrap();
+        assert_eq!(store.get_project(&web.id).await.unwrap(), Some(web.clone()));
+        assert_eq!(store.list_channels(&web.id, false).await.unwrap(), channels);
+
+        // The same slug in the same organization is a conflict, and nothing of the project stays.
+        let clash = project_in(&org.id, "Web again", "web");
+        let error = store.create_project(&clash, &default_channels(&clash.id)).await.unwrap_err();
+        assert!(matches!(error, StoreError::Conflict(_)), "{error:?}");
+        assert_eq!(store.get_project(&clash.id).await.unwrap(), None);
+        assert!(store.list_channels(&clash.id, true).await.unwrap().is_empty());
+
+        // A channel that fails takes the project down with it.
+        let broken = project_in(&org.id, "Broken", "broken");
+        let twice = vec![channel(&broken.id, "bug", now_ms()), channel(&broken.id, "bug", now_ms())];
+        let error = store.create_project(&broken, &twice).await.unwrap_err();
+        assert!(matches!(error, StoreError::Conflict(_)), "{error:?}");
+        assert_eq!(store.get_project(&broken.id).await.unwrap(), None);
+
+        // Slugs are unique per organization only.
+        let other_org = organization(&store, "Globex").await;
+        store.create_project(&project_in(&other_org.id, "Web", "web"), &[]).await.unwrap();
+        assert_eq!(store.list_projects(&org.id).await.unwrap(), vec![web]);
+    }
+
+    async fn projects_are_found_by_key_listed_and_updated(store: DynStore) {
+        let org = organization(&store, "Acme").await;
+        let first = project_of(&store, &org.id, "first").await;
+        let second = project_of(&store, &org.id, "second").await;
+        assert_eq!(store.get_project_by_key(&second.project_key).await.unwrap(), Some(second.clone()));
+        assert_eq!(store.get_project_by_key("pr_unknown").await.unwrap(), None);
+        assert_eq!(store.list_projects(&org.id).await.unwrap(), vec![first.clone(), second.clone()]);
+
+        let mut changed = first.clone();
+        changed.name = "First, renamed".into();
+        changed.url_patterns = vec![];
+        changed.default_channel_key = "idea".into();
+        changed.widget_config = json!({"anchor": "bottom-left"});
+        changed.allowed_origins = vec!["https://a.example".into(), "https://b.example".into()];
+        // Fields outside the update's reach keep their stored values.
+        changed.slug = "ignored".into();
+        store.update_project(&changed).await.unwrap();
+        let stored = store.get_project(&first.id).await.unwrap().unwrap();
+        assert_eq!(stored, Project { slug: first.slug.clone(), ..changed });
+
+        store.set_identity_secret(&first.id, Some("s3cret")).await.unwrap();
+        assert_eq!(store.get_project(&first.id).await.unwrap().unwrap().identity_secret.as_deref(), Some("s3cret"));
+        store.set_identity_secret(&first.id, None).await.unwrap();
+        assert_eq!(store.get_project(&first.id).await.unwrap().unwrap().identity_secret, None);
+
+        let ghost = project_in(&org.id, "Ghost", "ghost");
+        assert!(matches!(store.update_project(&ghost).await, Err(StoreError::NotFound)));
+        assert!(matches!(store.set_identity_secret(&ghost.id, Some("x")).await, Err(StoreError::NotFound)));
+    }
+
+    async fn channels_are_created_listed_oldest_first_and_updated(store: DynStore) {
+        let project = project(&store).await;
+        let base = now_ms() + 1000;
+        let later = channel(&project.id, "billing", base + 20);
+        let earlier = channel(&project.id, "ux", base + 10);
+        store.create_channel(&later).await.unwrap();
+        store.create_channel(&earlier).await.unwrap();
+        let error = store.create_channel(&channel(&project.id, "ux", base + 30)).await.unwrap_err();
+        assert!(matches!(error, StoreError::Conflict(_)), "{error:?}");
+
+        let keys: Vec<String> = store.list_channels(&project.id, false).await.unwrap().into_iter().map(|c| c.key).collect();
+        assert_eq!(keys, ["bug", "idea", "question", "ux", "billing"]);
+        assert_eq!(store.get_channel(&project.id, "ux").await.unwrap(), Some(earlier.clone()));
+        assert_eq!(store.get_channel(&project.id, "nope").await.unwrap(), None);
+
+        let mut archived = earlier.clone();
+        archived.name = "User experience".into();
+        archived.color = "#aabbcc".into();
+        archived.mascot = "otter".into();
+        archived.base_weight = -1.25;
+        archived.matchers = json!([]);
+        archived.archived = true;
+        archived.updated_at = base + 99;
+        store.update_channel(&archived).await.unwrap();
+        assert_eq!(store.get_channel(&project.id, "ux").await.unwrap(), Some(archived.clone()));
+        let active: Vec<String> = store.list_channels(&project.id, false).await.unwrap().into_iter().map(|c| c.key).collect();
+        assert_eq!(active, ["bug", "idea", "question", "billing"]);
+        let all = store.list_channels(&project.id, true).await.unwrap();
+        assert_eq!(all.len(), 5);
+        assert_eq!(all[3], archived);
+
+        let ghost = channel(&project.id, "ghost", base);
+        assert!(matches!(store.update_channel(&ghost).await, Err(StoreError::NotFound)));
+    }
+
+    async fn a_created_report_reads_back_as_filed(store: DynStore) {
+        let project = project(&store).await;
+        let mut filed_report = report(&project.id);
+        filed_report.identity = None;
+        filed_report.identity_error = Some("expired".into());
+        filed_report.artifact_id = Some("doc-1".into());
+        let created = create(&store, filed(filed_report.clone())).await;
+        assert_eq!(created, filed_report);
+        assert_eq!(store.get_report(&filed_report.id).await.unwrap(), Some(filed_report.clone()));
+        assert_eq!(store.get_report(&new_id()).await.unwrap(), None);
+        assert!(store.status_history(&filed_report.id).await.unwrap().is_empty());
+
+        let duplicate = store.create_report(&filed(filed_report)).await.unwrap_err();
+        assert!(matches!(duplicate, StoreError::Conflict(_)), "{duplicate:?}");
+    }
+
+    async fn an_idempotent_repeat_returns_the_first_report_and_stores_nothing(store: DynStore) {
+        let project = project(&store).await;
+        let first = create(&store, with_key(report(&project.id), "key-1")).await;
+        let again = report(&project.id);
+        let outcome = store.create_report(&with_key(again.clone(), "key-1")).await.unwrap();
+        assert_eq!(outcome, CreatedReport::Repeat(first.id.clone()));
+        assert_eq!(store.get_report(&again.id).await.unwrap(), None);
+        assert_eq!(ids(&store.list_reports(&filter(&project.id, 10)).await.unwrap()), vec![first.id.clone()]);
+
+        // Keys are per project.
+        let org = store.get_organization(&project.org_id).await.unwrap().unwrap();
+        let other = project_of(&store, &org.id, "other").await;
+        create(&store, with_key(report(&other.id), "key-1")).await;
+    }
+
+    async fn an_idempotency_key_older_than_a_day_files_a_new_report(store: DynStore) {
+        let project = project(&store).await;
+        let now = now_ms();
+        let old = create(&store, with_key(report_at(&project.id, now - IDEMPOTENCY_WINDOW_MS - 60_000), "key-1")).await;
+        let fresh = create(&store, with_key(report_at(&project.id, now), "key-1")).await;
+        assert_ne!(old.id, fresh.id);
+        // The key now remembers the newer report.
+        let outcome = store.create_report(&with_key(report_at(&project.id, now + 1), "key-1")).await.unwrap();
+        assert_eq!(outcome, CreatedReport::Repeat(fresh.id));
+    }
+
+    async fn expired_idempotency_keys_are_deleted(store: DynStore) {
+        let project = project(&store).await;
+        let now = now_ms();
+        create(&store, with_key(report_at(&project.id, now - 2 * IDEMPOTENCY_WINDOW_MS), "old")).await;
+        let recent = create(&store, with_key(report_at(&project.id, now), "recent")).await;
+        assert_eq!(store.delete_expired_idempotency_keys(now - IDEMPOTENCY_WINDOW_MS).await.unwrap(), 1);
+        assert_eq!(store.delete_expired_idempotency_keys(now - IDEMPOTENCY_WINDOW_MS).await.unwrap(), 0);
+        let outcome = store.create_report(&with_key(report(&project.id), "recent")).await.unwrap();
+        assert_eq!(outcome, CreatedReport::Repeat(recent.id));
+        assert_eq!(store.list_reports(&filter(&project.id, 10)).await.unwrap().len(), 2);
+    }
+
+    async fn a_report_binds_its_blobs_once(store: DynStore) {
+        let project = project(&store).await;
+        let screenshot = stored_blob(&store, &project.id).await;
+        let voice = stored_blob(&store, &project.id).await;
+        // The same blob named twice (two blocks showing it) is bound once.
+        let first = create(&store, with_blobs(report(&project.id), &[&screenshot.id, &voice.id, &screenshot.id])).await;
+        for blob in [&screenshot, &voice] {
+            let stored = store.get_blob(&blob.id).await.unwrap().unwrap();
+            assert_eq!(stored, Blob { report_id: Some(first.id.clone()), ..blob.clone() });
+        }
+
+        let unused = stored_blob(&store, &project.id).await;
+        let second = report(&project.id);
+        let error = store.create_report(&with_blobs(second.clone(), &[&unused.id, &screenshot.id])).await.unwrap_err();
+        assert!(matches!(&error, StoreError::BlobAlreadyUsed(id) if *id == screenshot.id), "{error:?}");
+        assert_eq!(store.get_report(&second.id).await.unwrap(), None);
+        assert_eq!(store.get_blob(&unused.id).await.unwrap().unwrap().report_id, None, "the failed report bound nothing");
+
+        let error = store.create_report(&with_blobs(report(&project.id), &[&new_id()])).await.unwrap_err();
+        assert!(matches!(error, StoreError::NotFound), "{error:?}");
+
+        let org = store.get_organization(&project.org_id).await.unwrap().unwrap();
+        let other = project_of(&store, &org.id, "other").await;
+        let foreign = stored_blob(&store, &other.id).await;
+        let error = store.create_report(&with_blobs(report(&project.id), &[&foreign.id])).await.unwrap_err();
+        assert!(matches!(error, StoreError::NotFound), "{error:?}");
+        assert_eq!(store.get_blob(&foreign.id).await.unwrap().unwrap().report_id, None);
+        assert_eq!(ids(&store.list_reports(&filter(&project.id, 10)).await.unwrap()), vec![first.id]);
+    }
+
+    async fn two_reports_racing_for_one_blob_have_one_winner(store: DynStore) {
+        let project = project(&store).await;
+        for _ in 0..5 {
+            let blob = stored_blob(&store, &project.id).await;
+            let attempts: Vec<_> = (0..2)
+                .map(|_| {
+                    let store = store.clone();
+                    let new = with_blobs(report(&project.id), &[&blob.id]);
+                    tokio::spawn(async move { store.create_report(&new).await })
+                })
+                .collect();
+            let mut winners = Vec::new();
+            let mut losers = 0;
+            for attempt in attempts {
+                match attempt.await.unwrap() {
+                    Ok(CreatedReport::Created(report)) => winners.push(report.id),
+                    Err(StoreError::BlobAlreadyUsed(id)) if id == blob.id => losers += 1,
+                    other => panic!("unexpected outcome {other:?}"),
+                }
+            }
+            assert_eq!((winners.len(), losers), (1, 1));
+            assert_eq!(store.get_blob(&blob.id).await.unwrap().unwrap().report_id, Some(winners[0].clone()));
+        }
+    }
+
+    async fn concurrent_reports_are_all_stored_even_when_some_fail(store: DynStore) {
+        let project = project(&store).await;
+        let used = stored_blob(&store, &project.id).await;
+        create(&store, with_blobs(report(&project.id), &[&used.id])).await;
+
+        let mut tasks = Vec::new();
+        for index in 0..60 {
+            let store = store.clone();
+            let new = if index % 10 == 0 { with_blobs(report(&project.id), &[&used.id]) } else { filed(report(&project.id)) };
+            tasks.push(tokio::spawn(async move { (new.report.id.clone(), store.create_report(&new).await) }));
+        }
+        let mut stored = HashSet::new();
+        for task in tasks {
+            match task.await.unwrap() {
+                (id, Ok(CreatedReport::Created(report))) => {
+                    assert_eq!(report.id, id);
+                    stored.insert(id);
+                }
+                (_, Err(StoreError::BlobAlreadyUsed(_))) => {}
+                (_, other) => panic!("unexpected outcome {other:?}"),
+            }
+        }
+        assert_eq!(stored.len(), 54);
+        let listed: HashSet<String> = ids(&store.list_reports(&filter(&project.id, 100)).await.unwrap()).into_iter().collect();
+        assert_eq!(listed.len(), 55);
+        assert!(stored.is_subset(&listed));
+    }
+
+    async fn report_lists_filter_by_status_channel_artifact_and_project(store: DynStore) {
+        let project = project(&store).await;
+        let org_id = project.org_id.clone();
+        let other = project_of(&store, &org_id, "other").await;
+        let base = now_ms();
+        let mut made = Vec::new();
+        for index in 0..12i64 {
+            let mut report = report_at(if index % 3 == 2 { &other.id } else { &project.id }, base + index);
+            report.channel_key = if index % 2 == 0 { "bug".into() } else { "idea".into() };
+            report.artifact_id = (index % 4 == 0).then(|| "doc-1".to_string());
+            made.push(create(&store, filed(report)).await);
+        }
+        let fixed = [made[0].id.clone(), made[4].id.clone()];
+        for id in &fixed {
+            store.set_report_status(id, "fixed", &author("user", "u-9"), base + 100).await.unwrap();
+        }
+        let expect = |keep: &dyn Fn(&Report) -> bool| -> Vec<String> {
+            made.iter().rev().filter(|r| keep(r)).map(|r| r.id.clone()).collect()
+        };
+        let list = |filter: ReportFilter| {
+            let store = store.clone();
+            async move { ids(&store.list_reports(&filter).await.unwrap()) }
+        };
+
+        assert_eq!(list(filter(&project.id, 50)).await, expect(&|r| r.project_id == project.id));
+        assert_eq!(list(filter(&project.id, 3)).await, expect(&|r| r.project_id == project.id)[..3]);
+        assert_eq!(
+            list(ReportFilter { status: Some("fixed".into()), ..filter(&project.id, 50) }).await,
+            vec![made[4].id.clone(), made[0].id.clone()]
+        );
+        assert_eq!(
+            list(ReportFilter { channel_key: Some("idea".into()), ..filter(&project.id, 50) }).await,
+            expect(&|r| r.project_id == project.id && r.channel_key == "idea")
+        );
+        assert_eq!(
+            list(ReportFilter { artifact_id: Some("doc-1".into()), ..filter(&project.id, 50) }).await,
+            expect(&|r| r.project_id == project.id && r.artifact_id.as_deref() == Some("doc-1"))
+        );
+        assert_eq!(
+            list(ReportFilter { status: Some("new".into()), channel_key: Some("bug".into()), ..filter(&project.id, 50) }).await,
+            expect(&|r| r.project_id == project.id && r.channel_key == "bug" && !fixed.contains(&r.id))
+        );
+        // Unknown values give empty lists, not errors.
+        assert!(list(ReportFilter { status: Some("bogus".into()), ..filter(&project.id, 50) }).await.is_empty());
+        assert!(list(filter(&new_id(), 50)).await.is_empty());
+        assert!(list(ReportFilter { limit: 50, ..ReportFilter::default() }).await.is_empty());
+
+        // Several projects: one list, newest first, cut at the limit.
+        let both = ReportFilter { project_ids: vec![project.id.clone(), other.id.clone()], limit: 50, ..ReportFilter::default() };
+        assert_eq!(list(both.clone()).await, expect(&|_| true));
+        assert_eq!(list(ReportFilter { limit: 5, ..both.clone() }).await, expect(&|_| true)[..5]);
+        let before = made[6].id.clone();
+        assert_eq!(
+            list(ReportFilter { before: Some(before.clone()), ..both.clone() }).await,
+            expect(&|r| r.id < before)
+        );
+        assert_eq!(
+            list(ReportFilter { channel_key: Some("bug".into()), ..both }).await,
+            expect(&|r| r.channel_key == "bug")
+        );
+    }
+
+    async fn paging_with_before_returns_every_report_once_newest_first(store: DynStore) {
+        let project = project(&store).await;
+        let base = now_ms() - 1_000_000;
+        // Several reports share a millisecond: ids still order them.
+        let reports: Vec<Report> = (0..250).map(|index| report_at(&project.id, base + index / 3)).collect();
+        store.insert_reports_bulk(&reports[..100]).await.unwrap();
+        store.insert_reports_bulk(&reports[100..]).await.unwrap();
+
+        let mut seen = Vec::new();
+        let mut before = None;
+        loop {
+            let page = store.list_reports(&ReportFilter { before: before.clone(), ..filter(&project.id, 20) }).await.unwrap();
+            if page.is_empty() {
+                break;
+            }
+            assert!(page.len() <= 20);
+            before = page.last().map(|r| r.id.clone());
+            seen.extend(page);
+        }
+        let mut newest_first = reports.clone();
+        newest_first.reverse();
+        assert_eq!(seen, newest_first);
+    }
+
+    async fn bulk_inserted_reports_read_back_whole(store: DynStore) {
+        let project = project(&store).await;
+        let mut reports: Vec<Report> = (0..1200).map(|_| report(&project.id)).collect();
+        reports[7].identity = None;
+        reports[7].artifact_id = Some("doc-9".into());
+        store.insert_reports_bulk(&reports).await.unwrap();
+        store.insert_reports_bulk(&[]).await.unwrap();
+        assert_eq!(store.get_report(&reports[7].id).await.unwrap(), Some(reports[7].clone()));
+        assert_eq!(store.list_reports(&filter(&project.id, 2000)).await.unwrap().len(), 1200);
+        assert_eq!(store.count_room_reports(&project.id, "doc-9").await.unwrap(), 1);
+    }
+
+    async fn status_changes_are_recorded_in_order(store: DynStore) {
+        let project = project(&store).await;
+        let filed_report = create(&store, filed(report(&project.id))).await;
+        let at = now_ms() + 10;
+        let agent = author("agent", "agent:k1");
+        let change = store.set_report_status(&filed_report.id, "triaged", &agent, at).await.unwrap();
+        assert_eq!(
+            change,
+            StatusChange { report_id: filed_report.id.clone(), from_status: "new".into(), to_status: "triaged".into(), by: agent.clone(), at }
+        );
+        let human = Author { kind: "user".into(), id: None, label: None };
+        store.set_report_status(&filed_report.id, "fixed", &human, at + 5).await.unwrap();
+
+        let stored = store.get_report(&filed_report.id).await.unwrap().unwrap();
+        assert_eq!((stored.status.as_str(), stored.updated_at), ("fixed", at + 5));
+        let history = store.status_history(&filed_report.id).await.unwrap();
+        assert_eq!(history.len(), 2);
+        assert_eq!(history[0], change);
+        assert_eq!(
+            history[1],
+            StatusChange { report_id: filed_report.id.clone(), from_status: "triaged".into(), to_status: "fixed".into(), by: human, at: at + 5 }
+        );
+
+        let error = store.set_report_status(&new_id(), "fixed", &agent, at).await.unwrap_err();
+        assert!(matches!(error, StoreError::NotFound), "{error:?}");
+        assert!(store.status_history(&new_id()).await.unwrap().is_empty());
+    }
+
+    async fn short_ids_find_reports_in_the_given_projects(store: DynStore) {
+        let project = project(&store).await;
+        let other = project_of(&store, &project.org_id, "other").await;
+        let mine = create(&store, filed(report(&project.id))).await;
+        let theirs = create(&store, filed(report(&other.id))).await;
+        for _ in 0..20 {
+            create(&store, filed(report(&project.id))).await;
+        }
+        let only_mine = vec![project.id.clone()];
+        assert_eq!(store.find_reports_by_short_id(&only_mine, short_id(&mine.id), 5).await.unwrap(), vec![mine.clone()]);
+        assert!(store.find_reports_by_short_id(&only_mine, short_id(&theirs.id), 5).await.unwrap().is_empty());
+        let both = vec![project.id.clone(), other.id.clone()];
+        assert_eq!(ids(&store.find_reports_by_short_id(&both, short_id(&theirs.id), 5).await.unwrap()), vec![theirs.id.clone()]);
+        // A longer suffix works too; a suffix nobody has finds nothing.
+        assert_eq!(ids(&store.find_reports_by_short_id(&only_mine, &mine.id[10..], 5).await.unwrap()), vec![mine.id.clone()]);
+        assert!(store.find_reports_by_short_id(&only_mine, "zzzzzz", 5).await.unwrap().is_empty());
+    }
+
+    async fn short_id_matches_are_newest_first_and_limited(store: DynStore) {
+        let project = project(&store).await;
+        // Hand-made ids sharing a short id, as an ambiguous shortId would.
+        let base = now_ms();
+        let reports: Vec<Report> = (0..3i64)
+            .map(|index| Report { id: format!("{:012x}00000abcdef", base + index), ..report_at(&project.id, base + index) })
+            .collect();
+        store.insert_reports_bulk(&reports).await.unwrap();
+        let found = store.find_reports_by_short_id(std::slice::from_ref(&project.id), "abcdef", 2).await.unwrap();
+        assert_eq!(ids(&found), vec![reports[2].id.clone(), reports[1].id.clone()]);
+    }
+
+    async fn rooms_are_inserted_then_changed_field_by_field(store: DynStore) {
+        let project = project(&store).await;
+        let at = now_ms();
+        let new_room = room(&project.id, "doc-1", at);
+        let (stored, inserted) = store.upsert_room(&new_room, &RoomChanges::default()).await.unwrap();
+        assert!(inserted);
+        assert_eq!(stored, new_room);
+        assert_eq!(store.get_room(&project.id, "doc-1").await.unwrap(), Some(new_room.clone()));
+        assert_eq!(store.get_room(&project.id, "doc-2").await.unwrap(), None);
+
+        // A repeat changes only what it is given; the room keeps its id and creation time.
+        let repeat = Room { title: "ignored".into(), meta: None, updated_at: at + 10, ..room(&project.id, "doc-1", at + 10) };
+        let retitle = RoomChanges { title: Some("Design review".into()), ..RoomChanges::default() };
+        let (stored, inserted) = store.upsert_room(&repeat, &retitle).await.unwrap();
+        assert!(!inserted);
+        let expected = Room { title: "Design review".into(), updated_at: at + 10, ..new_room.clone() };
+        assert_eq!(stored, expected);
+        assert_eq!(store.get_room(&project.id, "doc-1").await.unwrap(), Some(expected.clone()));
+
+        let clear_and_archive = RoomChanges { meta: Some(None), archived: Some(true), ..RoomChanges::default() };
+        let (stored, _) = store.upsert_room(&room(&project.id, "doc-1", at + 20), &clear_and_archive).await.unwrap();
+        assert_eq!(stored, Room { meta: None, archived: true, updated_at: at + 20, ..expected.clone() });
+        let new_meta = RoomChanges { meta: Some(Some(json!({"url": "https://x.example"}))), archived: Some(false), ..RoomChanges::default() };
+        let (stored, _) = store.upsert_room(&room(&project.id, "doc-1", at + 30), &new_meta).await.unwrap();
+        assert_eq!(stored.meta, Some(json!({"url": "https://x.example"})));
+        assert!(!stored.archived);
+        assert_eq!(store.get_room(&project.id, "doc-1").await.unwrap(), Some(stored));
+
+        // Same artifact id in another project is another room.
+        let other = project_of(&store, &project.org_id, "other").await;
+        assert!(store.upsert_room(&room(&other.id, "doc-1", at), &RoomChanges::default()).await.unwrap().1);
+    }
+
+    async fn room_lists_merge_stored_and_implicit_rooms_by_last_activity(store: DynStore) {
+        let project = project(&store).await;
+        let base = now_ms() - 100_000;
+        let file = |artifact: Option<&str>, at: i64| {
+            let mut report = report_at(&project.id, at);
+            report.artifact_id = artifact.map(str::to_string);
+            filed(report)
+        };
+        // Implicit room "implicit": two reports, the last at base+50.
+        create(&store, file(Some("implicit"), base + 10)).await;
+        create(&store, file(Some("implicit"), base + 50)).await;
+        // Stored room "stored" with one report at base+30 (room touched at base+5).
+        store.upsert_room(&room(&project.id, "stored", base + 5), &RoomChanges::default()).await.unwrap();
+        create(&store, file(Some("stored"), base + 30)).await;
+        // Stored room without reports, updated at base+40.
+        store.upsert_room(&room(&project.id, "empty", base + 40), &RoomChanges::default()).await.unwrap();
+        // Archived stored room whose reports are newest of all.
+        store.upsert_room(&room(&project.id, "archived", base + 1), &RoomChanges::default()).await.unwrap();
+        create(&store, file(Some("archived"), base + 90)).await;
+        store
+            .upsert_room(&room(&project.id, "archived", base + 2), &RoomChanges { archived: Some(true), ..RoomChanges::default() })
+            .await
+            .unwrap();
+        // Reports without an artifact id belong to no room; other projects' rooms are not listed.
+        create(&store, file(None, base + 99)).await;
+        let other = project_of(&store, &project.org_id, "other").await;
+        create(&store, filed(Report { artifact_id: Some("elsewhere".into()), ..report_at(&other.id, base + 95) })).await;
+
+        let rooms = store.list_rooms(&project.id, false).await.unwrap();
+        let stored = store.get_room(&project.id, "stored").await.unwrap().unwrap();
+        let empty = store.get_room(&project.id, "empty").await.unwrap().unwrap();
+        assert_eq!(
+            rooms,
+            vec![
+                RoomSummary { id: None, artifact_id: "implicit".into(), title: "implicit".into(), meta: None, archived: false, last_activity: base + 50, count: 2 },
+                RoomSummary { id: Some(empty.id.clone()), artifact_id: "empty".into(), title: empty.title.clone(), meta: empty.meta.clone(), archived: false, last_activity: base + 40, count: 0 },
+                RoomSummary { id: Some(stored.id.clone()), artifact_id: "stored".into(), title: stored.title.clone(), meta: stored.meta.clone(), archived: false, last_activity: base + 30, count: 1 },
+            ]
+        );
+
+        let with_archived = store.list_rooms(&project.id, true).await.unwrap();
+        let artifact_ids: Vec<&str> = with_archived.iter().map(|r| r.artifact_id.as_str()).collect();
+        assert_eq!(artifact_ids, ["archived", "implicit", "empty", "stored"]);
+        assert!(with_archived[0].archived && with_archived[0].id.is_some());
+        assert_eq!((with_archived[0].count, with_archived[0].last_activity), (1, base + 90));
+
+        assert_eq!(store.count_room_reports(&project.id, "implicit").await.unwrap(), 2);
+        assert_eq!(store.count_room_reports(&project.id, "empty").await.unwrap(), 0);
+        assert!(store.list_rooms(&new_id(), true).await.unwrap().is_empty());
+    }
+
+    async fn api_keys_are_found_listed_revoked_and_touched(store: DynStore) {
+        let project = project(&store).await;
+        let other = project_of(&store, &project.org_id, "other").await;
+        let first = api_key(&project.org_id, Some(&project.id), "CI");
+        let second = ApiKey { origin: KeyOrigin::Setup, scopes: vec!["*".into()], expires_at: None, ..api_key(&project.org_id, Some(&project.id), "Setup") };
+        let org_wide = ApiKey { origin: KeyOrigin::Oauth, ..api_key(&project.org_id, None, "OAuth: client") };
+        let elsewhere = api_key(&project.org_id, Some(&other.id), "Other");
+        for key in [&first, &second, &org_wide, &elsewhere] {
+            store.create_key(key).await.unwrap();
+        }
+        let clash = ApiKey { id: new_id(), ..first.clone() };
+        assert!(matches!(store.create_key(&clash).await, Err(StoreError::Conflict(_))));
+
+        assert_eq!(store.find_key_by_hash(&second.key_hash).await.unwrap(), Some(second.clone()));
+        assert_eq!(store.find_key_by_hash(&org_wide.key_hash).await.unwrap(), Some(org_wide.clone()));
+        assert_eq!(store.find_key_by_hash("0".repeat(64).as_str()).await.unwrap(), None);
+        assert_eq!(store.get_key(&first.id).await.unwrap(), Some(first.clone()));
+        assert_eq!(store.list_keys(&project.id).await.unwrap(), vec![first.clone(), second.clone()]);
+
+        let at = now_ms();
+        assert_eq!(store.revoke_key(&other.id, &first.id, at).await.unwrap(), None, "another project's key");
+        assert_eq!(store.revoke_key(&project.id, &first.id, at).await.unwrap(), Some(at));
+        assert_eq!(store.revoke_key(&project.id, &first.id, at + 1).await.unwrap(), None, "already revoked");
+        assert_eq!(store.revoke_key(&project.id, &new_id(), at).await.unwrap(), None);
+        let revoked = store.find_key_by_hash(&first.key_hash).await.unwrap().unwrap();
+        assert_eq!(revoked.revoked_at, Some(at));
+        assert!(!revoked.is_active(at));
+        assert_eq!(store.list_keys(&project.id).await.unwrap().len(), 2, "revoked keys are still listed");
+
+        store.touch_key(&second.id, at + 5).await.unwrap();
+        store.touch_key(&second.id, at + 9).await.unwrap();
+        store.set_key_agent(&second.id, "Claude", Some("ann@example.com")).await.unwrap();
+        let touched = store.get_key(&second.id).await.unwrap().unwrap();
+        assert_eq!(touched.last_used_at, Some(at + 9));
+        assert_eq!((touched.agent_name.as_deref(), touched.agent_owner.as_deref()), (Some("Claude"), Some("ann@example.com")));
+        store.set_key_agent(&second.id, "Cursor", None).await.unwrap();
+        let renamed = store.get_key(&second.id).await.unwrap().unwrap();
+        assert_eq!((renamed.agent_name.as_deref(), renamed.agent_owner), (Some("Cursor"), None));
+    }
+
+    async fn hints_expire_and_reach_only_their_user(store: DynStore) {
+        let project = project(&store).await;
+        let now = now_ms();
+        let everyone = hint(&project.id, "bug", None, now + 60_000);
+        let for_ann = Hint { weight: HintWeight::Max, ..hint(&project.id, "idea", Some("ann"), now + 60_000) };
+        let for_bob = Hint { weight: HintWeight::Suggest, ..hint(&project.id, "question", Some("bob"), now + 60_000) };
+        let expired = hint(&project.id, "bug", None, now - 1);
+        let elsewhere = project_of(&store, &project.org_id, "other").await;
+        let other_project = hint(&elsewhere.id, "bug", None, now + 60_000);
+        for hint in [&everyone, &for_ann, &for_bob, &expired, &other_project] {
+            store.create_hint(hint).await.unwrap();
+        }
+
+        assert_eq!(store.list_active_hints(&project.id, None, now).await.unwrap(), vec![everyone.clone()]);
+        let mut anns = store.list_active_hints(&project.id, Some("ann"), now).await.unwrap();
+        anns.sort_by(|a, b| a.channel_key.cmp(&b.channel_key));
+        assert_eq!(anns, vec![everyone.clone(), for_ann.clone()]);
+        assert!(store.list_active_hints(&project.id, None, now + 60_000).await.unwrap().is_empty(), "expired at expires_at");
+
+        assert_eq!(store.delete_expired_hints(now).await.unwrap(), 1);
+        assert_eq!(store.delete_expired_hints(now).await.unwrap(), 0);
+        assert_eq!(store.delete_expired_hints(now + 60_001).await.unwrap(), 4);
+    }
+
+    async fn comments_are_listed_oldest_first_and_published(store: DynStore) {
+        let project = project(&store).await;
+        let filed_report = create(&store, filed(report(&project.id))).await;
+        let at = now_ms();
+        let draft = comment(&filed_report, "Proposed fix: debounce the handler", true, at + 20);
+        let posted = Comment { published_at: Some(at + 10), ..comment(&filed_report, "Looking into it", false, at + 10) };
+        store.create_comment(&draft).await.unwrap();
+        store.create_comment(&posted).await.unwrap();
+        assert_eq!(store.list_comments(&filed_report.id).await.unwrap(), vec![posted.clone(), draft.clone()]);
+
+        let published = store.publish_comment(&draft.id, at + 30).await.unwrap().unwrap();
+        let expected = Comment { draft: false, published_at: Some(at + 30), ..draft.clone() };
+        assert_eq!(published, expected);
+        assert_eq!(store.list_comments(&filed_report.id).await.unwrap(), vec![posted, expected]);
+        assert_eq!(store.publish_comment(&new_id(), at).await.unwrap(), None);
+        assert!(store.list_comments(&new_id()).await.unwrap().is_empty());
+    }
+
+    async fn viewed_marks_keep_one_row_per_viewer_with_the_last_time(store: DynStore) {
+        let project = project(&store).await;
+        let first = create(&store, filed(report(&project.id))).await;
+        let second = create(&store, filed(report(&project.id))).await;
+        let both = vec![first.id.clone(), second.id.clone()];
+        let at = now_ms();
+        store.mark_viewed(&both, "agent:k1", at).await.unwrap();
+        store.mark_viewed(std::slice::from_ref(&first.id), "agent:k1", at + 100).await.unwrap();
+        store.mark_viewed(std::slice::from_ref(&first.id), "user:ann", at + 50).await.unwrap();
+        store.mark_viewed(&[], "user:ann", at + 60).await.unwrap();
+
+        assert_eq!(
+            store.list_viewers(&first.id).await.unwrap(),
+            vec![("agent:k1".to_string(), at + 100), ("user:ann".to_string(), at + 50)]
+        );
+        assert_eq!(store.list_viewers(&second.id).await.unwrap(), vec![("agent:k1".to_string(), at)]);
+        assert!(store.list_viewers(&new_id()).await.unwrap().is_empty());
+    }
+
+    async fn flags_are_set_and_read(store: DynStore) {
+        let project = project(&store).await;
+        let at = now_ms();
+        assert_eq!(store.get_flag(&project.id, "new-editor").await.unwrap(), None);
+        let on = Flag { project_id: project.id.clone(), key: "new-editor".into(), enabled: true, updated_at: at };
+        let beta = Flag { project_id: project.id.clone(), key: "beta".into(), enabled: false, updated_at: at };
+        store.set_flag(&on).await.unwrap();
+        store.set_flag(&beta).await.unwrap();
+        assert_eq!(store.get_flag(&project.id, "new-editor").await.unwrap(), Some(on.clone()));
+
+        let off = Flag { enabled: false, updated_at: at + 5, ..on };
+        store.set_flag(&off).await.unwrap();
+        assert_eq!(store.get_flag(&project.id, "new-editor").await.unwrap(), Some(off.clone()));
+        assert_eq!(store.list_flags(&project.id).await.unwrap(), vec![beta, off]);
+        assert!(store.list_flags(&new_id()).await.unwrap().is_empty());
+    }
+
+    async fn unbound_blobs_are_listed_and_deleted_but_bound_ones_stay(store: DynStore) {
+        let project = project(&store).await;
+        let now = now_ms();
+        let old = blob_at(&project.id, now - 100_000);
+        let older = Blob { kind: "file".into(), mime: "text/plain".into(), name: Some("notes.txt".into()), width: None, height: None, ..blob_at(&project.id, now - 200_000) };
+        let audio = Blob { kind: "audio".into(), mime: "audio/webm".into(), duration_ms: Some(4200), width: None, height: None, ..blob_at(&project.id, now - 150_000) };
+        let recent = blob_at(&project.id, now);
+        let bound = blob_at(&project.id, now - 300_000);
+        for blob in [&old, &older, &audio, &recent, &bound] {
+            store.create_blob(blob).await.unwrap();
+        }
+        assert!(matches!(store.create_blob(&old).await, Err(StoreError::Conflict(_))));
+        assert_eq!(store.get_blob(&older.id).await.unwrap(), Some(older.clone()));
+        assert_eq!(store.get_blob(&new_id()).await.unwrap(), None);
+        let owner = create(&store, with_blobs(report(&project.id), &[&bound.id])).await;
+
+        let cutoff = now - 50_000;
+        assert_eq!(store.list_unbound_blobs(cutoff, 10).await.unwrap(), vec![older.clone(), audio.clone(), old.clone()]);
+        assert_eq!(store.list_unbound_blobs(cutoff, 1).await.unwrap(), vec![older.clone()]);
+
+        assert!(store.delete_unbound_blob(&older.id).await.unwrap());
+        assert!(!store.delete_unbound_blob(&older.id).await.unwrap());
+        assert!(!store.delete_unbound_blob(&bound.id).await.unwrap(), "a bound blob is kept");
+        assert_eq!(store.get_blob(&bound.id).await.unwrap().unwrap().report_id, Some(owner.id));
+        assert_eq!(store.get_blob(&older.id).await.unwrap(), None);
+        assert_eq!(store.list_unbound_blobs(cutoff, 10).await.unwrap(), vec![audio, old]);
+    }
+}
+
+// SQLite only: the file itself.
+
+#[tokio::test]
+async fn sqlite_data_survives_reopening_the_file() {
+    let folder = tempfile::tempdir().unwrap();
+    let (project, filed_report, blob) = {
+        let store: DynStore = Arc::new(open_sqlite(folder.path()).await);
+        let project = project(&store).await;
+        let blob = stored_blob(&store, &project.id).await;
+        let filed_report = create(
+            &store,
+            NewReport { idempotency_key: Some("k".into()), ..with_blobs(report(&project.id), &[&blob.id]) },
+        )
+        .await;
+        store.set_report_status(&filed_report.id, "triaged", &author("user", "u"), now_ms()).await.unwrap();
+        (project, filed_report, blob)
+    };
+
+    let store: DynStore = Arc::new(open_sqlite(folder.path()).await);
+    assert_eq!(store.get_project(&project.id).await.unwrap(), Some(project.clone()));
+    assert_eq!(store.list_channels(&project.id, false).await.unwrap().len(), 3);
+    let reread = store.get_report(&filed_report.id).await.unwrap().unwrap();
+    assert_eq!(reread.status, "triaged");
+    assert_eq!(store.status_history(&filed_report.id).await.unwrap().len(), 1);
+    assert_eq!(store.get_blob(&blob.id).await.unwrap().unwrap().report_id, Some(filed_report.id.clone()));
+    let repeat = store.create_report(&with_key(report(&project.id), "k")).await.unwrap();
+    assert_eq!(repeat, CreatedReport::Repeat(filed_report.id));
+}
+
+#[tokio::test]
+async fn sqlite_connect_accepts_url_forms_and_creates_missing_folders() {
+    let folder = tempfile::tempdir().unwrap();
+    let nested = folder.path().join("a/b/svc.db");
+    for url in [format!("sqlite://{}", nested.display()), format!("sqlite:{}", nested.display())] {
+        let store = SqliteStore::connect(&url).await.unwrap();
+        svc_store::Store::ping(&store).await.unwrap();
+    }
+    assert!(nested.exists());
+    let store = svc_store::connect(&format!("sqlite:{}", folder.path().join("other.db").display())).await.unwrap();
+    assert_eq!(store.backend(), "sqlite");
+}
