@@ -215,11 +215,7 @@ impl<'a> Fields<'a> {
             None => Ok(None),
             Some(Value::String(s)) => {
                 let n = s.chars().count();
-                if n < min || n > max {
-                    Err(format!("{name} must be {min} to {max} characters"))
-                } else {
-                    Ok(Some(s))
-                }
+                if n < min || n > max { Err(format!("{name} must be {min} to {max} characters")) } else { Ok(Some(s)) }
             }
             Some(_) => Err(format!("{name} must be a string")),
         }
@@ -260,10 +256,8 @@ const MAX_PIXELS: f64 = 100_000.0;
 /// Checks one block against its type's schema and returns it as stored.
 pub fn validate_block(block: &Value, limits: &Limits) -> Result<Value, Rejection> {
     let object = block.as_object().ok_or_else(|| Rejection::Blocks("must be an object".into()))?;
-    let block_type = object
-        .get("type")
-        .and_then(Value::as_str)
-        .ok_or_else(|| Rejection::Blocks("type is required".into()))?;
+    let block_type =
+        object.get("type").and_then(Value::as_str).ok_or_else(|| Rejection::Blocks("type is required".into()))?;
     let text_max = limits.text_max_chars;
     let checked: Result<(), String> = (|| {
         match block_type {
@@ -373,7 +367,8 @@ fn validate_annotations(annotations: &Value) -> Result<(), String> {
         let points = f.get("points").and_then(Value::as_array).ok_or_else(|| at("points must be an array"))?;
         let points_ok = points.len() <= 10_000
             && points.iter().all(|p| {
-                p.as_array().is_some_and(|xy| xy.len() == 2 && xy.iter().all(|n| n.as_f64().is_some_and(f64::is_finite)))
+                p.as_array()
+                    .is_some_and(|xy| xy.len() == 2 && xy.iter().all(|n| n.as_f64().is_some_and(f64::is_finite)))
             });
         if !points_ok {
             return Err(at("points must be [[x, y], ...]"));
@@ -420,15 +415,17 @@ pub fn validate_context(context: &Value) -> Result<Map<String, Value>, Rejection
             }
             "viewport" => value.as_object().is_some_and(|v| {
                 v.len() <= 2
-                    && ["width", "height"].iter().all(|k| v.get(*k).is_none_or(|n| n.as_f64().is_some_and(|n| n >= 0.0)))
+                    && ["width", "height"]
+                        .iter()
+                        .all(|k| v.get(*k).is_none_or(|n| n.as_f64().is_some_and(|n| n >= 0.0)))
             }),
             "device" => matches!(value.as_str(), Some("desktop" | "tablet" | "mobile")),
             "timestamp" => value.as_str().is_some_and(|s| crate::time::parse_iso(s).is_some()),
             "flags" => value.as_array().is_some_and(|a| a.len() <= 100 && a.iter().all(Value::is_string)),
             "reporter" | "extra" | "custom" => value.is_object(),
-            "consoleErrors" => value
-                .as_array()
-                .is_some_and(|a| a.len() <= 10 && a.iter().all(|e| e.as_str().is_some_and(|s| s.chars().count() <= 2_000))),
+            "consoleErrors" => value.as_array().is_some_and(|a| {
+                a.len() <= 10 && a.iter().all(|e| e.as_str().is_some_and(|s| s.chars().count() <= 2_000))
+            }),
             "userId" => value.as_str().is_some_and(|s| s.chars().count() <= 200),
             "artifactId" => value.as_str().is_some_and(|s| (1..=200).contains(&s.chars().count())),
             "artifact" => {

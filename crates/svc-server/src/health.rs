@@ -1,4 +1,4 @@
-//! `/healthz` (process up), `/readyz` (database reachable), `/metrics` (Prometheus).
+//! `/healthz` (process up), `/readyz` (database and blob store reachable), `/metrics` (Prometheus).
 
 use axum::Json;
 use axum::extract::State;
@@ -18,12 +18,19 @@ async fn healthz() -> impl IntoResponse {
 }
 
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
-    match state.store.ping().await {
-        Ok(()) => (StatusCode::OK, Json(json!({"ok": true}))),
-        Err(error) => {
-            tracing::warn!(%error, "readiness check failed");
-            (StatusCode::SERVICE_UNAVAILABLE, Json(json!({"ok": false, "error": "database unreachable"})))
-        }
+    let (database, blobs) = tokio::join!(state.store.ping(), state.blobs.ping());
+    if let Err(error) = &database {
+        tracing::warn!(%error, "readiness: database unreachable");
+    }
+    if let Err(error) = &blobs {
+        tracing::warn!(%error, "readiness: blob store unreachable");
+    }
+    match (database, blobs) {
+        (Ok(()), Ok(())) => (StatusCode::OK, Json(json!({"ok": true}))),
+        (database, blobs) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({"ok": false, "database": database.is_ok(), "blobStore": blobs.is_ok()})),
+        ),
     }
 }
 

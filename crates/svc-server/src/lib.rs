@@ -6,6 +6,7 @@ pub mod auth;
 pub mod config;
 pub mod error;
 pub mod health;
+pub mod ingest;
 pub mod metrics;
 pub mod rate_limit;
 pub mod service;
@@ -41,6 +42,7 @@ pub fn app(state: AppState) -> axum::Router {
     let metrics = state.metrics.clone();
     axum::Router::new()
         .merge(api::router())
+        .merge(ingest::router(&state))
         .merge(health::router())
         .fallback(not_found)
         .with_state(state)

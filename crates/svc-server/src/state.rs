@@ -1,6 +1,7 @@
 //! Shared application state handed to every handler.
 
 use std::sync::Arc;
+use svc_blob::BlobStore;
 use svc_store::DynStore;
 
 use crate::config::ServerConfig;
@@ -10,14 +11,28 @@ use crate::rate_limit::RateLimits;
 #[derive(Clone)]
 pub struct AppState {
     pub store: DynStore,
+    pub blobs: Arc<BlobStore>,
     pub config: Arc<ServerConfig>,
     pub metrics: Arc<Metrics>,
     pub rate_limits: Arc<RateLimits>,
 }
 
 impl AppState {
+    /// State over an in-memory blob store (tests); `serve` adds its configured one with
+    /// [`AppState::with_blob_store`].
     pub fn new(store: DynStore, config: ServerConfig) -> Self {
         let rate_limits = Arc::new(RateLimits::new(&config));
-        AppState { store, config: Arc::new(config), metrics: Arc::new(Metrics::default()), rate_limits }
+        AppState {
+            store,
+            blobs: Arc::new(BlobStore::memory()),
+            config: Arc::new(config),
+            metrics: Arc::new(Metrics::default()),
+            rate_limits,
+        }
+    }
+
+    pub fn with_blob_store(mut self, blobs: BlobStore) -> Self {
+        self.blobs = Arc::new(blobs);
+        self
     }
 }

@@ -55,6 +55,18 @@ pub struct ServeArgs {
     /// `on` or `off`: rate limits (off for benchmarks, test suites and trusted networks).
     #[arg(long, env = "SVC_RATE_LIMIT", default_value = "on")]
     pub rate_limit: String,
+    /// Blob storage: `s3://bucket/prefix` for S3-compatible storage; default: `<data-dir>/blobs`.
+    #[arg(long, env = "SVC_BLOB_STORE")]
+    pub blob_store: Option<String>,
+    /// S3 endpoint for non-AWS services (MinIO, R2, ...).
+    #[arg(long, env = "SVC_S3_ENDPOINT")]
+    pub s3_endpoint: Option<String>,
+    /// Proxies (comma-separated CIDRs) whose X-Forwarded-For names the client.
+    #[arg(long, env = "SVC_TRUSTED_PROXIES", default_value = "")]
+    pub trusted_proxies: String,
+    /// Largest file attachment in bytes (at most 104857600).
+    #[arg(long, env = "SVC_FILE_MAX_BYTES", default_value_t = 5 * 1024 * 1024)]
+    pub file_max_bytes: u64,
 }
 
 #[derive(Subcommand)]

@@ -2,7 +2,10 @@
 
 use anyhow::Context;
 use std::time::Duration;
-use svc_server::service::bootstrap;
+use svc_blob::BlobStore;
+use svc_core::ingest::FILE_MAX_BYTES_CEILING;
+use svc_server::config::Cidr;
+use svc_server::service::{blobs, bootstrap};
 use svc_server::{AppState, ServerConfig};
 use tokio::net::TcpListener;
 
@@ -18,7 +21,15 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
         "off" | "false" | "0" => false,
         other => anyhow::bail!("SVC_RATE_LIMIT must be on or off, not {other:?}"),
     };
+    let trusted_proxies =
+        Cidr::parse_list(&args.trusted_proxies).map_err(|e| anyhow::anyhow!("SVC_TRUSTED_PROXIES: {e}"))?;
+    if args.file_max_bytes == 0 || args.file_max_bytes > FILE_MAX_BYTES_CEILING {
+        anyhow::bail!("SVC_FILE_MAX_BYTES must be between 1 and {FILE_MAX_BYTES_CEILING}");
+    }
     let store = crate::admin::open_store(storage).await?;
+    let blobs = BlobStore::from_settings(args.blob_store.as_deref(), &storage.data_dir, args.s3_endpoint.as_deref())
+        .context("cannot open the blob store")?;
+    let blob_store_name = blobs.describe();
     let listener = TcpListener::bind(&args.bind).await.with_context(|| format!("cannot listen on {}", args.bind))?;
     let local = listener.local_addr()?;
     let public_url =
@@ -29,11 +40,13 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
         println!("{}", created.render(&public_url));
     }
 
-    let config = ServerConfig { public_url: public_url.clone(), rate_limits, ..ServerConfig::default() };
-    let state = AppState::new(store.clone(), config);
+    let mut config =
+        ServerConfig { public_url: public_url.clone(), rate_limits, trusted_proxies, ..ServerConfig::default() };
+    config.limits.file_max_bytes = args.file_max_bytes;
+    let state = AppState::new(store.clone(), config).with_blob_store(blobs);
     spawn_housekeeping(state.clone());
     let app = svc_server::app(state);
-    tracing::info!(address = %local, public_url = %public_url, backend = store.backend(), "svc listening");
+    tracing::info!(address = %local, public_url = %public_url, backend = store.backend(), blobs = %blob_store_name, "svc listening");
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let server = axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>())
@@ -69,7 +82,8 @@ async fn shutdown_signal() {
     tracing::info!("shutdown signal received; finishing in-flight requests");
 }
 
-/// Periodic clean-up: expired hints and idempotency keys, idle rate-limit state.
+/// Periodic clean-up: expired hints and idempotency keys, unbound blobs older than a day, idle
+/// rate-limit state.
 fn spawn_housekeeping(state: AppState) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(60));
@@ -83,6 +97,11 @@ fn spawn_housekeeping(state: AppState) {
                 state.store.delete_expired_idempotency_keys(now - svc_store::IDEMPOTENCY_WINDOW_MS).await
             {
                 tracing::warn!(%error, "idempotency clean-up failed");
+            }
+            match blobs::delete_stale_unbound(state.store.as_ref(), &state.blobs, now).await {
+                Ok(0) => {}
+                Ok(count) => tracing::info!(count, "deleted unbound blobs older than 24 hours"),
+                Err(error) => tracing::warn!(error = %format!("{error:#}"), "unbound blob clean-up failed"),
             }
             state.rate_limits.prune();
         }

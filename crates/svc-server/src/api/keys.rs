@@ -89,6 +89,13 @@ pub async fn revoke_key(
     if !ids::is_object_id(&key_id) {
         return Err(not_found());
     }
-    let revoked_at = state.store.revoke_key(&project.id, &key_id, time::now_ms()).await?.ok_or_else(not_found)?;
+    // Only an active key can be revoked: an expired one is already unusable (spec: 404 when there
+    // is no active key with that id).
+    let now = time::now_ms();
+    match state.store.get_key(&key_id).await? {
+        Some(found) if found.project_id.as_deref() == Some(project.id.as_str()) && found.is_active(now) => {}
+        _ => return Err(not_found()),
+    }
+    let revoked_at = state.store.revoke_key(&project.id, &key_id, now).await?.ok_or_else(not_found)?;
     Ok(Json(RevokedKeyView { id: key_id, revoked_at: time::iso(revoked_at) }))
 }

@@ -1,5 +1,6 @@
 //! The REST API under `/api/v1`, and its OpenAPI document generated from the handlers.
 
+pub mod blobs;
 pub mod channels;
 pub mod extract;
 pub mod feedback;
@@ -57,6 +58,7 @@ fn documented_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(keys::revoke_key))
         .routes(routes!(flags::list_flags))
         .routes(routes!(flags::set_flag))
+        .routes(routes!(blobs::get_blob))
 }
 
 /// The OpenAPI 3.1 document of the REST API (paths relative to the server root).
@@ -68,5 +70,24 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 pub fn router() -> axum::Router<AppState> {
     let (router, openapi) = OpenApiRouter::new().nest("/api/v1", documented_routes()).split_for_parts();
     let document = std::sync::Arc::new(openapi);
-    router.route("/api/v1/openapi.json", get(move || async move { Json(document.as_ref().clone()) }))
+    router
+        .route("/api/v1/openapi.json", get(move || async move { Json(document.as_ref().clone()) }))
+        .layer(axum::middleware::map_response(method_not_allowed_body))
+}
+
+/// A known path with a method it does not take answers 405 in the REST error shape (axum's own 405
+/// has an empty body), keeping the `Allow` header.
+async fn method_not_allowed_body(response: axum::response::Response) -> axum::response::Response {
+    use axum::http::{StatusCode, header};
+    use axum::response::IntoResponse;
+    if response.status() != StatusCode::METHOD_NOT_ALLOWED {
+        return response;
+    }
+    let body =
+        crate::error::ErrorBody { error: "method not allowed on this path".into(), code: "METHOD_NOT_ALLOWED".into() };
+    let mut answer = (StatusCode::METHOD_NOT_ALLOWED, Json(body)).into_response();
+    if let Some(allow) = response.headers().get(header::ALLOW) {
+        answer.headers_mut().insert(header::ALLOW, allow.clone());
+    }
+    answer
 }

@@ -1,6 +1,7 @@
 //! Operations shared by every surface (REST, ingest, tool endpoint, dashboard, CLI). Each is written
 //! once here; surfaces only translate requests and errors.
 
+pub mod blobs;
 pub mod bootstrap;
 pub mod channels;
 pub mod keys;

@@ -49,3 +49,122 @@ pub async fn set_status(
         Err(other) => Err(other.into()),
     }
 }
+
+/// A report to file, from any surface (ingest, tool endpoint).
+pub struct Filing<'a> {
+    pub project: &'a svc_core::model::Project,
+    pub submission: svc_core::ingest::Submission,
+    pub author: Author,
+    pub identity: Option<serde_json::Value>,
+    pub identity_error: Option<String>,
+    pub idempotency_key: Option<String>,
+}
+
+/// Why a report could not be filed.
+#[derive(Debug)]
+pub enum FilingError {
+    /// No requested or default channel resolves.
+    ChannelInvalid,
+    BlobNotFound,
+    BlobProjectMismatch,
+    /// The blob's kind is not the referencing block's.
+    BlobMimeMismatch,
+    BlobAlreadyUsed,
+    Store(StoreError),
+}
+
+impl From<StoreError> for FilingError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::BlobAlreadyUsed(_) => FilingError::BlobAlreadyUsed,
+            StoreError::NotFound => FilingError::BlobNotFound,
+            other => FilingError::Store(other),
+        }
+    }
+}
+
+/// What filing did: the report, or on an idempotent repeat the first report's id.
+pub enum Filed {
+    Created(Report),
+    Repeat(String),
+}
+
+impl Filed {
+    pub fn id(&self) -> &str {
+        match self {
+            Filed::Created(report) => &report.id,
+            Filed::Repeat(id) => id,
+        }
+    }
+}
+
+/// Channel resolution (ingest rule 2): the requested non-archived channel, else the project's
+/// default, else `ChannelInvalid`. Channels are never created here.
+pub async fn resolve_channel(
+    store: &dyn Store,
+    project: &svc_core::model::Project,
+    requested: Option<&str>,
+) -> Result<String, FilingError> {
+    let channels = store.list_channels(&project.id, false).await?;
+    let active = |key: &str| channels.iter().any(|c| c.key == key);
+    match requested {
+        Some(key) if active(key) => Ok(key.to_string()),
+        _ if active(&project.default_channel_key) => Ok(project.default_channel_key.clone()),
+        _ => Err(FilingError::ChannelInvalid),
+    }
+}
+
+/// Files a validated submission: resolves the channel, checks each referenced blob and copies its
+/// stored facts over the block's (ingest rule 1), derives the title, and stores the report with its
+/// blob bindings in one durable transaction (rule 3: a blob binds to one report).
+pub async fn file(store: &dyn Store, filing: Filing<'_>) -> Result<Filed, FilingError> {
+    let Filing { project, mut submission, author, identity, identity_error, idempotency_key } = filing;
+    let channel_key = resolve_channel(store, project, submission.channel_key.as_deref()).await?;
+    let refs = submission.blob_refs();
+    let mut blob_ids = Vec::with_capacity(refs.len());
+    for blob_ref in refs {
+        let blob = store.get_blob(&blob_ref.blob_id).await?.ok_or(FilingError::BlobNotFound)?;
+        if blob.project_id != project.id {
+            return Err(FilingError::BlobProjectMismatch);
+        }
+        if blob.kind != blob_ref.kind.as_str() {
+            return Err(FilingError::BlobMimeMismatch);
+        }
+        if let Some(block) = submission.blocks[blob_ref.block_index].as_object_mut() {
+            block.insert("mime".into(), blob.mime.clone().into());
+            block.insert("bytes".into(), blob.bytes.into());
+            for (field, value) in [("width", blob.width), ("height", blob.height), ("durationMs", blob.duration_ms)] {
+                if let Some(value) = value {
+                    block.insert(field.into(), value.into());
+                }
+            }
+        }
+        if !blob_ids.contains(&blob.id) {
+            blob_ids.push(blob.id);
+        }
+    }
+    let blocks = serde_json::Value::Array(submission.blocks);
+    let now = time::now_ms();
+    let context = &submission.context;
+    let report = Report {
+        id: ids::new_id_at(now),
+        project_id: project.id.clone(),
+        channel_key,
+        status: status::INITIAL.into(),
+        title: svc_core::report::derive_title(&blocks),
+        artifact_id: context.get("artifactId").and_then(|v| v.as_str()).map(String::from),
+        url: context.get("url").and_then(|v| v.as_str()).map(String::from),
+        blocks,
+        context: serde_json::Value::Object(submission.context),
+        identity,
+        identity_error,
+        author,
+        created_at: now,
+        updated_at: now,
+    };
+    let new = svc_core::model::NewReport { report, blob_ids, idempotency_key };
+    match store.create_report(&new).await? {
+        svc_store::CreatedReport::Created(report) => Ok(Filed::Created(report)),
+        svc_store::CreatedReport::Repeat(id) => Ok(Filed::Repeat(id)),
+    }
+}

@@ -45,6 +45,7 @@ impl PostgresStore {
         let mut connection = options.connect().await?;
         // The name is `t_` + hex, so it needs no quoting beyond the identifier quotes.
         connection.execute(sqlx::AssertSqlSafe(format!("CREATE SCHEMA \"{schema}\""))).await?;
+        drop_stale_test_schemas(&mut connection).await?;
         connection.close().await?;
         // Tests open many pools side by side; keep each small.
         Self::connect_with(options.options([("search_path", schema.as_str())]), 4).await
@@ -65,6 +66,24 @@ impl PostgresStore {
     pub fn pool(&self) -> &PgPool {
         &self.pool
     }
+}
+
+/// Test schemas are named after time-ordered ids; drop those older than an hour so repeated test
+/// runs do not fill the database. Younger ones may belong to a suite running right now.
+async fn drop_stale_test_schemas(connection: &mut sqlx::PgConnection) -> StoreResult<()> {
+    let cutoff = svc_core::time::now_ms() - 3_600_000;
+    let names: Vec<String> =
+        sqlx::query_scalar("SELECT nspname::text FROM pg_namespace WHERE nspname ~ '^t_[0-9a-f]{24}$'")
+            .fetch_all(&mut *connection)
+            .await?;
+    for name in names {
+        let stale = svc_core::ids::id_time_ms(&name[2..]).is_some_and(|ms| ms < cutoff);
+        if stale {
+            // Another suite may be dropping the same one; that is fine.
+            let _ = connection.execute(sqlx::AssertSqlSafe(format!("DROP SCHEMA IF EXISTS \"{name}\" CASCADE"))).await;
+        }
+    }
+    Ok(())
 }
 
 /// Turns a unique violation (SQLSTATE 23505) into `Conflict` naming what was duplicated; any

@@ -1,0 +1,57 @@
+//! `GET /api/v1/projects/:projectId/blobs/:blobId`: a blob served back with its stored type.
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use svc_core::{ids, scope};
+
+use super::extract::ApiPath;
+use crate::auth::RestKey;
+use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::state::AppState;
+
+/// The blob's bytes with its stored type. File attachments come only as downloads
+/// (`Content-Disposition: attachment`); nothing is served for the browser to sniff.
+#[utoipa::path(get, path = "/projects/{projectId}/blobs/{blobId}", tag = "reports", security(("bearer" = [])),
+    params(("projectId" = String, Path), ("blobId" = String, Path)),
+    responses((status = 200, description = "the blob's bytes", content_type = "application/octet-stream"),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get_blob(
+    State(state): State<AppState>,
+    key: RestKey,
+    ApiPath((project_id, blob_id)): ApiPath<(String, String)>,
+) -> ApiResult<Response> {
+    let project = key.project(&state, &project_id, scope::FEEDBACK_READ).await?;
+    let not_found = || ApiError::not_found("blob not found in this project");
+    if !ids::is_object_id(&blob_id) {
+        return Err(not_found());
+    }
+    let blob = state.store.get_blob(&blob_id).await?.filter(|b| b.project_id == project.id).ok_or_else(not_found)?;
+    let (size, stream) = state.blobs.get(&blob.id).await.map_err(ApiError::internal)?.ok_or_else(not_found)?;
+    let mut response = Body::from_stream(stream).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(size));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, max-age=3600"));
+    if blob.kind == "file" {
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/octet-stream"));
+        let name: String = blob
+            .name
+            .as_deref()
+            .unwrap_or("file")
+            .chars()
+            .map(|c| if c.is_ascii_graphic() && c != '"' && c != '\\' { c } else { '_' })
+            .collect();
+        let disposition = format!("attachment; filename=\"{name}\"");
+        headers.insert(
+            header::CONTENT_DISPOSITION,
+            HeaderValue::from_str(&disposition).unwrap_or(HeaderValue::from_static("attachment")),
+        );
+    } else {
+        let mime = HeaderValue::from_str(&blob.mime).unwrap_or(HeaderValue::from_static("application/octet-stream"));
+        headers.insert(header::CONTENT_TYPE, mime);
+        headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("sandbox"));
+    }
+    Ok(response)
+}

@@ -1,0 +1,58 @@
+//! Who may use ingest: the public project key in `x-svc-project-key`, from an allowed origin.
+
+use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::http::header::ORIGIN;
+use axum::http::request::Parts;
+use std::net::{IpAddr, SocketAddr};
+use svc_core::model::Project;
+
+use super::error::IngestError;
+use crate::state::AppState;
+
+pub const PROJECT_KEY_HEADER: &str = "x-svc-project-key";
+pub const IDENTITY_HEADER: &str = "x-svc-identity";
+
+/// The project a request's key names, after the origin check.
+pub struct IngestProject(pub Project);
+
+/// Resolves the key and checks `Origin` against `allowedOrigins` (requests without `Origin` pass).
+pub async fn resolve(state: &AppState, parts: &Parts) -> Result<Option<Project>, IngestError> {
+    let Some(key) = parts.headers.get(PROJECT_KEY_HEADER).and_then(|v| v.to_str().ok()) else { return Ok(None) };
+    if !svc_core::ids::is_project_key(key) || key.len() > 100 {
+        return Ok(None);
+    }
+    let Some(project) = state.store.get_project_by_key(key).await? else { return Ok(None) };
+    if !project.allowed_origins.is_empty() {
+        if let Some(origin) = parts.headers.get(ORIGIN) {
+            let origin = origin.to_str().unwrap_or_default().trim_end_matches('/');
+            if !project.allowed_origins.iter().any(|allowed| allowed == origin) {
+                return Ok(None);
+            }
+        }
+    }
+    Ok(Some(project))
+}
+
+impl FromRequestParts<AppState> for IngestProject {
+    type Rejection = IngestError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        resolve(state, parts).await?.map(IngestProject).ok_or(IngestError::INVALID_KEY_OR_ORIGIN)
+    }
+}
+
+/// The client's address: the socket peer, or behind a trusted proxy the last untrusted
+/// `X-Forwarded-For` entry.
+pub fn client_ip(state: &AppState, parts: &Parts) -> Option<IpAddr> {
+    let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(addr)| addr.ip())?;
+    if !state.config.is_trusted_proxy(peer) {
+        return Some(peer);
+    }
+    let forwarded = parts.headers.get("x-forwarded-for").and_then(|v| v.to_str().ok()).unwrap_or_default();
+    forwarded
+        .split(',')
+        .rev()
+        .filter_map(|entry| entry.trim().parse::<IpAddr>().ok())
+        .find(|ip| !state.config.is_trusted_proxy(*ip))
+        .or(Some(peer))
+}

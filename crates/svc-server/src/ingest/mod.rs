@@ -1,0 +1,38 @@
+//! The public ingest API under `/ingest`, used by the browser widget: project key in a header, open
+//! CORS, no cookies, `{error: <code>}` errors.
+
+pub mod access;
+pub mod blob;
+pub mod error;
+pub mod report;
+pub mod widget_config;
+
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderName, Method, header};
+use axum::routing::{get, post};
+use std::time::Duration;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+
+use crate::state::AppState;
+
+pub fn router(state: &AppState) -> axum::Router<AppState> {
+    let cors = CorsLayer::new()
+        .allow_origin(AllowOrigin::any())
+        .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
+        .allow_headers([
+            HeaderName::from_static(access::PROJECT_KEY_HEADER),
+            HeaderName::from_static(access::IDENTITY_HEADER),
+            header::CONTENT_TYPE,
+            HeaderName::from_static("idempotency-key"),
+        ])
+        .max_age(Duration::from_secs(600));
+    // Uploads are cut off at their kind's limit while streaming; this only bounds the request.
+    let upload_limit = state.config.limits.largest() as usize + 1024 * 1024;
+    axum::Router::new()
+        .route("/ingest/config", get(widget_config::config))
+        .route("/ingest/channels", get(widget_config::channels))
+        .route("/ingest/flags/{key}", get(widget_config::flag))
+        .route("/ingest/blob", post(blob::upload).layer(DefaultBodyLimit::max(upload_limit)))
+        .route("/ingest/report", post(report::submit))
+        .layer(cors)
+}

@@ -1,0 +1,79 @@
+//! `POST /ingest/report`: validate, resolve the channel, bind blobs, store durably, answer.
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::{FromRequestParts, Request, State};
+use serde_json::{Value, json};
+use svc_core::ingest::{REPORT_BODY_MAX_BYTES, validate_submission};
+use svc_core::model::{Author, Project};
+
+use super::access::{self, IDENTITY_HEADER, IngestProject};
+use super::error::{IngestError, IngestResult};
+use crate::service::reports::{self, Filing, FilingError};
+use crate::state::AppState;
+
+const IDEMPOTENCY_KEY_MAX_CHARS: usize = 200;
+
+pub async fn submit(State(state): State<AppState>, request: Request<Body>) -> IngestResult<Json<Value>> {
+    let (mut parts, body) = request.into_parts();
+    let IngestProject(project) = IngestProject::from_request_parts(&mut parts, &state).await?;
+    state
+        .rate_limits
+        .check_report(access::client_ip(&state, &parts), &project.id)
+        .map_err(|secs| IngestError::RateLimited { retry_after_secs: secs })?;
+    let bytes = axum::body::to_bytes(body, REPORT_BODY_MAX_BYTES).await.map_err(|_| IngestError::TOO_LARGE)?;
+    let body: Value = serde_json::from_slice(&bytes).map_err(|_| IngestError::BLOCKS_INVALID)?;
+    let submission = validate_submission(&body, &state.config.limits)?;
+    let idempotency_key = match parts.headers.get("idempotency-key").map(|v| v.to_str()) {
+        None => None,
+        Some(Ok(key)) if !key.is_empty() && key.len() <= IDEMPOTENCY_KEY_MAX_CHARS => Some(key.to_string()),
+        // A key we cannot keep is not silently dropped: the client would believe retries are safe.
+        Some(_) => return Err(IngestError::BLOCKS_INVALID),
+    };
+    let token = parts.headers.get(IDENTITY_HEADER).and_then(|v| v.to_str().ok());
+    let (identity, identity_error) = verify_identity(&project, token);
+    let author = reporter_author(identity.as_ref(), &submission.context);
+    let filing = Filing { project: &project, submission, author, identity, identity_error, idempotency_key };
+    match reports::file(state.store.as_ref(), filing).await {
+        Ok(filed) => {
+            if matches!(filed, reports::Filed::Created(_)) {
+                state.metrics.report_created();
+            }
+            Ok(Json(json!({"reportId": filed.id()})))
+        }
+        Err(error) => Err(match error {
+            FilingError::ChannelInvalid => IngestError::CHANNEL_INVALID,
+            FilingError::BlobNotFound => IngestError::BLOB_NOT_FOUND,
+            FilingError::BlobProjectMismatch => IngestError::BLOB_PROJECT_MISMATCH,
+            FilingError::BlobMimeMismatch => IngestError::BLOB_MIME_MISMATCH,
+            FilingError::BlobAlreadyUsed => IngestError::BLOB_ALREADY_USED,
+            FilingError::Store(error) => IngestError::internal(error),
+        }),
+    }
+}
+
+/// With an identity secret set, a valid token gives the verified identity; a bad one leaves
+/// `identity` null and says why, and the report is still accepted. Without a secret the header is
+/// ignored.
+fn verify_identity(project: &Project, token: Option<&str>) -> (Option<Value>, Option<String>) {
+    match (project.identity_secret.as_deref(), token) {
+        (Some(secret), Some(token)) => {
+            let now_secs = svc_core::time::now_ms() / 1000;
+            match svc_core::identity::verify(token, secret, now_secs) {
+                Ok(identity) => (Some(identity), None),
+                Err(error) => (None, Some(error.code().to_string())),
+            }
+        }
+        _ => (None, None),
+    }
+}
+
+/// `reporter`: the verified identity's user id, else `context.userId`; labelled by name or email.
+fn reporter_author(identity: Option<&Value>, context: &serde_json::Map<String, Value>) -> Author {
+    let from_identity = |field: &str| identity.and_then(|i| i.get(field)).and_then(Value::as_str).map(String::from);
+    Author {
+        kind: "reporter".into(),
+        id: from_identity("userId").or_else(|| context.get("userId").and_then(Value::as_str).map(String::from)),
+        label: from_identity("name").or_else(|| from_identity("email")),
+    }
+}

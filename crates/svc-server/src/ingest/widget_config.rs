@@ -1,0 +1,70 @@
+//! `GET /ingest/config`, `GET /ingest/channels`, `GET /ingest/flags/:key`.
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::request::Parts;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use svc_core::time::{iso, now_ms};
+
+use super::access::{self, IngestProject};
+use super::error::IngestResult;
+use crate::state::AppState;
+
+#[derive(Deserialize)]
+pub struct ConfigQuery {
+    #[serde(rename = "userId")]
+    user_id: Option<String>,
+}
+
+/// Widget configuration with defaults, the unexpired channel hints for everyone plus those for
+/// `?userId=` (never other users'), and the upload limits.
+pub async fn config(
+    State(state): State<AppState>,
+    IngestProject(project): IngestProject,
+    Query(query): Query<ConfigQuery>,
+) -> IngestResult<Json<Value>> {
+    let user_id = query.user_id.filter(|u| !u.is_empty());
+    let hints = state.store.list_active_hints(&project.id, user_id.as_deref(), now_ms()).await?;
+    let hints: Vec<Value> = hints
+        .iter()
+        .map(|h| json!({"channelKey": h.channel_key, "weight": h.weight.to_json(), "userId": h.user_id}))
+        .collect();
+    Ok(Json(json!({
+        "widgetConfig": svc_core::project::widget_config_with_defaults(&project.widget_config),
+        "hints": hints,
+        "limits": state.config.limits.to_json(),
+        "urlPatterns": project.url_patterns,
+        "defaultChannelKey": project.default_channel_key,
+    })))
+}
+
+/// The channel in its ingest form.
+pub fn channel_json(c: &svc_core::model::Channel) -> Value {
+    json!({
+        "id": c.id, "key": c.key, "name": c.name, "color": c.color, "mascot": c.mascot,
+        "baseWeight": c.base_weight, "archived": c.archived, "projectId": c.project_id,
+        "createdAt": iso(c.created_at), "updatedAt": iso(c.updated_at), "matchers": c.matchers,
+    })
+}
+
+/// Non-archived channels, oldest first, with the project's default channel key.
+pub async fn channels(
+    State(state): State<AppState>,
+    IngestProject(project): IngestProject,
+) -> IngestResult<Json<Value>> {
+    let channels = state.store.list_channels(&project.id, false).await?;
+    Ok(Json(json!({
+        "defaultChannelKey": project.default_channel_key,
+        "channels": channels.iter().map(channel_json).collect::<Vec<_>>(),
+    })))
+}
+
+/// `{enabled}`; false for unknown flags and for unknown keys (never 401 here).
+pub async fn flag(State(state): State<AppState>, Path(key): Path<String>, parts: Parts) -> IngestResult<Json<Value>> {
+    let enabled = match access::resolve(&state, &parts).await? {
+        Some(project) => state.store.get_flag(&project.id, &key).await?.is_some_and(|f| f.enabled),
+        None => false,
+    };
+    Ok(Json(json!({"enabled": enabled})))
+}

@@ -1,0 +1,30 @@
+//! Blob housekeeping.
+
+use svc_blob::BlobStore;
+use svc_store::Store;
+
+/// Unbound blobs older than this are deleted.
+pub const UNBOUND_BLOB_TTL_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// Deletes unbound blobs older than 24 hours: the row first (only while still unbound, so a report
+/// binding it at this moment wins), then the bytes. Returns how many went.
+pub async fn delete_stale_unbound(store: &dyn Store, blobs: &BlobStore, now: i64) -> anyhow::Result<u64> {
+    let mut deleted = 0;
+    loop {
+        let batch = store.list_unbound_blobs(now - UNBOUND_BLOB_TTL_MS, 500).await?;
+        if batch.is_empty() {
+            return Ok(deleted);
+        }
+        let mut progressed = false;
+        for blob in batch {
+            if store.delete_unbound_blob(&blob.id).await? {
+                blobs.delete(&blob.id).await?;
+                deleted += 1;
+                progressed = true;
+            }
+        }
+        if !progressed {
+            return Ok(deleted);
+        }
+    }
+}
