@@ -7,6 +7,7 @@ pub mod config;
 pub mod error;
 pub mod health;
 pub mod ingest;
+pub mod mcp;
 pub mod metrics;
 pub mod rate_limit;
 pub mod service;
@@ -43,6 +44,7 @@ pub fn app(state: AppState) -> axum::Router {
     axum::Router::new()
         .merge(api::router())
         .merge(ingest::router(&state))
+        .merge(mcp::router())
         .merge(health::router())
         .fallback(not_found)
         .with_state(state)

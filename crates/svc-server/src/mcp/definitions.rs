@@ -1,0 +1,100 @@
+//! The seven tools as `tools/list` shows them: descriptions written for an agent, JSON Schemas.
+
+use serde_json::{Value, json};
+use svc_core::status::{COMMENT_KINDS, STATUSES};
+
+pub const TOOL_NAMES: [&str; 7] =
+    ["introduce", "list_reports", "get_report", "create_report", "create_room", "set_status", "add_comment"];
+
+/// The scope a tool needs (`None`: any key may call it).
+pub fn required_scope(tool: &str) -> Option<&'static str> {
+    match tool {
+        "list_reports" | "get_report" => Some(svc_core::scope::FEEDBACK_READ),
+        "create_report" | "create_room" | "set_status" | "add_comment" => Some(svc_core::scope::FEEDBACK_WRITE),
+        _ => None,
+    }
+}
+
+pub fn list() -> Value {
+    let project_arg = json!({"type": "string", "description": "Project id, public key, slug or name. Required with an organization-wide key; ignored otherwise."});
+    json!([
+        {
+            "name": "introduce",
+            "title": "Introduce yourself",
+            "description": "Tell Svc who you are. Reports you file and reports you view are then shown under this name to the humans in the dashboard. Optional: every other tool works without it. Call it once per session.",
+            "inputSchema": {"type": "object", "properties": {
+                "agentName": {"type": "string", "minLength": 1, "maxLength": 100, "description": "Your name as people should see it, e.g. \"Claude Code (repo shop-web)\"."},
+                "owner": {"type": "string", "maxLength": 200, "description": "Who runs you (a person or team), optional."}
+            }, "required": ["agentName"], "additionalProperties": false},
+            "annotations": {"title": "Introduce yourself", "readOnlyHint": false, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
+        },
+        {
+            "name": "list_reports",
+            "title": "List feedback reports",
+            "description": "List feedback reports filed by users of the web app (bugs, ideas, questions), newest first, in compact form: id, shortId, title, status, channelKey, url, artifactId, createdAt. The text is a JSON array. Use get_report with an id or shortId to read one in full. Filter by status (new, triaged, in-progress, fixed, verified, canceled), channelKey (e.g. bug) or artifactId (a room: one preview, build or page under review).",
+            "inputSchema": {"type": "object", "properties": {
+                "status": {"type": "string", "description": "Only reports with this status.", "enum": STATUSES},
+                "channelKey": {"type": "string", "description": "Only reports in this channel, e.g. bug, idea, question."},
+                "artifactId": {"type": "string", "maxLength": 200, "description": "Only reports about this artifact (room)."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50, "description": "How many (default 50, at most 200)."}
+            }, "additionalProperties": false},
+            "annotations": {"title": "List feedback reports", "readOnlyHint": true, "openWorldHint": false}
+        },
+        {
+            "name": "get_report",
+            "title": "Read a feedback report",
+            "description": "Read one report in full as Markdown: title, status, channel, page URL, reporter, artifact, every block (text, quotes and selections with their CSS selectors, pinpointed elements with selectors and test ids you can grep for, voice-note transcripts, attached files), console errors and comments. Screenshots follow as images (at most 6). Accepts the full id or the 6-character shortId.",
+            "inputSchema": {"type": "object", "properties": {
+                "id": {"type": "string", "description": "Report id (24 hex characters) or its shortId (last 6)."}
+            }, "required": ["id"], "additionalProperties": false},
+            "annotations": {"title": "Read a feedback report", "readOnlyHint": true, "openWorldHint": false}
+        },
+        {
+            "name": "create_report",
+            "title": "File a report",
+            "description": "File a new report, for example a problem you found while working or a follow-up a human should see. It is marked as coming from you (via mcp). Returns the new report in compact form.",
+            "inputSchema": {"type": "object", "properties": {
+                "message": {"type": "string", "minLength": 1, "maxLength": 10000, "description": "The report: plain text or Markdown. The first line becomes its title."},
+                "channelKey": {"type": "string", "description": "Channel, e.g. bug or idea (default: the project's default channel)."},
+                "url": {"type": "string", "description": "The page or resource the report is about."},
+                "author": {"type": "string", "maxLength": 200, "description": "A free note on whose words these are (stored with the report)."},
+                "project": project_arg
+            }, "required": ["message"], "additionalProperties": false},
+            "annotations": {"title": "File a report", "readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false}
+        },
+        {
+            "name": "create_room",
+            "title": "Open a room for an artifact",
+            "description": "Create or resume the room of an artifact (a preview deployment, a build, a page under review) so reports about it are grouped. Idempotent: calling it again with the same artifact_id returns the same room (created: false) and updates the title or goal you pass.",
+            "inputSchema": {"type": "object", "properties": {
+                "artifact_id": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Stable id of the artifact, e.g. a preview URL or build id."},
+                "title": {"type": "string", "maxLength": 200, "description": "Human-readable title (default: the artifact id)."},
+                "goal": {"type": "string", "maxLength": 10000, "description": "What the artifact is meant to achieve; reviewers see it."},
+                "project": project_arg
+            }, "required": ["artifact_id"], "additionalProperties": false},
+            "annotations": {"title": "Open a room for an artifact", "readOnlyHint": false, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
+        },
+        {
+            "name": "set_status",
+            "title": "Set a report's status",
+            "description": "Move a report to a status: triaged (understood, not started), in-progress, fixed (set once a change is made), canceled (won't do), new, or verified. Leave verified to humans (it means a person confirmed the fix) unless asked otherwise. Returns {id, status}.",
+            "inputSchema": {"type": "object", "properties": {
+                "id": {"type": "string", "description": "Report id or shortId."},
+                "status": {"type": "string", "enum": STATUSES}
+            }, "required": ["id", "status"], "additionalProperties": false},
+            "annotations": {"title": "Set a report's status", "readOnlyHint": false, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
+        },
+        {
+            "name": "add_comment",
+            "title": "Comment on a report",
+            "description": "Add a comment to a report's thread: what you fixed, a question for the reporter, options, why it is deferred, tech debt noticed. By default the comment is a draft that a human reviews and publishes from the dashboard; pass draft: false to post it at once.",
+            "inputSchema": {"type": "object", "properties": {
+                "report_id": {"type": "string", "description": "Report id or shortId."},
+                "text": {"type": "string", "minLength": 1, "maxLength": 20000, "description": "The comment (Markdown)."},
+                "draft": {"type": "boolean", "default": true, "description": "true (default): visible only in the dashboard until a human publishes it."},
+                "kind": {"type": "string", "enum": COMMENT_KINDS, "description": "fix, question, options, deferral or techdebt."}
+            }, "required": ["report_id", "text"], "additionalProperties": false},
+            "annotations": {"title": "Comment on a report", "readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false}
+        }
+    ])
+}

@@ -1,0 +1,180 @@
+//! The tool endpoint: `POST /mcp`, JSON-RPC 2.0 over plain HTTP, stateless (any instance answers
+//! any request), answering `application/json`. A small hand-written module: the protocol surface
+//! is tiny and exact (decisions §7).
+
+pub mod definitions;
+pub mod jsonrpc;
+pub mod markdown;
+pub mod tools;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::{Map, Value, json};
+use svc_core::scope;
+
+use crate::auth::{KeyRejection, authenticate_key};
+use crate::state::AppState;
+use jsonrpc::{Call, error, result};
+use tools::Caller;
+
+pub const PROTOCOL_VERSION: &str = "2024-11-05";
+/// Tool calls carry small JSON; 1 MB is generous.
+const BODY_LIMIT: usize = 1024 * 1024;
+
+pub fn router() -> axum::Router<AppState> {
+    axum::Router::new().route("/mcp", post(handle).fallback(method_not_allowed))
+}
+
+async fn method_not_allowed() -> Response {
+    let mut response = StatusCode::METHOD_NOT_ALLOWED.into_response();
+    response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+    response
+}
+
+fn reply(status: StatusCode, body: Value) -> Response {
+    (status, Json(body)).into_response()
+}
+
+async fn handle(State(state): State<AppState>, parts: Parts, body: Bytes) -> Response {
+    let key = match authenticate_key(&state, &parts).await {
+        Ok(key) => key,
+        Err(KeyRejection::Unauthorized(message)) => {
+            let mut response = reply(StatusCode::UNAUTHORIZED, error(Value::Null, jsonrpc::UNAUTHORIZED, message));
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            return response;
+        }
+        Err(KeyRejection::RateLimited(secs)) => {
+            let mut response = reply(
+                StatusCode::TOO_MANY_REQUESTS,
+                error(Value::Null, jsonrpc::INTERNAL_ERROR, "rate limit exceeded"),
+            );
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs.max(1)));
+            return response;
+        }
+        Err(KeyRejection::Internal(e)) => {
+            tracing::error!(error = %format!("{e:#}"), "tool endpoint auth failed");
+            return reply(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                error(Value::Null, jsonrpc::INTERNAL_ERROR, "internal error"),
+            );
+        }
+    };
+    if body.len() > BODY_LIMIT {
+        return reply(StatusCode::PAYLOAD_TOO_LARGE, error(Value::Null, jsonrpc::INVALID_REQUEST, "request too large"));
+    }
+    let message: Value = match serde_json::from_slice(&body) {
+        Ok(message) => message,
+        Err(_) => {
+            return reply(
+                StatusCode::BAD_REQUEST,
+                error(Value::Null, jsonrpc::PARSE_ERROR, "parse error: body is not JSON"),
+            );
+        }
+    };
+    let projects = match reachable_projects(&state, &key).await {
+        Ok(projects) => projects,
+        Err(e) => {
+            tracing::error!(error = %e, "tool endpoint could not load projects");
+            return reply(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                error(Value::Null, jsonrpc::INTERNAL_ERROR, "internal error"),
+            );
+        }
+    };
+    let caller = Caller { key, projects };
+    match message {
+        Value::Array(batch) if batch.is_empty() => {
+            reply(StatusCode::OK, error(Value::Null, jsonrpc::INVALID_REQUEST, "invalid request: empty batch"))
+        }
+        Value::Array(batch) => {
+            let mut answers = Vec::new();
+            for item in &batch {
+                if let Some((_, answer)) = dispatch(&state, &caller, item).await {
+                    answers.push(answer);
+                }
+            }
+            if answers.is_empty() {
+                StatusCode::ACCEPTED.into_response()
+            } else {
+                reply(StatusCode::OK, Value::Array(answers))
+            }
+        }
+        single => match dispatch(&state, &caller, &single).await {
+            Some((status, answer)) => reply(status, answer),
+            None => StatusCode::ACCEPTED.into_response(),
+        },
+    }
+}
+
+/// The projects a key reaches: its own, or every project of its organization.
+async fn reachable_projects(
+    state: &AppState,
+    key: &svc_core::model::ApiKey,
+) -> Result<Vec<svc_core::model::Project>, svc_store::StoreError> {
+    match &key.project_id {
+        Some(id) => Ok(state.store.get_project(id).await?.into_iter().collect()),
+        None => state.store.list_projects(&key.org_id).await,
+    }
+}
+
+/// Answers one message; `None` for a notification. HTTP 403 only for a missing scope.
+async fn dispatch(state: &AppState, caller: &Caller, message: &Value) -> Option<(StatusCode, Value)> {
+    let call = match jsonrpc::parse_call(message) {
+        Ok(call) => call,
+        Err(answer) => return Some((StatusCode::OK, answer)),
+    };
+    let Call { id, method, params } = call;
+    let id = id?;
+    let params = params.unwrap_or_else(|| json!({}));
+    let answer = match method.as_str() {
+        "initialize" => result(
+            id,
+            json!({
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {"tools": {"listChanged": false}},
+                "serverInfo": {"name": "svc", "version": env!("CARGO_PKG_VERSION")},
+                "instructions": "Svc holds feedback reports filed by users of a web app. list_reports to see what is new, get_report to read one (with screenshots and CSS selectors to grep for), set_status and add_comment to triage.",
+            }),
+        ),
+        "ping" => result(id, json!({})),
+        "tools/list" => result(id, json!({"tools": definitions::list()})),
+        "resources/list" => result(id, json!({"resources": []})),
+        "resources/templates/list" => result(id, json!({"resourceTemplates": []})),
+        "prompts/list" => result(id, json!({"prompts": []})),
+        "tools/call" => return Some(call_tool(state, caller, id, &params).await),
+        _ => error(id, jsonrpc::METHOD_NOT_FOUND, &format!("method not found: {method}")),
+    };
+    Some((StatusCode::OK, answer))
+}
+
+async fn call_tool(state: &AppState, caller: &Caller, id: Value, params: &Value) -> (StatusCode, Value) {
+    let Some(name) = params.get("name").and_then(Value::as_str) else {
+        return (StatusCode::OK, error(id, jsonrpc::INVALID_PARAMS, "invalid params: name must be a string"));
+    };
+    if !definitions::TOOL_NAMES.contains(&name) {
+        return (StatusCode::OK, error(id, jsonrpc::METHOD_NOT_FOUND, &format!("unknown tool: {name}")));
+    }
+    let empty = Map::new();
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(arguments)) => arguments,
+        Some(_) => {
+            return (StatusCode::OK, error(id, jsonrpc::INVALID_PARAMS, "invalid params: arguments must be an object"));
+        }
+    };
+    if let Some(needed) = definitions::required_scope(name) {
+        if !scope::satisfies(&caller.key.scopes, needed) {
+            return (
+                StatusCode::FORBIDDEN,
+                error(id, jsonrpc::FORBIDDEN, &format!("forbidden: this key lacks {needed}")),
+            );
+        }
+    }
+    let outcome = tools::call(state, caller, name, arguments).await;
+    (StatusCode::OK, result(id, outcome.to_json()))
+}

@@ -1,0 +1,352 @@
+//! The seven tools. Each answers a tool result; a bad argument or an unreachable report is an
+//! `isError` result naming the problem, never a protocol error.
+
+use serde_json::{Map, Value, json};
+use svc_core::model::{ApiKey, Comment, Project, Report, ReportFilter, RoomChanges};
+use svc_core::{ids, status, time};
+
+use super::markdown;
+use crate::auth::key_author;
+use crate::service::reports::{self, Filed, Filing, FilingError};
+use crate::service::{ServiceError, rooms};
+use crate::state::AppState;
+
+pub const LIST_DEFAULT_LIMIT: u32 = 50;
+pub const LIST_MAX_LIMIT: u32 = 200;
+
+/// Who is calling and what they can reach: one project, or every project of an organization.
+pub struct Caller {
+    pub key: ApiKey,
+    pub projects: Vec<Project>,
+}
+
+impl Caller {
+    pub fn org_wide(&self) -> bool {
+        self.key.project_id.is_none()
+    }
+    fn project_ids(&self) -> Vec<String> {
+        self.projects.iter().map(|p| p.id.clone()).collect()
+    }
+    fn project(&self, id: &str) -> Option<&Project> {
+        self.projects.iter().find(|p| p.id == id)
+    }
+    fn viewer(&self) -> String {
+        format!("agent:{}", self.key.id)
+    }
+}
+
+/// A tool's answer.
+pub struct ToolResult {
+    pub content: Vec<Value>,
+    pub is_error: bool,
+}
+
+impl ToolResult {
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolResult { content: vec![json!({"type": "text", "text": text.into()})], is_error: false }
+    }
+    pub fn json(value: &Value) -> Self {
+        Self::text(serde_json::to_string_pretty(value).unwrap_or_default())
+    }
+    pub fn error(text: impl Into<String>) -> Self {
+        ToolResult { content: vec![json!({"type": "text", "text": text.into()})], is_error: true }
+    }
+    pub fn to_json(&self) -> Value {
+        json!({"content": self.content, "isError": self.is_error})
+    }
+}
+
+type Outcome = Result<ToolResult, ToolResult>;
+
+/// Reads tool arguments, turning every mistake into an `isError` result that names the argument.
+struct Args<'a>(&'a Map<String, Value>);
+
+impl<'a> Args<'a> {
+    fn string(&self, name: &str, max_chars: usize) -> Result<Option<&'a str>, ToolResult> {
+        match self.0.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if s.chars().count() <= max_chars => Ok(Some(s)),
+            Some(Value::String(_)) => {
+                Err(ToolResult::error(format!("argument {name} is longer than {max_chars} characters")))
+            }
+            Some(_) => Err(ToolResult::error(format!("argument {name} must be a string"))),
+        }
+    }
+    fn required(&self, name: &str, max_chars: usize) -> Result<&'a str, ToolResult> {
+        match self.string(name, max_chars)? {
+            Some(s) if !s.trim().is_empty() => Ok(s),
+            _ => Err(ToolResult::error(format!("argument {name} is required"))),
+        }
+    }
+}
+
+pub async fn call(state: &AppState, caller: &Caller, tool: &str, arguments: &Map<String, Value>) -> ToolResult {
+    let args = Args(arguments);
+    let outcome = match tool {
+        "introduce" => introduce(state, caller, &args).await,
+        "list_reports" => list_reports(state, caller, &args).await,
+        "get_report" => get_report(state, caller, &args).await,
+        "create_report" => create_report(state, caller, &args).await,
+        "create_room" => create_room(state, caller, &args).await,
+        "set_status" => set_status(state, caller, &args).await,
+        "add_comment" => add_comment(state, caller, &args).await,
+        other => Err(ToolResult::error(format!("unknown tool {other}"))),
+    };
+    outcome.unwrap_or_else(|error| error)
+}
+
+fn internal(error: impl std::fmt::Display) -> ToolResult {
+    tracing::error!(%error, "tool endpoint internal error");
+    ToolResult::error("internal error: the report store could not answer; try again")
+}
+
+async fn introduce(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {
+    let name = args.required("agentName", 100)?.trim();
+    let owner = args.string("owner", 200)?.map(str::trim).filter(|o| !o.is_empty());
+    state.store.set_key_agent(&caller.key.id, name, owner).await.map_err(internal)?;
+    let owner_note = owner.map(|o| format!(" (run by {o})")).unwrap_or_default();
+    Ok(ToolResult::text(format!(
+        "Hello, {name}{owner_note}. Reports you file and reports you view are now shown under this name."
+    )))
+}
+
+/// The compact form of a report (plus `project`/`projectId` for organization-wide callers).
+fn compact(report: &Report, caller: &Caller) -> Value {
+    let mut item = json!({
+        "id": report.id,
+        "shortId": ids::short_id(&report.id),
+        "title": report.title,
+        "status": report.status,
+        "channelKey": report.channel_key,
+        "url": report.url,
+        "artifactId": report.artifact_id,
+        "createdAt": time::iso(report.created_at),
+    });
+    if caller.org_wide() {
+        item["project"] = caller.project(&report.project_id).map(|p| p.name.clone()).into();
+        item["projectId"] = report.project_id.clone().into();
+    }
+    item
+}
+
+/// Records that the caller saw these reports, off the request path.
+fn mark_viewed(state: &AppState, caller: &Caller, report_ids: Vec<String>) {
+    if report_ids.is_empty() {
+        return;
+    }
+    let store = state.store.clone();
+    let viewer = caller.viewer();
+    tokio::spawn(async move {
+        if let Err(error) = store.mark_viewed(&report_ids, &viewer, time::now_ms()).await {
+            tracing::warn!(%error, "could not record viewed reports");
+        }
+    });
+}
+
+async fn list_reports(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {
+    let limit = match args.0.get("limit") {
+        None | Some(Value::Null) => LIST_DEFAULT_LIMIT,
+        Some(value) => match value.as_f64() {
+            Some(n) if n >= 1.0 && n.fract() == 0.0 => (n as u64).min(LIST_MAX_LIMIT as u64) as u32,
+            _ => return Err(ToolResult::error("argument limit must be a whole number from 1 to 200")),
+        },
+    };
+    let filter = ReportFilter {
+        project_ids: caller.project_ids(),
+        status: args.string("status", 100)?.map(String::from),
+        channel_key: args.string("channelKey", 100)?.map(String::from),
+        artifact_id: args.string("artifactId", 200)?.map(String::from),
+        before: None,
+        limit,
+    };
+    let reports = state.store.list_reports(&filter).await.map_err(internal)?;
+    let items: Vec<Value> = reports.iter().map(|r| compact(r, caller)).collect();
+    mark_viewed(state, caller, reports.into_iter().map(|r| r.id).collect());
+    Ok(ToolResult::text(serde_json::to_string(&items).unwrap_or_default()))
+}
+
+/// A report in the caller's reach by full id or unique shortId.
+async fn find_report(state: &AppState, caller: &Caller, argument: &str, reference: &str) -> Result<Report, ToolResult> {
+    let reference = reference.trim().to_ascii_lowercase();
+    let not_found = || ToolResult::error(format!("no report {reference} in your reach ({argument})"));
+    if ids::is_object_id(&reference) {
+        return reports::get_in(state.store.as_ref(), &caller.project_ids(), &reference)
+            .await
+            .map_err(internal)?
+            .ok_or_else(not_found);
+    }
+    if !ids::is_short_id(&reference) {
+        return Err(ToolResult::error(format!(
+            "argument {argument} must be a report id (24 hex characters) or its 6-character shortId, not {reference:?}"
+        )));
+    }
+    let mut found =
+        state.store.find_reports_by_short_id(&caller.project_ids(), &reference, 10).await.map_err(internal)?;
+    match found.len() {
+        0 => Err(not_found()),
+        1 => Ok(found.remove(0)),
+        _ => Err(ToolResult::error(format!(
+            "shortId {reference} is ambiguous; use the full id of one of: {}",
+            found.iter().map(|r| format!("{} ({})", r.id, r.title)).collect::<Vec<_>>().join(", ")
+        ))),
+    }
+}
+
+async fn get_report(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {
+    let report = find_report(state, caller, "id", args.required("id", 100)?).await?;
+    let comments = state.store.list_comments(&report.id).await.map_err(internal)?;
+    let project = caller.project(&report.project_id);
+    let content = markdown::render(state, &report, project, &comments).await;
+    mark_viewed(state, caller, vec![report.id.clone()]);
+    Ok(ToolResult { content, is_error: false })
+}
+
+/// The project a write goes to: the key's own, or for organization-wide keys the `project` argument.
+fn target_project<'a>(caller: &'a Caller, args: &Args<'_>) -> Result<&'a Project, ToolResult> {
+    let reference = args.string("project", 200)?;
+    if !caller.org_wide() {
+        return caller.projects.first().ok_or_else(|| ToolResult::error("the key's project no longer exists"));
+    }
+    let reference = reference.ok_or_else(|| {
+        ToolResult::error(format!(
+            "argument project is required with an organization-wide key: one of {}",
+            caller.projects.iter().map(|p| p.slug.as_str()).collect::<Vec<_>>().join(", ")
+        ))
+    })?;
+    caller
+        .projects
+        .iter()
+        .find(|p| p.id == reference || p.project_key == reference || p.slug == reference)
+        .or_else(|| caller.projects.iter().find(|p| p.name == reference))
+        .ok_or_else(|| ToolResult::error(format!("argument project: no project {reference:?} in your organization")))
+}
+
+async fn create_report(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {
+    let message = args.required("message", 10_000)?;
+    let channel_key = args.string("channelKey", 100)?;
+    let url = args.string("url", 8_192)?;
+    let note = args.string("author", 200)?;
+    let project = target_project(caller, args)?;
+    let mut extra = json!({"via": "mcp"});
+    if let Some(note) = note {
+        extra["author"] = note.into();
+    }
+    let mut context = Map::new();
+    if let Some(url) = url {
+        context.insert("url".into(), url.into());
+    }
+    context.insert("extra".into(), extra);
+    let submission = svc_core::ingest::Submission {
+        blocks: vec![json!({"type": "text", "text": message})],
+        channel_key: channel_key.map(String::from),
+        context,
+    };
+    let filing = Filing {
+        project,
+        submission,
+        author: key_author(&caller.key),
+        identity: None,
+        identity_error: None,
+        idempotency_key: None,
+    };
+    match reports::file(state.store.as_ref(), filing).await {
+        Ok(Filed::Created(report)) => {
+            state.metrics.report_created();
+            Ok(ToolResult::json(&compact(&report, caller)))
+        }
+        Ok(Filed::Repeat(id)) => Err(internal(format!("unexpected idempotent repeat {id}"))),
+        Err(FilingError::ChannelInvalid) => Err(ToolResult::error(format!(
+            "argument channelKey: no channel {:?} and the project's default channel is archived",
+            channel_key.unwrap_or_default()
+        ))),
+        Err(FilingError::Store(error)) => Err(internal(error)),
+        Err(other) => Err(internal(format!("{other:?}"))),
+    }
+}
+
+async fn create_room(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {
+    let artifact_id = args.required("artifact_id", 200)?;
+    let title = args.string("title", 200)?;
+    let goal = args.string("goal", 10_000)?;
+    let project = target_project(caller, args)?;
+    let mut changes = RoomChanges { title: title.map(String::from), ..Default::default() };
+    if let Some(goal) = goal {
+        // Keep what the room's meta already says; the goal is added or replaced.
+        let existing = state.store.get_room(&project.id, artifact_id).await.map_err(internal)?;
+        let mut meta = existing.and_then(|r| r.meta).unwrap_or_else(|| json!({}));
+        meta["goal"] = goal.into();
+        changes.meta = Some(Some(meta));
+    }
+    let outcome =
+        rooms::upsert(state.store.as_ref(), &project.id, artifact_id, changes).await.map_err(|e| match e {
+            ServiceError::Invalid(message) => ToolResult::error(format!("argument artifact_id: {message}")),
+            other => internal(other),
+        })?;
+    let room = &outcome.room;
+    let mut answer = json!({"id": room.id, "artifactId": room.artifact_id, "title": room.title, "meta": room.meta,
+        "archived": room.archived, "created": outcome.created});
+    if caller.org_wide() {
+        answer["project"] = project.name.clone().into();
+        answer["projectId"] = project.id.clone().into();
+    }
+    Ok(ToolResult::json(&answer))
+}
+
+async fn set_status(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {
+    let reference = args.required("id", 100)?;
+    let new_status = args.required("status", 100)?;
+    if !status::is_valid(new_status) {
+        return Err(ToolResult::error(format!(
+            "argument status must be one of {}, not {new_status:?}",
+            status::STATUSES.join(", ")
+        )));
+    }
+    let report = find_report(state, caller, "id", reference).await?;
+    let change = reports::set_status(state.store.as_ref(), &report, new_status, &key_author(&caller.key))
+        .await
+        .map_err(internal)?;
+    Ok(ToolResult::json(&json!({"id": report.id, "status": change.to_status})))
+}
+
+async fn add_comment(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {
+    let reference = args.required("report_id", 100)?;
+    let text = args.required("text", 20_000)?;
+    let draft = match args.0.get("draft") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(ToolResult::error("argument draft must be true or false")),
+    };
+    let kind = match args.string("kind", 50)? {
+        Some(kind) if status::COMMENT_KINDS.contains(&kind) => Some(kind.to_string()),
+        Some(kind) => {
+            return Err(ToolResult::error(format!(
+                "argument kind must be one of {}, not {kind:?}",
+                status::COMMENT_KINDS.join(", ")
+            )));
+        }
+        None => None,
+    };
+    let report = find_report(state, caller, "report_id", reference).await?;
+    let now = time::now_ms();
+    let comment = Comment {
+        id: ids::new_id_at(now),
+        report_id: report.id.clone(),
+        project_id: report.project_id.clone(),
+        author: key_author(&caller.key),
+        text: text.to_string(),
+        kind,
+        draft,
+        created_at: now,
+        published_at: if draft { None } else { Some(now) },
+    };
+    state.store.create_comment(&comment).await.map_err(internal)?;
+    Ok(ToolResult::json(&comment_json(&comment)))
+}
+
+pub fn comment_json(c: &Comment) -> Value {
+    json!({
+        "id": c.id, "reportId": c.report_id, "author": c.author.id, "authorLabel": c.author.label,
+        "text": c.text, "kind": c.kind, "draft": c.draft, "createdAt": time::iso(c.created_at),
+        "publishedAt": time::iso_opt(c.published_at),
+    })
+}

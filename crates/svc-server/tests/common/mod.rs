@@ -1,0 +1,544 @@
+//! Shared fixtures for the REST API tests: an app over a fresh SQLite store in its own temporary
+//! folder, driven in process with `tower::ServiceExt::oneshot`.
+#![allow(dead_code)]
+
+use axum::body::Body;
+use axum::http::{HeaderMap, Method, Request, StatusCode, header};
+use serde_json::{Value, json};
+use svc_core::model::{ApiKey, Author, Blob, Comment, KeyOrigin, NewReport, Project, Report};
+use svc_core::{ids, time};
+use svc_server::service::keys::{self, MintRequest};
+use svc_server::{AppState, ServerConfig};
+use svc_store::DynStore;
+use tower::ServiceExt;
+
+/// The seven scopes a project key can hold.
+pub const ALL_SCOPES: [&str; 7] = [
+    "feedback:read",
+    "feedback:write",
+    "channel:read",
+    "channel:write",
+    "project:read",
+    "project:write",
+    "apikey:write",
+];
+
+pub struct TestApp {
+    /// Kept so the database folder lives as long as the app.
+    pub dir: tempfile::TempDir,
+    pub store: DynStore,
+    pub router: axum::Router,
+    /// The state behind the router (its in-memory blob store, for seeding blobs).
+    pub state: AppState,
+    /// The bootstrapped project "Default".
+    pub project: Project,
+    /// The bootstrap setup token (scope `*`).
+    pub token: String,
+}
+
+pub struct Resp {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub text: String,
+    pub bytes: Vec<u8>,
+    /// The body as JSON (`Value::Null` when it is not JSON).
+    pub body: Value,
+}
+
+impl Resp {
+    /// Asserts the status and that the body is the REST error shape `{error, code}` with this code;
+    /// returns the message.
+    #[track_caller]
+    pub fn error(&self, status: u16, code: &str) -> String {
+        assert_eq!(self.status.as_u16(), status, "unexpected status; body: {}", self.text);
+        let object = self.body.as_object().unwrap_or_else(|| panic!("error body is not a JSON object: {}", self.text));
+        assert_eq!(object.get("code"), Some(&json!(code)), "error code; body: {}", self.text);
+        let message = object
+            .get("error")
+            .and_then(Value::as_str)
+            .unwrap_or_else(|| panic!("error message missing: {}", self.text));
+        assert!(!message.is_empty(), "empty error message");
+        assert_eq!(object.len(), 2, "an error body has exactly `error` and `code`: {}", self.text);
+        message.to_string()
+    }
+
+    /// Asserts the status and returns the JSON body.
+    #[track_caller]
+    pub fn ok(&self, status: u16) -> &Value {
+        assert_eq!(self.status.as_u16(), status, "unexpected status; body: {}", self.text);
+        &self.body
+    }
+}
+
+pub fn no_rate_limits() -> ServerConfig {
+    ServerConfig { rate_limits: false, ..Default::default() }
+}
+
+impl TestApp {
+    pub async fn new() -> Self {
+        Self::with_config(no_rate_limits()).await
+    }
+
+    pub async fn with_config(config: ServerConfig) -> Self {
+        let dir = tempfile::tempdir().expect("temporary folder");
+        let url = format!("sqlite://{}", dir.path().join("svc.db").display());
+        let store = svc_store::connect(&url).await.expect("open store");
+        Self::over(dir, store, config).await
+    }
+
+    /// The app over PostgreSQL (a fresh schema) when `SVC_TEST_POSTGRES_URL` is set.
+    pub async fn postgres() -> Option<Self> {
+        let Ok(url) = std::env::var("SVC_TEST_POSTGRES_URL") else {
+            eprintln!("skipped: SVC_TEST_POSTGRES_URL not set");
+            return None;
+        };
+        let store =
+            svc_store::postgres::PostgresStore::connect_fresh_schema(&url).await.expect("fresh PostgreSQL schema");
+        let dir = tempfile::tempdir().expect("temporary folder");
+        Some(Self::over(dir, std::sync::Arc::new(store), no_rate_limits()).await)
+    }
+
+    async fn over(dir: tempfile::TempDir, store: DynStore, config: ServerConfig) -> Self {
+        let boot = svc_server::service::bootstrap::ensure_default(store.as_ref())
+            .await
+            .expect("bootstrap")
+            .expect("an empty database is bootstrapped");
+        let state = AppState::new(store.clone(), config);
+        let router = svc_server::app(state.clone());
+        TestApp { dir, store, router, state, project: boot.project, token: boot.setup_token.expose().to_string() }
+    }
+
+    pub fn pid(&self) -> &str {
+        &self.project.id
+    }
+
+    /// `/api/v1/projects/<id><rest>`.
+    pub fn p(&self, rest: &str) -> String {
+        format!("/api/v1/projects/{}{}", self.project.id, rest)
+    }
+
+    /// Sends a prepared request.
+    pub async fn send(&self, request: Request<Body>) -> Resp {
+        let response = self.router.clone().oneshot(request).await.expect("the router is infallible");
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.expect("read body");
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        Resp { status, headers, text, bytes: bytes.to_vec(), body }
+    }
+
+    /// A request with an optional raw `Authorization` header value and an optional raw body.
+    pub async fn raw(&self, method: &str, path: &str, authorization: Option<&str>, body: Option<Vec<u8>>) -> Resp {
+        let mut builder = Request::builder().method(Method::from_bytes(method.as_bytes()).unwrap()).uri(path);
+        if let Some(value) = authorization {
+            builder = builder.header(header::AUTHORIZATION, value);
+        }
+        let body = match body {
+            Some(bytes) => {
+                builder = builder.header(header::CONTENT_TYPE, "application/json");
+                Body::from(bytes)
+            }
+            None => Body::empty(),
+        };
+        self.send(builder.body(body).unwrap()).await
+    }
+
+    /// A request with a bearer key and an optional JSON body.
+    pub async fn call(&self, method: &str, path: &str, key: &str, body: Option<Value>) -> Resp {
+        let authorization = format!("Bearer {key}");
+        self.raw(method, path, Some(&authorization), body.map(|b| serde_json::to_vec(&b).unwrap())).await
+    }
+
+    pub async fn get(&self, path: &str, key: &str) -> Resp {
+        self.call("GET", path, key, None).await
+    }
+
+    pub async fn post(&self, path: &str, key: &str, body: Value) -> Resp {
+        self.call("POST", path, key, Some(body)).await
+    }
+
+    pub async fn patch(&self, path: &str, key: &str, body: Value) -> Resp {
+        self.call("PATCH", path, key, Some(body)).await
+    }
+
+    /// Mints a key through the API with the setup token; returns the whole response body.
+    pub async fn mint_api(&self, scopes: &[&str]) -> Value {
+        let resp = self.post(&self.p("/keys"), &self.token, json!({"name": "test key", "scopes": scopes})).await;
+        resp.ok(201).clone()
+    }
+
+    /// Mints a project key through the service (any scopes, `apikey:write` and `*` included);
+    /// returns (key id, plaintext).
+    pub async fn mint(&self, scopes: &[&str]) -> (String, String) {
+        mint_for(&self.store, &self.project, scopes).await
+    }
+
+    /// An org-wide key (no project): it must be refused on every REST route.
+    pub async fn mint_org_wide(&self, scopes: &[&str]) -> String {
+        let (_, secret) = keys::mint(
+            self.store.as_ref(),
+            MintRequest {
+                org_id: self.project.org_id.clone(),
+                project_id: None,
+                name: "org key".into(),
+                scopes: scopes.iter().map(|s| s.to_string()).collect(),
+                ttl_secs: None,
+                origin: KeyOrigin::Cli,
+            },
+        )
+        .await
+        .expect("mint org-wide key");
+        secret.expose().to_string()
+    }
+
+    /// A second project in the same organization, with a `*` key of its own.
+    pub async fn other_project(&self) -> (Project, String) {
+        let project = svc_server::service::projects::create_project(self.store.as_ref(), &self.project.org_id, "Other")
+            .await
+            .expect("create project");
+        let (_, key) = mint_for(&self.store, &project, &["*"]).await;
+        (project, key)
+    }
+
+    /// Stores a key whose expiry is already past (as if the clock had moved on); returns
+    /// (key id, plaintext).
+    pub async fn expired_key(&self) -> (String, String) {
+        let plaintext = ids::new_secret_key();
+        let now = time::now_ms();
+        let key = ApiKey {
+            id: ids::new_id(),
+            project_id: Some(self.project.id.clone()),
+            org_id: self.project.org_id.clone(),
+            name: "expired".into(),
+            key_hash: svc_core::secret::hash_secret(&plaintext),
+            scopes: vec!["*".into()],
+            origin: KeyOrigin::Api,
+            expires_at: Some(now - 1_000),
+            revoked_at: None,
+            last_used_at: None,
+            agent_name: None,
+            agent_owner: None,
+            created_at: now - 120_000,
+        };
+        self.store.create_key(&key).await.expect("store key");
+        (key.id, plaintext)
+    }
+
+    /// Files a report in this project (see [`Seed`]).
+    pub async fn seed(&self, seed: Seed) -> Report {
+        seed_report(&self.store, &self.project.id, seed).await
+    }
+
+    /// Files `n` reports with texts `report 0`, `report 1`, ... (oldest first); returns them in that order.
+    pub async fn seed_many(&self, n: usize) -> Vec<Report> {
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            out.push(self.seed(Seed::text(&format!("report {i}"))).await);
+        }
+        out
+    }
+
+    /// Stores a blob (row and bytes) in `project_id`; returns its id.
+    pub async fn seed_blob(&self, project_id: &str, kind: &str, mime: &str, data: &[u8], name: Option<&str>) -> String {
+        let id = ids::new_id();
+        let blob = Blob {
+            id: id.clone(),
+            project_id: project_id.into(),
+            kind: kind.into(),
+            mime: mime.into(),
+            bytes: data.len() as i64,
+            width: None,
+            height: None,
+            duration_ms: None,
+            name: name.map(String::from),
+            report_id: None,
+            created_at: time::now_ms(),
+        };
+        self.store.create_blob(&blob).await.expect("store blob row");
+        let mut writer = self.state.blobs.writer(&id).expect("blob writer");
+        writer.write(axum::body::Bytes::copy_from_slice(data)).await.expect("write blob");
+        writer.finish().await.expect("finish blob");
+        id
+    }
+
+    pub async fn seed_comment(&self, report_id: &str, text: &str, draft: bool) -> Comment {
+        let now = time::now_ms();
+        let comment = Comment {
+            id: ids::new_id(),
+            report_id: report_id.into(),
+            project_id: self.project.id.clone(),
+            author: Author { kind: "agent".into(), id: Some("agent:abc".into()), label: Some("Claude".into()) },
+            text: text.into(),
+            kind: Some("fix".into()),
+            draft,
+            created_at: now,
+            published_at: if draft { None } else { Some(now) },
+        };
+        self.store.create_comment(&comment).await.expect("store comment");
+        comment
+    }
+}
+
+pub async fn mint_for(store: &DynStore, project: &Project, scopes: &[&str]) -> (String, String) {
+    let (key, secret) = keys::mint(
+        store.as_ref(),
+        MintRequest {
+            org_id: project.org_id.clone(),
+            project_id: Some(project.id.clone()),
+            name: format!("key {}", scopes.join(" ")),
+            scopes: scopes.iter().map(|s| s.to_string()).collect(),
+            ttl_secs: None,
+            origin: KeyOrigin::Api,
+        },
+    )
+    .await
+    .expect("mint key");
+    (key.id, secret.expose().to_string())
+}
+
+/// What a seeded report carries.
+#[derive(Clone)]
+pub struct Seed {
+    pub text: String,
+    pub channel_key: String,
+    pub status: String,
+    pub artifact_id: Option<String>,
+    /// Creation time; now when `None`.
+    pub created_at: Option<i64>,
+}
+
+impl Seed {
+    pub fn text(text: &str) -> Self {
+        Seed { text: text.into(), channel_key: "bug".into(), status: "new".into(), artifact_id: None, created_at: None }
+    }
+    pub fn channel(mut self, key: &str) -> Self {
+        self.channel_key = key.into();
+        self
+    }
+    pub fn status(mut self, status: &str) -> Self {
+        self.status = status.into();
+        self
+    }
+    pub fn artifact(mut self, artifact_id: &str) -> Self {
+        self.artifact_id = Some(artifact_id.into());
+        self
+    }
+    pub fn at(mut self, ms: i64) -> Self {
+        self.created_at = Some(ms);
+        self
+    }
+}
+
+pub async fn seed_report(store: &DynStore, project_id: &str, seed: Seed) -> Report {
+    let created_at = seed.created_at.unwrap_or_else(time::now_ms);
+    let blocks = json!([{"type": "text", "text": seed.text}]);
+    let mut context = json!({"url": "https://app.example.com/page", "extra": {"source": "test"}});
+    if let Some(artifact_id) = &seed.artifact_id {
+        context["artifactId"] = json!(artifact_id);
+    }
+    let report = Report {
+        // Ids are time-ordered within the process, so the newest report always has the largest id.
+        id: ids::new_id(),
+        project_id: project_id.into(),
+        channel_key: seed.channel_key,
+        status: seed.status,
+        title: svc_core::report::derive_title(&blocks),
+        blocks,
+        context,
+        identity: None,
+        identity_error: None,
+        author: Author { kind: "reporter".into(), id: Some("user-1".into()), label: Some("Ada".into()) },
+        artifact_id: seed.artifact_id,
+        url: Some("https://app.example.com/page".into()),
+        created_at,
+        updated_at: created_at,
+    };
+    store
+        .create_report(&NewReport { report: report.clone(), blob_ids: vec![], idempotency_key: None })
+        .await
+        .expect("store report");
+    report
+}
+
+/// Every (method, path) of the REST API, with `{projectId}`-style parameters, as the OpenAPI
+/// document must list them.
+pub const REST_ROUTES: [(&str, &str); 20] = [
+    ("get", "/api/v1/me"),
+    ("get", "/api/v1/projects/{projectId}"),
+    ("patch", "/api/v1/projects/{projectId}"),
+    ("get", "/api/v1/projects/{projectId}/feedback"),
+    ("get", "/api/v1/projects/{projectId}/feedback/{reportId}"),
+    ("patch", "/api/v1/projects/{projectId}/feedback/{reportId}"),
+    ("get", "/api/v1/projects/{projectId}/feedback/{reportId}/comments"),
+    ("get", "/api/v1/projects/{projectId}/rooms"),
+    ("post", "/api/v1/projects/{projectId}/rooms"),
+    ("patch", "/api/v1/projects/{projectId}/rooms/{artifactId}"),
+    ("get", "/api/v1/projects/{projectId}/channels"),
+    ("post", "/api/v1/projects/{projectId}/channels"),
+    ("patch", "/api/v1/projects/{projectId}/channels/{channelKey}"),
+    ("post", "/api/v1/projects/{projectId}/hints"),
+    ("post", "/api/v1/projects/{projectId}/keys"),
+    ("delete", "/api/v1/projects/{projectId}/keys/{keyId}"),
+    ("get", "/api/v1/projects/{projectId}/flags"),
+    ("put", "/api/v1/projects/{projectId}/flags/{key}"),
+    ("get", "/api/v1/projects/{projectId}/blobs/{blobId}"),
+    ("get", "/api/v1/openapi.json"),
+];
+
+/// One project route: method, path under `/api/v1/projects/{p}` (placeholders `{r}` report id,
+/// `{a}` artifact id, `{k}` key id, `{b}` blob id), the scope it needs, a valid body and the success status.
+pub struct RouteCase {
+    pub method: &'static str,
+    pub path: &'static str,
+    pub scope: &'static str,
+    pub body: Option<Value>,
+    pub success: u16,
+}
+
+/// Every keyed project route with a body that succeeds on [`Fixture`].
+pub fn project_routes() -> Vec<RouteCase> {
+    let case = |method, path, scope, body: Option<Value>, success| RouteCase { method, path, scope, body, success };
+    vec![
+        case("GET", "", "project:read", None, 200),
+        case("PATCH", "", "project:write", Some(json!({"name": "Renamed"})), 200),
+        case("GET", "/feedback", "feedback:read", None, 200),
+        case("GET", "/feedback/{r}", "feedback:read", None, 200),
+        case("PATCH", "/feedback/{r}", "feedback:write", Some(json!({"status": "triaged"})), 200),
+        case("GET", "/feedback/{r}/comments", "feedback:read", None, 200),
+        case("GET", "/rooms", "feedback:read", None, 200),
+        case("POST", "/rooms", "feedback:write", Some(json!({"artifactId": "matrix-room"})), 201),
+        case("PATCH", "/rooms/{a}", "feedback:write", Some(json!({"title": "Renamed room"})), 200),
+        case("GET", "/channels", "channel:read", None, 200),
+        case(
+            "POST",
+            "/channels",
+            "channel:write",
+            Some(json!({"key": "matrix", "name": "Matrix", "color": "#112233", "mascot": "owl"})),
+            201,
+        ),
+        case("PATCH", "/channels/bug", "channel:write", Some(json!({"name": "Bugs!"})), 200),
+        case("POST", "/hints", "channel:write", Some(json!({"channelKey": "bug", "weight": "max"})), 200),
+        case("POST", "/keys", "apikey:write", Some(json!({"name": "minted", "scopes": ["feedback:read"]})), 201),
+        case("DELETE", "/keys/{k}", "apikey:write", None, 200),
+        case("GET", "/flags", "project:read", None, 200),
+        case("PUT", "/flags/beta", "project:write", Some(json!({"enabled": true})), 200),
+        case("GET", "/blobs/{b}", "feedback:read", None, 200),
+    ]
+}
+
+/// Resources the route table's placeholders point at.
+pub struct Fixture {
+    pub report_id: String,
+    pub artifact_id: String,
+    pub victim_key_id: String,
+    pub blob_id: String,
+}
+
+impl TestApp {
+    pub async fn fixture(&self) -> Fixture {
+        let report = self.seed(Seed::text("fixture report").artifact("fixture-room")).await;
+        let (victim_key_id, _) = self.mint(&["feedback:read"]).await;
+        let blob_id = self.seed_blob(&self.project.id, "screenshot", "image/png", b"\x89PNG fixture", None).await;
+        Fixture { report_id: report.id, artifact_id: "fixture-room".into(), victim_key_id, blob_id }
+    }
+
+    pub fn route_path(&self, case: &RouteCase, fixture: &Fixture) -> String {
+        self.p(&case
+            .path
+            .replace("{r}", &fixture.report_id)
+            .replace("{a}", &fixture.artifact_id)
+            .replace("{k}", &fixture.victim_key_id)
+            .replace("{b}", &fixture.blob_id))
+    }
+}
+
+/// Whether `text` is an ISO 8601 UTC timestamp as Svc writes them.
+pub fn is_iso(value: &Value) -> bool {
+    value.as_str().and_then(time::parse_iso).is_some()
+}
+
+pub fn is_object_id(value: &Value) -> bool {
+    value.as_str().is_some_and(ids::is_object_id)
+}
+
+/// The keys of a JSON object, sorted.
+pub fn keys_of(value: &Value) -> Vec<String> {
+    let mut keys: Vec<String> = value.as_object().expect("a JSON object").keys().cloned().collect();
+    keys.sort();
+    keys
+}
+
+#[track_caller]
+pub fn assert_has_fields(value: &Value, fields: &[&str]) {
+    let object = value.as_object().unwrap_or_else(|| panic!("not an object: {value}"));
+    for field in fields {
+        assert!(object.contains_key(*field), "missing field {field} in {value}");
+    }
+}
+
+/// Walks `before`/`nextCursor` from the first page to the last; returns every id in order.
+pub async fn walk(app: &TestApp, limit: usize) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let path = match &cursor {
+            None => app.p(&format!("/feedback?limit={limit}")),
+            Some(before) => app.p(&format!("/feedback?limit={limit}&before={before}")),
+        };
+        let page = app.get(&path, &app.token).await.ok(200).clone();
+        pages += 1;
+        assert!(pages < 1_000, "paging does not end");
+        let items = page["items"].as_array().unwrap();
+        assert!(items.len() <= limit);
+        ids.extend(items.iter().map(|r| r["id"].as_str().unwrap().to_string()));
+        match &page["nextCursor"] {
+            Value::Null => {
+                assert!(!items.is_empty() || ids.is_empty(), "a last page is not empty unless the list is");
+                break;
+            }
+            Value::String(next) => {
+                assert_eq!(items.len(), limit, "only the last page is short");
+                assert_eq!(next, items.last().unwrap()["id"].as_str().unwrap());
+                cursor = Some(next.clone());
+            }
+            other => panic!("nextCursor must be a string or null, not {other}"),
+        }
+    }
+    ids
+}
+
+/// For every route: a key with every scope but the one the route needs gets 403; a key with only
+/// that scope succeeds.
+pub async fn run_scope_matrix(app: &TestApp) {
+    let fixture = app.fixture().await;
+    let cases = project_routes();
+    // Every scope is needed by some route, and every route is in the table.
+    for scope in ALL_SCOPES {
+        assert!(cases.iter().any(|c| c.scope == scope), "no route needs {scope}");
+    }
+    assert_eq!(cases.len() + 1, REST_ROUTES.len() - 1, "the table covers every keyed route but /me");
+
+    for case in &cases {
+        let path = app.route_path(case, &fixture);
+        let all_but: Vec<&str> = ALL_SCOPES.iter().copied().filter(|s| *s != case.scope).collect();
+        let (_, lacking) = app.mint(&all_but).await;
+        let resp = app.call(case.method, &path, &lacking, case.body.clone()).await;
+        assert_eq!(resp.status.as_u16(), 403, "{} {} without {}: {}", case.method, case.path, case.scope, resp.text);
+        let message = resp.error(403, "FORBIDDEN");
+        assert!(message.contains(case.scope), "the message names the missing scope: {message}");
+
+        let (_, only) = app.mint(&[case.scope]).await;
+        let resp = app.call(case.method, &path, &only, case.body.clone()).await;
+        assert_eq!(
+            resp.status.as_u16(),
+            case.success,
+            "{} {} with only {}: {}",
+            case.method,
+            case.path,
+            case.scope,
+            resp.text
+        );
+    }
+}
