@@ -54,7 +54,10 @@ pub fn validate_widget_config(config: &Value) -> Result<Value, Invalid> {
             },
             "size" => match value.as_f64() {
                 // The widget clamps to 32..64; store what was asked, clamped the same way.
-                Some(n) if n.is_finite() => json!(n.clamp(32.0, 64.0)),
+                Some(n) if n.is_finite() => {
+                    let clamped = n.clamp(32.0, 64.0);
+                    if clamped.fract() == 0.0 { json!(clamped as i64) } else { json!(clamped) }
+                }
                 _ => return Err(Invalid::new("widgetConfig.size must be a number")),
             },
             _ => {
@@ -184,7 +187,7 @@ mod tests {
         assert!(validate_widget_config(&json!({"anchor": "center"})).is_err());
         assert!(validate_widget_config(&json!({"size": "big"})).is_err());
         assert!(validate_widget_config(&json!({"colour": "red"})).is_err());
-        assert_eq!(validate_widget_config(&json!({"size": 100})).unwrap()["size"], 64.0);
+        assert_eq!(validate_widget_config(&json!({"size": 100})).unwrap()["size"], json!(64));
         let filled = widget_config_with_defaults(&json!({"mascot": "owl"}));
         assert_eq!(filled["mascot"], "owl");
         assert_eq!(filled["shape"], "bubble");

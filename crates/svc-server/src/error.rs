@@ -25,8 +25,8 @@ pub enum ApiError {
 pub struct ErrorBody {
     /// What went wrong, for a person.
     pub error: String,
-    /// `BAD_REQUEST`, `UNAUTHORIZED`, `FORBIDDEN`, `NOT_FOUND`, `CONFLICT`, `PAYLOAD_TOO_LARGE`,
-    /// `RATE_LIMITED` or `INTERNAL`.
+    /// `BAD_REQUEST`, `UNAUTHORIZED`, `FORBIDDEN`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `CONFLICT`,
+    /// `PAYLOAD_TOO_LARGE`, `RATE_LIMITED` or `INTERNAL`.
     pub code: String,
 }
 
