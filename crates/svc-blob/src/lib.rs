@@ -146,7 +146,7 @@ impl BlobStore {
         let prefix = prefix.trim_matches('/');
         let prefix_path = ObjectPath::parse(prefix)
             .map_err(|_| BlobError::Config("the S3 key prefix is not a valid object path".into()))?;
-        let endpoint = endpoint.map(str::trim).filter(|e| !e.is_empty());
+        let endpoint = endpoint.map(|e| e.trim().trim_end_matches('/')).filter(|e| !e.is_empty());
 
         let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket).with_retry(RetryConfig {
             // The defaults retry for up to three minutes: too long for a request waiting on an upload.
@@ -503,5 +503,145 @@ mod tests {
     fn endpoint_origins() {
         assert_eq!(endpoint_origin("https://s3.example.com"), "https://s3.example.com");
         assert_eq!(endpoint_origin("http://a:b@host:9000/x?y#z"), "http://host:9000");
+    }
+
+    /// An in-memory store that slows each uploaded part down and records the most bytes held by parts
+    /// in flight at once: what a writer keeps in memory besides its one part being filled.
+    #[derive(Debug)]
+    struct Watched {
+        inner: InMemory,
+        in_flight: Arc<std::sync::atomic::AtomicUsize>,
+        peak: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl fmt::Display for Watched {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("Watched")
+        }
+    }
+
+    #[derive(Debug)]
+    struct WatchedUpload {
+        inner: Box<dyn object_store::MultipartUpload>,
+        in_flight: Arc<std::sync::atomic::AtomicUsize>,
+        peak: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    #[async_trait::async_trait]
+    impl object_store::MultipartUpload for WatchedUpload {
+        fn put_part(&mut self, data: object_store::PutPayload) -> object_store::UploadPart {
+            use std::sync::atomic::Ordering::SeqCst;
+            let len = data.content_length();
+            let now = self.in_flight.fetch_add(len, SeqCst) + len;
+            self.peak.fetch_max(now, SeqCst);
+            let part = self.inner.put_part(data);
+            let in_flight = Arc::clone(&self.in_flight);
+            Box::pin(async move {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                let result = part.await;
+                in_flight.fetch_sub(len, SeqCst);
+                result
+            })
+        }
+        async fn complete(&mut self) -> object_store::Result<object_store::PutResult> {
+            self.inner.complete().await
+        }
+        async fn abort(&mut self) -> object_store::Result<()> {
+            self.inner.abort().await
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl ObjectStore for Watched {
+        async fn put_opts(
+            &self,
+            location: &ObjectPath,
+            payload: object_store::PutPayload,
+            opts: object_store::PutOptions,
+        ) -> object_store::Result<object_store::PutResult> {
+            self.inner.put_opts(location, payload, opts).await
+        }
+        async fn put_multipart_opts(
+            &self,
+            location: &ObjectPath,
+            opts: object_store::PutMultipartOptions,
+        ) -> object_store::Result<Box<dyn object_store::MultipartUpload>> {
+            Ok(Box::new(WatchedUpload {
+                inner: self.inner.put_multipart_opts(location, opts).await?,
+                in_flight: Arc::clone(&self.in_flight),
+                peak: Arc::clone(&self.peak),
+            }))
+        }
+        async fn get_opts(
+            &self,
+            location: &ObjectPath,
+            options: object_store::GetOptions,
+        ) -> object_store::Result<object_store::GetResult> {
+            self.inner.get_opts(location, options).await
+        }
+        fn delete_stream(
+            &self,
+            locations: BoxStream<'static, object_store::Result<ObjectPath>>,
+        ) -> BoxStream<'static, object_store::Result<ObjectPath>> {
+            self.inner.delete_stream(locations)
+        }
+        fn list(
+            &self,
+            prefix: Option<&ObjectPath>,
+        ) -> BoxStream<'static, object_store::Result<object_store::ObjectMeta>> {
+            self.inner.list(prefix)
+        }
+        async fn list_with_delimiter(
+            &self,
+            prefix: Option<&ObjectPath>,
+        ) -> object_store::Result<object_store::ListResult> {
+            self.inner.list_with_delimiter(prefix).await
+        }
+        async fn copy_opts(
+            &self,
+            from: &ObjectPath,
+            to: &ObjectPath,
+            options: object_store::CopyOptions,
+        ) -> object_store::Result<()> {
+            self.inner.copy_opts(from, to, options).await
+        }
+    }
+
+    /// Whatever the upload's size, a writer holds at most `parts_in_flight` parts being uploaded plus the
+    /// one being filled (which joins them as the last part in `finish`): 20 MiB goes through with at
+    /// most 3 MiB (local) or 10 MiB (S3) in flight.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn memory_stays_bounded() {
+        const TOTAL: usize = 20 * 1024 * 1024;
+        for (part_size, parts_in_flight) in
+            [(LOCAL_PART_SIZE, LOCAL_PARTS_IN_FLIGHT), (S3_PART_SIZE, S3_PARTS_IN_FLIGHT)]
+        {
+            let peak = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let store = BlobStore {
+                inner: Arc::new(Watched {
+                    inner: InMemory::new(),
+                    in_flight: Default::default(),
+                    peak: Arc::clone(&peak),
+                }),
+                kind: Kind::Memory,
+                description: "watched".into(),
+                part_size,
+                parts_in_flight,
+            };
+            let id = "0123456789abcdef01234567";
+            let mut writer = store.writer(id).unwrap();
+            let chunk = Bytes::from(vec![7u8; 64 * 1024]);
+            for _ in 0..(TOTAL / chunk.len()) {
+                writer.write(chunk.clone()).await.unwrap();
+            }
+            assert_eq!(writer.finish().await.unwrap(), TOTAL as u64);
+            let peak = peak.load(std::sync::atomic::Ordering::SeqCst);
+            assert!(peak > 0, "a multipart upload was used");
+            assert!(
+                peak <= (parts_in_flight + 1) * part_size,
+                "peak {peak} bytes in flight with {part_size}-byte parts"
+            );
+            assert_eq!(store.read_all(id).await.unwrap().unwrap().len(), TOTAL);
+        }
     }
 }

@@ -122,28 +122,30 @@ fn region() -> String {
     std::env::var("AWS_REGION").or_else(|_| std::env::var("AWS_DEFAULT_REGION")).unwrap_or_else(|_| "us-east-1".into())
 }
 
-/// Create the test bucket unless it exists: a signed `PUT /<bucket>` (path style). "Already exists"
-/// answers are fine.
-async fn ensure_bucket(endpoint: &str, bucket: &str) {
+/// Send a signed, bodiless request to the S3 endpoint; the answer's status and body.
+async fn signed(method: &str, url: &str) -> (u16, String) {
     use object_store::ClientOptions;
     use object_store::aws::AwsAuthorizer;
     use object_store::client::{HttpConnector, HttpRequest, HttpRequestBody, ReqwestConnector};
 
-    let url = format!("{}/{bucket}", endpoint.trim_end_matches('/'));
     let mut request = HttpRequest::new(HttpRequestBody::empty());
-    *request.method_mut() = "PUT".parse().unwrap();
+    *request.method_mut() = method.parse().unwrap();
     *request.uri_mut() = url.parse().expect("SVC_TEST_S3_ENDPOINT is a URL");
     let credential = credential();
     let region = region();
     AwsAuthorizer::new(&credential, "s3", &region).try_authorize(&mut request, None).expect("sign");
     let client = ReqwestConnector::default().connect(&ClientOptions::new().with_allow_http(true)).unwrap();
-    let response = client.execute(request).await.unwrap_or_else(|e| panic!("create bucket at {url}: {e}"));
+    let response = client.execute(request).await.unwrap_or_else(|e| panic!("{method} {url}: {e}"));
     let status = response.status().as_u16();
-    if status == 200 || status == 409 {
-        return;
-    }
     let body = response.into_body().bytes().await.unwrap_or_default();
-    panic!("create bucket at {url}: HTTP {status}: {}", String::from_utf8_lossy(&body));
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// Create the test bucket unless it exists (path style). "Already yours" answers are fine.
+async fn ensure_bucket(endpoint: &str, bucket: &str) {
+    let url = format!("{}/{bucket}", endpoint.trim_end_matches('/'));
+    let (status, body) = signed("PUT", &url).await;
+    assert!(status == 200 || status == 409, "create bucket at {url}: HTTP {status}: {body}");
 }
 
 // The suite
@@ -345,4 +347,39 @@ async fn s3_ping_fails_on_a_missing_bucket() {
     };
     let store = BlobStore::s3(&format!("svc-missing-{}", new_id()), "x", Some(&endpoint)).unwrap();
     assert!(store.ping().await.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s3_abort_and_drop_discard_the_multipart_upload() {
+    let Ok(endpoint) = std::env::var("SVC_TEST_S3_ENDPOINT") else {
+        eprintln!("skipped: SVC_TEST_S3_ENDPOINT not set");
+        return;
+    };
+    let bucket = std::env::var("SVC_TEST_S3_BUCKET").unwrap_or_else(|_| "svc-test".into());
+    ensure_bucket(&endpoint, &bucket).await;
+    let prefix = format!("conformance/multipart-{}", new_id());
+    let store = BlobStore::s3(&bucket, &prefix, Some(&endpoint)).unwrap();
+    let pending_uploads = || async {
+        let url = format!(
+            "{}/{bucket}?uploads&prefix={prefix}%2F",
+            endpoint.trim_end_matches('/'),
+            prefix = prefix.replace('/', "%2F")
+        );
+        let (status, body) = signed("GET", &url).await;
+        assert_eq!(status, 200, "{body}");
+        body.matches("<Upload>").count()
+    };
+    let six_mib = data(6 * 1024 * 1024, 7);
+
+    let mut aborted = store.writer(&new_id()).unwrap();
+    let mut dropped = store.writer(&new_id()).unwrap();
+    for piece in six_mib.chunks(256 * 1024) {
+        aborted.write(Bytes::copy_from_slice(piece)).await.unwrap();
+        dropped.write(Bytes::copy_from_slice(piece)).await.unwrap();
+    }
+    assert_eq!(pending_uploads().await, 2, "two multipart uploads under way");
+    aborted.abort().await;
+    drop(dropped);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(pending_uploads().await, 0, "no multipart upload left behind");
 }
