@@ -25,7 +25,8 @@ pub async fn resolve(state: &AppState, parts: &Parts) -> Result<Option<Project>,
     if !project.allowed_origins.is_empty() {
         if let Some(origin) = parts.headers.get(ORIGIN) {
             let origin = origin.to_str().unwrap_or_default().trim_end_matches('/');
-            if !project.allowed_origins.iter().any(|allowed| allowed == origin) {
+            // Scheme and host are case-insensitive; browsers send them lowercased.
+            if !project.allowed_origins.iter().any(|allowed| allowed.eq_ignore_ascii_case(origin)) {
                 return Ok(None);
             }
         }

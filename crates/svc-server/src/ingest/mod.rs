@@ -25,6 +25,8 @@ pub fn router(state: &AppState) -> axum::Router<AppState> {
             header::CONTENT_TYPE,
             HeaderName::from_static("idempotency-key"),
         ])
+        // A page must be able to read when to retry after a 429, and the request id of a 500.
+        .expose_headers([header::RETRY_AFTER, HeaderName::from_static("x-request-id")])
         .max_age(Duration::from_secs(600));
     // Uploads are cut off at their kind's limit while streaming; this only bounds the request.
     let upload_limit = state.config.limits.largest() as usize + 1024 * 1024;

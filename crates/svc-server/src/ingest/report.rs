@@ -3,7 +3,9 @@
 use axum::Json;
 use axum::body::Body;
 use axum::extract::{FromRequestParts, Request, State};
+use axum::http::HeaderValue;
 use serde_json::{Value, json};
+use svc_core::identity::IdentityError;
 use svc_core::ingest::{REPORT_BODY_MAX_BYTES, validate_submission};
 use svc_core::model::{Author, Project};
 
@@ -30,8 +32,7 @@ pub async fn submit(State(state): State<AppState>, request: Request<Body>) -> In
         // A key we cannot keep is not silently dropped: the client would believe retries are safe.
         Some(_) => return Err(IngestError::BLOCKS_INVALID),
     };
-    let token = parts.headers.get(IDENTITY_HEADER).and_then(|v| v.to_str().ok());
-    let (identity, identity_error) = verify_identity(&project, token);
+    let (identity, identity_error) = verify_identity(&project, parts.headers.get(IDENTITY_HEADER));
     let author = reporter_author(identity.as_ref(), &submission.context);
     let filing = Filing { project: &project, submission, author, identity, identity_error, idempotency_key };
     match reports::file(state.store.as_ref(), filing).await {
@@ -55,16 +56,17 @@ pub async fn submit(State(state): State<AppState>, request: Request<Body>) -> In
 /// With an identity secret set, a valid token gives the verified identity; a bad one leaves
 /// `identity` null and says why, and the report is still accepted. Without a secret the header is
 /// ignored.
-fn verify_identity(project: &Project, token: Option<&str>) -> (Option<Value>, Option<String>) {
-    match (project.identity_secret.as_deref(), token) {
-        (Some(secret), Some(token)) => {
-            let now_secs = svc_core::time::now_ms() / 1000;
-            match svc_core::identity::verify(token, secret, now_secs) {
-                Ok(identity) => (Some(identity), None),
-                Err(error) => (None, Some(error.code().to_string())),
-            }
-        }
-        _ => (None, None),
+fn verify_identity(project: &Project, header: Option<&HeaderValue>) -> (Option<Value>, Option<String>) {
+    let (Some(secret), Some(header)) = (project.identity_secret.as_deref(), header) else { return (None, None) };
+    // A header that is not plain text is a malformed token, not a missing one; an empty one is missing.
+    let Ok(token) = header.to_str() else { return (None, Some(IdentityError::Malformed.code().to_string())) };
+    if token.trim().is_empty() {
+        return (None, None);
+    }
+    let now_secs = svc_core::time::now_ms() / 1000;
+    match svc_core::identity::verify(token, secret, now_secs) {
+        Ok(identity) => (Some(identity), None),
+        Err(error) => (None, Some(error.code().to_string())),
     }
 }
 

@@ -1,0 +1,319 @@
+//! Acknowledged means stored: the real `svc` binary takes a burst of concurrent ingest traffic, is
+//! killed with SIGKILL in the middle of it, and restarted on the same data folder. Every report (and
+//! every screenshot) that was answered 200 before the kill must be there, readable through REST.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const CLIENTS: usize = 64;
+const BURST: Duration = Duration::from_millis(1500);
+/// One client in this many attaches a screenshot to each of its reports.
+const SCREENSHOT_EVERY: usize = 8;
+
+/// The running binary; killed (SIGKILL) and reaped when dropped, so a failing test leaves nothing.
+struct Svc {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Svc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What the first start prints once.
+#[derive(Debug, Default)]
+struct Bootstrap {
+    project_id: String,
+    public_key: String,
+    setup_token: String,
+}
+
+/// A port that was free a moment ago (the binary must be told its port).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Starts `svc serve` on `data_dir`; returns it with the stdout lines it sends.
+fn start(data_dir: &Path, log_name: &str) -> (Svc, std::sync::mpsc::Receiver<String>) {
+    let port = free_port();
+    let log = std::fs::File::create(data_dir.parent().unwrap().join(log_name)).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_svc"))
+        .args(["serve", "--data-dir"])
+        .arg(data_dir)
+        .args(["--bind", &format!("127.0.0.1:{port}")])
+        .env("SVC_RATE_LIMIT", "off")
+        .env_remove("SVC_DATABASE_URL")
+        .env_remove("SVC_BLOB_STORE")
+        .env_remove("SVC_PUBLIC_URL")
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(log))
+        .spawn()
+        .expect("svc starts");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (Svc { child, base: format!("http://127.0.0.1:{port}") }, rx)
+}
+
+/// Reads the bootstrap block from the first start's stdout.
+fn read_bootstrap(lines: &std::sync::mpsc::Receiver<String>) -> Bootstrap {
+    let mut boot = Bootstrap::default();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while boot.project_id.is_empty() || boot.public_key.is_empty() || boot.setup_token.is_empty() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = lines.recv_timeout(left).unwrap_or_else(|_| panic!("no bootstrap block; got {boot:?}"));
+        let value = |prefix: &str| line.strip_prefix(prefix).map(|v| v.trim().to_string());
+        if let Some(v) = value("Project id:") {
+            boot.project_id = v;
+        } else if let Some(v) = value("Public key:") {
+            boot.public_key = v;
+        } else if let Some(v) = value("Setup token:") {
+            boot.setup_token = v;
+        }
+    }
+    assert!(boot.public_key.starts_with("pr_") && boot.setup_token.starts_with("pr_sk_"), "{boot:?}");
+    boot
+}
+
+async fn wait_ready(svc: &mut Svc, http: &reqwest::Client) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = svc.child.try_wait().unwrap() {
+            panic!("svc exited before it was ready: {status}");
+        }
+        if let Ok(response) = http.get(format!("{}/readyz", svc.base)).send().await
+            && response.status() == 200
+        {
+            return;
+        }
+        assert!(Instant::now() < deadline, "svc did not become ready");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A small real PNG (1×1, RGB, stored deflate block), unique per `seed`.
+fn png(seed: u32) -> Vec<u8> {
+    fn crc32(data: &[u8]) -> u32 {
+        let mut crc = 0xFFFF_FFFFu32;
+        for &byte in data {
+            crc ^= u32::from(byte);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+            }
+        }
+        !crc
+    }
+    let pixel = seed.to_be_bytes();
+    let raw = [0, pixel[1], pixel[2], pixel[3]];
+    let (mut a, mut b) = (1u32, 0u32);
+    for byte in raw {
+        a = (a + u32::from(byte)) % 65_521;
+        b = (b + a) % 65_521;
+    }
+    let mut zlib = vec![0x78, 0x01, 0x01, 4, 0, 0xFB, 0xFF];
+    zlib.extend_from_slice(&raw);
+    zlib.extend_from_slice(&((b << 16) | a).to_be_bytes());
+    let ihdr = [0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0];
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    for (kind, data) in [(b"IHDR", &ihdr[..]), (b"IDAT", &zlib[..]), (b"IEND", &[][..])] {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let mut chunk = kind.to_vec();
+        chunk.extend_from_slice(data);
+        out.extend_from_slice(&chunk);
+        out.extend_from_slice(&crc32(&chunk).to_be_bytes());
+    }
+    out
+}
+
+/// A report the server acknowledged before the kill.
+#[derive(Debug, Clone)]
+struct Acked {
+    report_id: String,
+    text: String,
+    screenshot: Option<(String, Vec<u8>)>,
+}
+
+/// One client: sends reports back to back until told to stop or the server goes away.
+async fn client_loop(
+    client: usize,
+    http: reqwest::Client,
+    base: String,
+    key: String,
+    stop: Arc<AtomicBool>,
+    acked: Arc<Mutex<Vec<Acked>>>,
+    failures: Arc<AtomicUsize>,
+) {
+    let boundary = "durability-boundary-5f1c0e";
+    for n in 0u32.. {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let text = format!("client {client} report {n}");
+        let mut blocks = vec![json!({"type": "text", "text": text})];
+        let mut screenshot = None;
+        if client.is_multiple_of(SCREENSHOT_EVERY) {
+            let image = png(((client as u32) << 16) | n);
+            let mut body = format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"kind\"\r\n\r\nscreenshot\r\n--{boundary}\r\n\
+                 Content-Disposition: form-data; name=\"file\"; filename=\"s.png\"\r\nContent-Type: image/png\r\n\r\n"
+            )
+            .into_bytes();
+            body.extend_from_slice(&image);
+            body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+            let uploaded = http
+                .post(format!("{base}/ingest/blob"))
+                .header("x-svc-project-key", &key)
+                .header("content-type", format!("multipart/form-data; boundary={boundary}"))
+                .body(body)
+                .send()
+                .await;
+            let blob_id = match uploaded {
+                Ok(response) if response.status() == 200 => match response.json::<Value>().await {
+                    Ok(answer) => answer["blobId"].as_str().unwrap().to_string(),
+                    Err(_) => break,
+                },
+                Ok(response) => panic!("upload refused: {}", response.status()),
+                Err(_) => break,
+            };
+            blocks.push(json!({"type": "screenshot", "blobId": blob_id}));
+            screenshot = Some((blob_id, image));
+        }
+        let sent = http
+            .post(format!("{base}/ingest/report"))
+            .header("x-svc-project-key", &key)
+            .json(&json!({"blocks": blocks, "context": {"extra": {"client": client, "n": n}}}))
+            .send()
+            .await;
+        match sent {
+            Ok(response) if response.status() == 200 => match response.json::<Value>().await {
+                Ok(answer) => {
+                    let report_id = answer["reportId"].as_str().expect("reportId").to_string();
+                    acked.lock().unwrap().push(Acked { report_id, text, screenshot });
+                }
+                // The answer was cut off by the kill: not acknowledged.
+                Err(_) => break,
+            },
+            Ok(response) => panic!("report refused: {} {:?}", response.status(), response.text().await),
+            Err(_) => break,
+        }
+    }
+    failures.fetch_add(1, Ordering::Relaxed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn acknowledged_reports_survive_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().join("data");
+    let http =
+        reqwest::Client::builder().pool_max_idle_per_host(CLIENTS).timeout(Duration::from_secs(30)).build().unwrap();
+
+    let (mut svc, stdout) = start(&data_dir, "first-start.log");
+    let boot = read_bootstrap(&stdout);
+    wait_ready(&mut svc, &http).await;
+
+    // The burst.
+    let stop = Arc::new(AtomicBool::new(false));
+    let acked = Arc::new(Mutex::new(Vec::new()));
+    let failures = Arc::new(AtomicUsize::new(0));
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|client| {
+            tokio::spawn(client_loop(
+                client,
+                http.clone(),
+                svc.base.clone(),
+                boot.public_key.clone(),
+                stop.clone(),
+                acked.clone(),
+                failures.clone(),
+            ))
+        })
+        .collect();
+    tokio::time::sleep(BURST).await;
+    let acked_before_kill = acked.lock().unwrap().len();
+    // SIGKILL while the clients are still sending: no graceful shutdown, no flush.
+    svc.child.kill().unwrap();
+    svc.child.wait().unwrap();
+    stop.store(true, Ordering::Relaxed);
+    for client in clients {
+        client.await.unwrap();
+    }
+    drop(svc);
+    let acked = acked.lock().unwrap().clone();
+    eprintln!(
+        "{} reports acknowledged ({} when the kill was sent); {} clients were cut off",
+        acked.len(),
+        acked_before_kill,
+        failures.load(Ordering::Relaxed)
+    );
+    assert!(acked_before_kill >= CLIENTS, "the burst should have filed reports before the kill");
+    assert!(failures.load(Ordering::Relaxed) > 0, "the clients should still have been sending when the kill came");
+
+    // Restart on the same folder: no new bootstrap, the same project and token.
+    let (mut svc, stdout) = start(&data_dir, "second-start.log");
+    wait_ready(&mut svc, &http).await;
+    let printed: Vec<String> = stdout.try_iter().collect();
+    assert!(!printed.iter().any(|l| l.contains("Setup token")), "bootstrap printed again: {printed:?}");
+
+    // Every acknowledged report is there, whole.
+    let project = format!("{}/api/v1/projects/{}", svc.base, boot.project_id);
+    let bearer = format!("Bearer {}", boot.setup_token);
+    let chunks: Vec<Vec<Acked>> = acked.chunks(acked.len().div_ceil(16).max(1)).map(<[Acked]>::to_vec).collect();
+    let mut checkers = Vec::new();
+    for chunk in chunks {
+        let (http, project, bearer) = (http.clone(), project.clone(), bearer.clone());
+        checkers.push(tokio::spawn(async move {
+            for report in chunk {
+                let response = http
+                    .get(format!("{project}/feedback/{}", report.report_id))
+                    .header("authorization", &bearer)
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(response.status(), 200, "acknowledged report {} is missing", report.report_id);
+                let stored: Value = response.json().await.unwrap();
+                assert_eq!(stored["blocks"][0]["text"], json!(report.text));
+                if let Some((blob_id, bytes)) = &report.screenshot {
+                    assert_eq!(stored["blocks"][1]["blobId"], json!(blob_id));
+                    assert_eq!(stored["blocks"][1]["mime"], json!("image/png"));
+                    let blob = http
+                        .get(format!("{project}/blobs/{blob_id}"))
+                        .header("authorization", &bearer)
+                        .send()
+                        .await
+                        .unwrap();
+                    assert_eq!(blob.status(), 200, "screenshot {blob_id} of report {} is missing", report.report_id);
+                    assert_eq!(blob.bytes().await.unwrap().as_ref(), bytes.as_slice());
+                }
+            }
+        }));
+    }
+    for checker in checkers {
+        checker.await.unwrap();
+    }
+
+    // And the restarted server takes reports again.
+    let response = http
+        .post(format!("{}/ingest/report", svc.base))
+        .header("x-svc-project-key", &boot.public_key)
+        .json(&json!({"blocks": [{"type": "text", "text": "after the restart"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+}
