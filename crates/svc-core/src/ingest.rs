@@ -165,7 +165,23 @@ pub fn validate_submission(body: &Value, limits: &Limits) -> Result<Submission, 
         None | Some(Value::Null) => Map::new(),
         Some(context) => validate_context(context)?,
     };
+    // NUL characters cannot be stored by every backend and are never meaningful text.
+    if blocks.iter().any(contains_nul) {
+        return Err(Rejection::Blocks("text must not contain NUL characters".into()));
+    }
+    if context.iter().any(|(k, v)| k.contains('\0') || contains_nul(v)) {
+        return Err(Rejection::Context("context must not contain NUL characters".into()));
+    }
     Ok(Submission { blocks, channel_key, context })
+}
+
+fn contains_nul(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(items) => items.iter().any(contains_nul),
+        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || contains_nul(v)),
+        _ => false,
+    }
 }
 
 pub fn validate_blocks(blocks: Option<&Value>, limits: &Limits) -> Result<Vec<Value>, Rejection> {
@@ -523,6 +539,14 @@ mod tests {
             let err = validate_submission(&case, &limits()).unwrap_err();
             assert_eq!(err.code(), "blocks_invalid", "{case}");
         }
+    }
+
+    #[test]
+    fn nul_characters_are_refused() {
+        let blocks = json!({"blocks": [{"type": "text", "text": "a\u{0}b"}]});
+        assert_eq!(validate_submission(&blocks, &limits()).unwrap_err().code(), "blocks_invalid");
+        let context = json!({"blocks": [{"type": "text", "text": "ok"}], "context": {"extra": {"k": "a\u{0}"}}});
+        assert_eq!(validate_submission(&context, &limits()).unwrap_err().code(), "context_invalid");
     }
 
     #[test]

@@ -61,6 +61,12 @@ fn strip_markdown(line: &str) -> String {
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
+            // Inside a word (`my_var`, `2*3`) these are text, not emphasis.
+            '*' | '_' if out.chars().last().is_some_and(char::is_alphanumeric)
+                && chars.peek().is_some_and(|n| n.is_alphanumeric()) =>
+            {
+                out.push(c)
+            }
             '*' | '_' | '`' | '~' => {}
             '!' if chars.peek() == Some(&'[') => {}
             '[' => {
@@ -89,6 +95,12 @@ mod tests {
     fn title_from_first_text_line_without_markdown() {
         let blocks = json!([{"type": "screenshot", "blobId": "x"}, {"type": "text", "text": "\n\n## The **Save** button [fails](http://x)\nmore"}]);
         assert_eq!(derive_title(&blocks), "The Save button fails");
+    }
+
+    #[test]
+    fn underscores_inside_words_stay() {
+        let blocks = json!([{"type": "text", "text": "`my_var` is _undefined_ in __init__"}]);
+        assert_eq!(derive_title(&blocks), "my_var is undefined in init");
     }
 
     #[test]
