@@ -62,8 +62,9 @@ fn strip_markdown(line: &str) -> String {
     while let Some(c) = chars.next() {
         match c {
             // Inside a word (`my_var`, `2*3`) these are text, not emphasis.
-            '*' | '_' if out.chars().last().is_some_and(char::is_alphanumeric)
-                && chars.peek().is_some_and(|n| n.is_alphanumeric()) =>
+            '*' | '_'
+                if out.chars().last().is_some_and(char::is_alphanumeric)
+                    && chars.peek().is_some_and(|n| n.is_alphanumeric()) =>
             {
                 out.push(c)
             }

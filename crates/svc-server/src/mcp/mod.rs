@@ -153,8 +153,13 @@ async fn dispatch(state: &AppState, caller: &Caller, message: &Value) -> Option<
 }
 
 async fn call_tool(state: &AppState, caller: &Caller, id: Value, params: &Value) -> (StatusCode, Value) {
+    // -32602 is kept for params or arguments that are not objects (decisions §7): a missing or
+    // non-string name names no known tool, so it is -32601 like any unknown tool.
     let Some(name) = params.get("name").and_then(Value::as_str) else {
-        return (StatusCode::OK, error(id, jsonrpc::INVALID_PARAMS, "invalid params: name must be a string"));
+        return (
+            StatusCode::OK,
+            error(id, jsonrpc::METHOD_NOT_FOUND, "unknown tool: params.name must name one of the tools in tools/list"),
+        );
     };
     if !definitions::TOOL_NAMES.contains(&name) {
         return (StatusCode::OK, error(id, jsonrpc::METHOD_NOT_FOUND, &format!("unknown tool: {name}")));
@@ -167,13 +172,10 @@ async fn call_tool(state: &AppState, caller: &Caller, id: Value, params: &Value)
             return (StatusCode::OK, error(id, jsonrpc::INVALID_PARAMS, "invalid params: arguments must be an object"));
         }
     };
-    if let Some(needed) = definitions::required_scope(name) {
-        if !scope::satisfies(&caller.key.scopes, needed) {
-            return (
-                StatusCode::FORBIDDEN,
-                error(id, jsonrpc::FORBIDDEN, &format!("forbidden: this key lacks {needed}")),
-            );
-        }
+    if let Some(needed) = definitions::required_scope(name)
+        && !scope::satisfies(&caller.key.scopes, needed)
+    {
+        return (StatusCode::FORBIDDEN, error(id, jsonrpc::FORBIDDEN, &format!("forbidden: this key lacks {needed}")));
     }
     let outcome = tools::call(state, caller, name, arguments).await;
     (StatusCode::OK, result(id, outcome.to_json()))

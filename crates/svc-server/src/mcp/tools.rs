@@ -168,7 +168,11 @@ async fn list_reports(state: &AppState, caller: &Caller, args: &Args<'_>) -> Out
 /// A report in the caller's reach by full id or unique shortId.
 async fn find_report(state: &AppState, caller: &Caller, argument: &str, reference: &str) -> Result<Report, ToolResult> {
     let reference = reference.trim().to_ascii_lowercase();
-    let not_found = || ToolResult::error(format!("no report {reference} in your reach ({argument})"));
+    let not_found = || {
+        ToolResult::error(format!(
+            "no report {reference} in your reach ({argument}): it does not exist or belongs to a project this key cannot see"
+        ))
+    };
     if ids::is_object_id(&reference) {
         return reports::get_in(state.store.as_ref(), &caller.project_ids(), &reference)
             .await
@@ -267,6 +271,10 @@ async fn create_report(state: &AppState, caller: &Caller, args: &Args<'_>) -> Ou
 async fn create_room(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {
     let artifact_id = args.required("artifact_id", 200)?;
     let title = args.string("title", 200)?;
+    if title.is_some_and(|t| t.trim().is_empty()) {
+        // As on REST (`validate_title`): a room's title is 1 to 200 characters.
+        return Err(ToolResult::error("argument title must not be empty (leave it out to keep the current title)"));
+    }
     let goal = args.string("goal", 10_000)?;
     let project = target_project(caller, args)?;
     let mut changes = RoomChanges { title: title.map(String::from), ..Default::default() };

@@ -1,0 +1,290 @@
+//! Helpers for the tool endpoint (`POST /mcp`) tests: JSON-RPC requests and tool calls against a
+//! [`TestApp`], real PNG files, screenshot uploads through the ingest API, and a server on a real
+//! loopback socket.
+#![allow(dead_code)]
+
+use axum::body::Body;
+use axum::http::{Request, header};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+use super::common::{Resp, TestApp};
+
+/// The seven tools, in the order `tools/list` gives them.
+pub const TOOL_NAMES: [&str; 7] =
+    ["introduce", "list_reports", "get_report", "create_report", "create_room", "set_status", "add_comment"];
+pub const WRITE_TOOLS: [&str; 4] = ["create_report", "create_room", "set_status", "add_comment"];
+pub const STATUSES: [&str; 6] = ["new", "triaged", "in-progress", "fixed", "verified", "canceled"];
+pub const COMMENT_KINDS: [&str; 5] = ["fix", "question", "options", "deferral", "techdebt"];
+
+/// `POST /mcp` with a bearer key, extra headers and a raw body.
+pub async fn post_raw(app: &TestApp, key: Option<&str>, headers: &[(&str, &str)], body: Vec<u8>) -> Resp {
+    let mut builder = Request::builder().method("POST").uri("/mcp").header(header::CONTENT_TYPE, "application/json");
+    if let Some(key) = key {
+        builder = builder.header(header::AUTHORIZATION, format!("Bearer {key}"));
+    }
+    for (name, value) in headers {
+        builder = builder.header(*name, *value);
+    }
+    app.send(builder.body(Body::from(body)).unwrap()).await
+}
+
+/// `POST /mcp` with a bearer key and a JSON body (a message or a batch).
+pub async fn post(app: &TestApp, key: &str, body: Value) -> Resp {
+    post_raw(app, Some(key), &[], serde_json::to_vec(&body).unwrap()).await
+}
+
+/// A JSON-RPC request object.
+pub fn req(id: Value, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// Sends one request; asserts HTTP 200, a JSON body that echoes the id and carries `result`;
+/// returns the result.
+#[track_caller]
+pub fn expect_result(resp: &Resp, id: &Value) -> Value {
+    assert_eq!(resp.status.as_u16(), 200, "HTTP status; body: {}", resp.text);
+    assert_json_content_type(resp);
+    assert_eq!(resp.body["jsonrpc"], json!("2.0"), "jsonrpc member: {}", resp.text);
+    assert_eq!(&resp.body["id"], id, "the response echoes the id: {}", resp.text);
+    assert!(resp.body.get("error").is_none(), "unexpected error: {}", resp.text);
+    resp.body.get("result").cloned().unwrap_or_else(|| panic!("no result: {}", resp.text))
+}
+
+/// Asserts a JSON-RPC error with this HTTP status, id and code; returns the message.
+#[track_caller]
+pub fn expect_error(resp: &Resp, http: u16, id: &Value, code: i64) -> String {
+    assert_eq!(resp.status.as_u16(), http, "HTTP status; body: {}", resp.text);
+    assert_json_content_type(resp);
+    expect_error_value(&resp.body, id, code)
+}
+
+/// Asserts that one response object is a JSON-RPC error with this id and code; returns the message.
+#[track_caller]
+pub fn expect_error_value(answer: &Value, id: &Value, code: i64) -> String {
+    assert_eq!(answer["jsonrpc"], json!("2.0"), "jsonrpc member: {answer}");
+    assert_eq!(&answer["id"], id, "error id: {answer}");
+    assert!(answer.get("result").is_none(), "an error carries no result: {answer}");
+    assert_eq!(answer["error"]["code"], json!(code), "error code: {answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_else(|| panic!("error message: {answer}"));
+    assert!(!message.is_empty());
+    message.to_string()
+}
+
+#[track_caller]
+pub fn assert_json_content_type(resp: &Resp) {
+    let content_type = resp.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    assert!(content_type.starts_with("application/json"), "Content-Type {content_type:?}; body: {}", resp.text);
+}
+
+/// A method call that must succeed; returns its result.
+pub async fn rpc(app: &TestApp, key: &str, method: &str, params: Value) -> Value {
+    let id = json!(7);
+    let resp = post(app, key, req(id.clone(), method, params)).await;
+    expect_result(&resp, &id)
+}
+
+/// What a tool call answered.
+#[derive(Debug)]
+pub struct ToolOut {
+    pub is_error: bool,
+    pub content: Vec<Value>,
+    /// The first content item's text.
+    pub text: String,
+}
+
+impl ToolOut {
+    /// Asserts success and parses the text as JSON.
+    #[track_caller]
+    pub fn json(&self) -> Value {
+        assert!(!self.is_error, "the tool failed: {}", self.text);
+        serde_json::from_str(&self.text).unwrap_or_else(|e| panic!("the text is not JSON ({e}): {}", self.text))
+    }
+
+    /// Asserts an `isError` result whose text mentions every one of `words`; returns the text.
+    #[track_caller]
+    pub fn error_naming(&self, words: &[&str]) -> &str {
+        assert!(self.is_error, "expected isError, got: {}", self.text);
+        for word in words {
+            assert!(self.text.contains(word), "the error text should name {word:?}: {}", self.text);
+        }
+        &self.text
+    }
+
+    pub fn images(&self) -> Vec<&Value> {
+        self.content.iter().filter(|item| item["type"] == "image").collect()
+    }
+}
+
+/// `tools/call` that must answer a tool result (HTTP 200, no protocol error).
+pub async fn tool(app: &TestApp, key: &str, name: &str, arguments: Value) -> ToolOut {
+    let id = json!(format!("call-{name}"));
+    let resp = post(app, key, req(id.clone(), "tools/call", json!({"name": name, "arguments": arguments}))).await;
+    let result = expect_result(&resp, &id);
+    tool_out(&result)
+}
+
+#[track_caller]
+pub fn tool_out(result: &Value) -> ToolOut {
+    let is_error = result["isError"].as_bool().unwrap_or_else(|| panic!("isError must be a boolean: {result}"));
+    let content = result["content"].as_array().unwrap_or_else(|| panic!("content must be a list: {result}")).clone();
+    assert!(!content.is_empty(), "a tool result has at least one item: {result}");
+    assert_eq!(content[0]["type"], json!("text"), "the first item is text: {result}");
+    let text = content[0]["text"].as_str().unwrap_or_else(|| panic!("text item without text: {result}")).to_string();
+    ToolOut { is_error, content, text }
+}
+
+/// A successful tool call's JSON answer.
+pub async fn tool_json(app: &TestApp, key: &str, name: &str, arguments: Value) -> Value {
+    tool(app, key, name, arguments).await.json()
+}
+
+/// The `(viewer, at)` marks of a report, waiting up to 5 s for at least `at_least` (they are written
+/// off the request path).
+pub async fn viewers(app: &TestApp, report_id: &str, at_least: usize) -> Vec<(String, i64)> {
+    let mut marks = Vec::new();
+    for _ in 0..100 {
+        marks = app.store.list_viewers(report_id).await.expect("list viewers");
+        if marks.len() >= at_least {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    marks
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real PNG files and uploads through the ingest API
+
+fn crc32(bytes: &[u8]) -> u32 {
+    static TABLE: std::sync::OnceLock<[u32; 256]> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut table = [0u32; 256];
+        for (n, slot) in table.iter_mut().enumerate() {
+            let mut c = n as u32;
+            for _ in 0..8 {
+                c = if c & 1 != 0 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
+            }
+            *slot = c;
+        }
+        table
+    });
+    let mut crc = 0xFFFF_FFFFu32;
+    for &b in bytes {
+        crc = table[((crc ^ b as u32) & 0xFF) as usize] ^ (crc >> 8);
+    }
+    crc ^ 0xFFFF_FFFF
+}
+
+fn adler32(bytes: &[u8]) -> u32 {
+    let (mut a, mut b) = (1u32, 0u32);
+    for chunk in bytes.chunks(5552) {
+        for &x in chunk {
+            a += x as u32;
+            b += a;
+        }
+        a %= 65521;
+        b %= 65521;
+    }
+    (b << 16) | a
+}
+
+fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+    out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    let start = out.len();
+    out.extend_from_slice(kind);
+    out.extend_from_slice(data);
+    let crc = crc32(&out[start..]);
+    out.extend_from_slice(&crc.to_be_bytes());
+}
+
+/// A valid RGB PNG of `width`×`height` with noisy pixels (stored, uncompressed deflate), so its size
+/// is about `height × (1 + 3 × width)` bytes and it is different for every `seed`.
+pub fn png(width: u32, height: u32, seed: u64) -> Vec<u8> {
+    let mut raw = Vec::with_capacity((height * (1 + 3 * width)) as usize);
+    let mut state = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+    let mut noise = move || {
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) as u8
+    };
+    for _ in 0..height {
+        raw.push(0); // filter: none
+        raw.extend((0..width * 3).map(|_| noise()));
+    }
+    let mut zlib = vec![0x78, 0x01];
+    let blocks: Vec<&[u8]> = raw.chunks(65_535).collect();
+    for (i, block) in blocks.iter().enumerate() {
+        zlib.push(u8::from(i + 1 == blocks.len()));
+        let len = block.len() as u16;
+        zlib.extend_from_slice(&len.to_le_bytes());
+        zlib.extend_from_slice(&(!len).to_le_bytes());
+        zlib.extend_from_slice(block);
+    }
+    zlib.extend_from_slice(&adler32(&raw).to_be_bytes());
+
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut ihdr = Vec::new();
+    ihdr.extend_from_slice(&width.to_be_bytes());
+    ihdr.extend_from_slice(&height.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]); // 8-bit RGB, deflate, no filter method, no interlace
+    chunk(&mut out, b"IHDR", &ihdr);
+    chunk(&mut out, b"IDAT", &zlib);
+    chunk(&mut out, b"IEND", &[]);
+    out
+}
+
+/// `POST /ingest/blob` with a multipart body (`kind=screenshot`, `file=<png>`); returns the blob id.
+pub async fn upload_screenshot(app: &TestApp, png: &[u8]) -> String {
+    let boundary = "svc-mcp-test-boundary-7d1f";
+    let mut body = Vec::new();
+    body.extend_from_slice(
+        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"kind\"\r\n\r\nscreenshot\r\n").as_bytes(),
+    );
+    body.extend_from_slice(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"shot.png\"\r\nContent-Type: image/png\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    body.extend_from_slice(png);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    let request = Request::builder()
+        .method("POST")
+        .uri("/ingest/blob")
+        .header("x-svc-project-key", &app.project.project_key)
+        .header(header::CONTENT_TYPE, format!("multipart/form-data; boundary={boundary}"))
+        .body(Body::from(body))
+        .unwrap();
+    let resp = app.send(request).await;
+    let answer = resp.ok(200);
+    assert_eq!(answer["mime"], json!("image/png"), "{}", resp.text);
+    assert_eq!(answer["bytes"], json!(png.len()), "{}", resp.text);
+    answer["blobId"].as_str().expect("blobId").to_string()
+}
+
+/// `POST /ingest/report` for the app's project; returns the report id.
+pub async fn ingest_report(app: &TestApp, body: Value) -> String {
+    let request = Request::builder()
+        .method("POST")
+        .uri("/ingest/report")
+        .header("x-svc-project-key", &app.project.project_key)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(serde_json::to_vec(&body).unwrap()))
+        .unwrap();
+    let resp = app.send(request).await;
+    resp.ok(200)["reportId"].as_str().expect("reportId").to_string()
+}
+
+/// The app on a real loopback socket; returns its base URL. The server runs until the test's
+/// runtime ends.
+pub async fn serve(app: &TestApp) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
+    let address = listener.local_addr().unwrap();
+    let router = app.router.clone();
+    tokio::spawn(async move {
+        axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>())
+            .await
+            .expect("serve");
+    });
+    format!("http://{address}")
+}

@@ -1,0 +1,613 @@
+//! The seven tools of the tool endpoint with a project key: results, side effects seen through the
+//! REST API and the store, report references (full ids, shortIds, foreign and malformed ids), and
+//! `get_report`'s Markdown and screenshots.
+
+mod common;
+mod mcp_support;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use common::*;
+use mcp_support::*;
+use serde_json::{Value, json};
+use svc_core::model::{Author, NewReport, Report};
+
+/// A report stored with a chosen id (for shortId collisions).
+async fn seed_with_id(app: &TestApp, id: &str, text: &str) -> Report {
+    let blocks = json!([{"type": "text", "text": text}]);
+    let now = svc_core::time::now_ms();
+    let report = Report {
+        id: id.into(),
+        project_id: app.project.id.clone(),
+        channel_key: "bug".into(),
+        status: "new".into(),
+        title: svc_core::report::derive_title(&blocks),
+        blocks,
+        context: json!({}),
+        identity: None,
+        identity_error: None,
+        author: Author { kind: "reporter".into(), id: None, label: None },
+        artifact_id: None,
+        url: None,
+        created_at: now,
+        updated_at: now,
+    };
+    app.store
+        .create_report(&NewReport { report: report.clone(), blob_ids: vec![], idempotency_key: None })
+        .await
+        .expect("store report");
+    report
+}
+
+fn rw_scopes() -> [&'static str; 2] {
+    ["feedback:read", "feedback:write"]
+}
+
+// ---------------------------------------------------------------------------------------------
+// introduce
+
+#[tokio::test]
+async fn introduce_labels_the_key_for_later_reports_and_comments() {
+    let app = TestApp::new().await;
+    let (key_id, key) = app.mint(&rw_scopes()).await;
+    let out =
+        tool(&app, &key, "introduce", json!({"agentName": "  Claude Code (repo shop-web) ", "owner": "Ada"})).await;
+    assert!(!out.is_error, "{}", out.text);
+    assert!(out.text.contains("Claude Code (repo shop-web)"), "the answer confirms the label: {}", out.text);
+    assert!(out.text.contains("Ada"), "{}", out.text);
+    let stored = app.store.get_key(&key_id).await.unwrap().unwrap();
+    assert_eq!(stored.agent_name.as_deref(), Some("Claude Code (repo shop-web)"));
+    assert_eq!(stored.agent_owner.as_deref(), Some("Ada"));
+
+    // The label shows on what the key does next (each request loads the key afresh).
+    let filed = tool_json(&app, &key, "create_report", json!({"message": "Found while refactoring"})).await;
+    let report = app.get(&app.p(&format!("/feedback/{}", filed["id"].as_str().unwrap())), &app.token).await;
+    assert_eq!(
+        report.ok(200)["author"],
+        json!({"kind": "agent", "id": format!("agent:{key_id}"), "label": "Claude Code (repo shop-web)"})
+    );
+    let comment = tool_json(&app, &key, "add_comment", json!({"report_id": filed["id"], "text": "looking"})).await;
+    assert_eq!(comment["authorLabel"], json!("Claude Code (repo shop-web)"));
+
+    // Introducing again replaces the label; owner is optional.
+    let out = tool(&app, &key, "introduce", json!({"agentName": "Codex"})).await;
+    assert!(!out.is_error);
+    let stored = app.store.get_key(&key_id).await.unwrap().unwrap();
+    assert_eq!(stored.agent_name.as_deref(), Some("Codex"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// list_reports
+
+#[tokio::test]
+async fn list_reports_returns_the_compact_form_newest_first_as_a_json_array() {
+    let app = TestApp::new().await;
+    let (_, key) = app.mint(&["feedback:read"]).await;
+    let older = app.seed(Seed::text("First problem\nmore words").artifact("preview-1")).await;
+    let newer = app.seed(Seed::text("Second problem").channel("idea")).await;
+    let out = tool(&app, &key, "list_reports", json!({})).await;
+    assert_eq!(out.content.len(), 1, "one text item");
+    let items = out.json();
+    let items = items.as_array().expect("the text is a JSON array");
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0]["id"], json!(newer.id));
+    assert_eq!(items[1]["id"], json!(older.id));
+    let mut fields = keys_of(&items[1]);
+    fields.sort();
+    assert_eq!(fields, ["artifactId", "channelKey", "createdAt", "id", "shortId", "status", "title", "url"]);
+    assert_eq!(items[1]["shortId"], json!(&older.id[18..]));
+    assert_eq!(items[1]["title"], json!("First problem"));
+    assert_eq!(items[1]["status"], json!("new"));
+    assert_eq!(items[1]["channelKey"], json!("bug"));
+    assert_eq!(items[1]["url"], json!("https://app.example.com/page"));
+    assert_eq!(items[1]["artifactId"], json!("preview-1"));
+    assert_eq!(items[0]["artifactId"], Value::Null);
+    assert!(is_iso(&items[1]["createdAt"]));
+}
+
+#[tokio::test]
+async fn list_reports_filters_by_status_channel_and_artifact_and_stays_in_the_project() {
+    let app = TestApp::new().await;
+    let (_, key) = app.mint(&["feedback:read"]).await;
+    let a = app.seed(Seed::text("a").status("fixed")).await;
+    let b = app.seed(Seed::text("b").channel("idea")).await;
+    let c = app.seed(Seed::text("c").artifact("room-1")).await;
+    let d = app.seed(Seed::text("d").artifact("room-1").status("triaged").channel("question")).await;
+    let (other, _) = app.other_project().await;
+    seed_report(&app.store, &other.id, Seed::text("foreign").status("fixed")).await;
+
+    let ids = |items: Value| -> Vec<String> {
+        items.as_array().unwrap().iter().map(|i| i["id"].as_str().unwrap().to_string()).collect()
+    };
+    let one = |id: &String| vec![id.clone()];
+    assert_eq!(
+        ids(tool_json(&app, &key, "list_reports", json!({})).await),
+        [d.id.clone(), c.id.clone(), b.id.clone(), a.id.clone()]
+    );
+    assert_eq!(ids(tool_json(&app, &key, "list_reports", json!({"status": "fixed"})).await), one(&a.id));
+    assert_eq!(ids(tool_json(&app, &key, "list_reports", json!({"channelKey": "idea"})).await), one(&b.id));
+    assert_eq!(
+        ids(tool_json(&app, &key, "list_reports", json!({"artifactId": "room-1"})).await),
+        [d.id.clone(), c.id.clone()]
+    );
+    assert_eq!(
+        ids(tool_json(&app, &key, "list_reports", json!({"artifactId": "room-1", "status": "triaged"})).await),
+        one(&d.id)
+    );
+    // Any string is a valid filter: an unknown value gives an empty list.
+    assert_eq!(tool_json(&app, &key, "list_reports", json!({"status": "bogus"})).await, json!([]));
+    assert_eq!(tool_json(&app, &key, "list_reports", json!({"channelKey": "nope"})).await, json!([]));
+    // Null filters are no filters.
+    assert_eq!(ids(tool_json(&app, &key, "list_reports", json!({"status": null, "limit": null})).await).len(), 4);
+}
+
+#[tokio::test]
+async fn list_reports_limit_defaults_to_50_and_is_cut_to_200() {
+    let app = TestApp::new().await;
+    let (_, key) = app.mint(&["feedback:read"]).await;
+    let reports = app.seed_many(205).await;
+    let items = tool_json(&app, &key, "list_reports", json!({})).await;
+    let items = items.as_array().unwrap();
+    assert_eq!(items.len(), 50, "default limit");
+    assert_eq!(items[0]["id"], json!(reports[204].id));
+    assert_eq!(tool_json(&app, &key, "list_reports", json!({"limit": 3})).await.as_array().unwrap().len(), 3);
+    assert_eq!(tool_json(&app, &key, "list_reports", json!({"limit": 200})).await.as_array().unwrap().len(), 200);
+    assert_eq!(tool_json(&app, &key, "list_reports", json!({"limit": 500})).await.as_array().unwrap().len(), 200);
+    assert_eq!(tool_json(&app, &key, "list_reports", json!({"limit": 7.0})).await.as_array().unwrap().len(), 7);
+}
+
+#[tokio::test]
+async fn list_reports_and_get_report_mark_the_reports_viewed_by_the_key() {
+    let app = TestApp::new().await;
+    let (key_id, key) = app.mint(&["feedback:read"]).await;
+    let listed = app.seed(Seed::text("listed")).await;
+    let filtered_out = app.seed(Seed::text("other channel").channel("idea")).await;
+    let read = app.seed(Seed::text("read in full").channel("question")).await;
+    let viewer = format!("agent:{key_id}");
+
+    tool_json(&app, &key, "list_reports", json!({"channelKey": "bug"})).await;
+    let marks = viewers(&app, &listed.id, 1).await;
+    assert_eq!(marks.iter().map(|(v, _)| v.as_str()).collect::<Vec<_>>(), [viewer.as_str()]);
+    assert!(marks[0].1 > 0);
+
+    let out = tool(&app, &key, "get_report", json!({"id": read.id})).await;
+    assert!(!out.is_error);
+    let marks = viewers(&app, &read.id, 1).await;
+    assert_eq!(marks.len(), 1);
+    assert_eq!(marks[0].0, viewer);
+
+    // A report the key did not see has no mark; viewing again keeps one row per viewer.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(app.store.list_viewers(&filtered_out.id).await.unwrap().is_empty());
+    tool_json(&app, &key, "list_reports", json!({})).await;
+    assert_eq!(viewers(&app, &filtered_out.id, 1).await.len(), 1);
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(app.store.list_viewers(&listed.id).await.unwrap().len(), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report references
+
+#[tokio::test]
+async fn reports_are_found_by_full_id_or_shortid_in_any_case() {
+    let app = TestApp::new().await;
+    let (_, key) = app.mint(&rw_scopes()).await;
+    let report = app.seed(Seed::text("Checkout button does nothing")).await;
+    let short = report.id[18..].to_string();
+    for reference in [report.id.clone(), short.clone(), short.to_uppercase(), format!("  {short} ")] {
+        let out = tool(&app, &key, "get_report", json!({"id": reference})).await;
+        assert!(!out.is_error, "{reference}: {}", out.text);
+        assert!(out.text.contains("# Checkout button does nothing"), "{}", out.text);
+    }
+    let changed = tool_json(&app, &key, "set_status", json!({"id": short, "status": "triaged"})).await;
+    assert_eq!(changed, json!({"id": report.id, "status": "triaged"}));
+    let comment = tool_json(&app, &key, "add_comment", json!({"report_id": short, "text": "on it"})).await;
+    assert_eq!(comment["reportId"], json!(report.id));
+}
+
+#[tokio::test]
+async fn foreign_unknown_and_malformed_report_ids_are_is_error_results_with_a_readable_text() {
+    let app = TestApp::new().await;
+    let (_, key) = app.mint(&rw_scopes()).await;
+    let (other, _) = app.other_project().await;
+    let foreign = seed_report(&app.store, &other.id, Seed::text("someone else's")).await;
+    let unknown = "0190000000000000deadbeef".to_string();
+    let references = [foreign.id.clone(), foreign.id[18..].to_string(), unknown.clone(), "deadbe".into()];
+    for reference in &references {
+        for (name, arguments) in [
+            ("get_report", json!({"id": reference})),
+            ("set_status", json!({"id": reference, "status": "fixed"})),
+            ("add_comment", json!({"report_id": reference, "text": "hi"})),
+        ] {
+            let out = tool(&app, &key, name, arguments).await;
+            let text = out.error_naming(&[reference.as_str()]);
+            assert!(text.starts_with("no report"), "{name}: {text}");
+            assert!(!text.contains("someone else's"), "nothing of the foreign report leaks: {text}");
+        }
+    }
+    for malformed in ["42", "not-an-id", "0190000000000000deadbeeg", "abcdefabcdef", "../../etc"] {
+        for (name, arguments, argument) in [
+            ("get_report", json!({"id": malformed}), "id"),
+            ("set_status", json!({"id": malformed, "status": "fixed"}), "id"),
+            ("add_comment", json!({"report_id": malformed, "text": "hi"}), "report_id"),
+        ] {
+            let out = tool(&app, &key, name, arguments).await;
+            out.error_naming(&[argument, "24 hex characters", "shortId"]);
+        }
+    }
+    // The foreign report is untouched.
+    let stored = app.store.get_report(&foreign.id).await.unwrap().unwrap();
+    assert_eq!(stored.status, "new");
+    assert!(app.store.list_comments(&foreign.id).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn an_ambiguous_shortid_is_an_is_error_naming_the_candidates() {
+    let app = TestApp::new().await;
+    let (_, key) = app.mint(&rw_scopes()).await;
+    let first = seed_with_id(&app, "019000000000111111abcdef", "First twin").await;
+    let second = seed_with_id(&app, "019000000000222222abcdef", "Second twin").await;
+    for (name, arguments) in [
+        ("get_report", json!({"id": "abcdef"})),
+        ("set_status", json!({"id": "ABCDEF", "status": "fixed"})),
+        ("add_comment", json!({"report_id": "abcdef", "text": "hi"})),
+    ] {
+        let out = tool(&app, &key, name, arguments).await;
+        out.error_naming(&["ambiguous", &first.id, &second.id]);
+    }
+    // The full id still works.
+    let out = tool(&app, &key, "get_report", json!({"id": first.id})).await;
+    assert!(!out.is_error);
+    assert!(out.text.contains("First twin"));
+    assert_eq!(app.store.get_report(&second.id).await.unwrap().unwrap().status, "new");
+}
+
+// ---------------------------------------------------------------------------------------------
+// get_report
+
+#[tokio::test]
+async fn get_report_renders_the_report_as_markdown() {
+    let app = TestApp::new().await;
+    let (_, key) = app.mint(&rw_scopes()).await;
+    let id = ingest_report(
+        &app,
+        json!({
+            "channelKey": "bug",
+            "blocks": [
+                {"type": "text", "text": "The **Pay** button is grey\nIt never turns blue."},
+                {"type": "selection", "text": "Total: 0 €", "selector": "#cart .total"},
+                {"type": "pinpoint", "selector": "button[data-testid=pay]", "comment": "this one",
+                 "target": {"css": "button[data-testid=pay]", "xpath": "/html/body/button", "testIds": ["pay", "checkout"], "matchIndex": 1}},
+                {"type": "quote", "text": "Free shipping", "selector": ".promo", "comment": "not true",
+                 "target": {"css": ".promo", "xpath": "/html/body/div", "testIds": []}}
+            ],
+            "context": {
+                "url": "https://shop.example.com/cart",
+                "userId": "user-42",
+                "consoleErrors": ["TypeError: x is undefined"],
+                "artifactId": "preview-7",
+                "artifact": {"id": "preview-7", "title": "Checkout v2", "goal": "Pay in one click", "constraints": ["no new deps"]}
+            }
+        }),
+    )
+    .await;
+    tool_json(
+        &app,
+        &key,
+        "add_comment",
+        json!({"report_id": id, "text": "Published note", "draft": false, "kind": "fix"}),
+    )
+    .await;
+    tool_json(&app, &key, "add_comment", json!({"report_id": id, "text": "Draft note", "kind": "question"})).await;
+
+    let out = tool(&app, &key, "get_report", json!({"id": id})).await;
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(out.content.len(), 1, "no screenshots, no images");
+    let md = &out.text;
+    for expected in [
+        "# The Pay button is grey",
+        &format!("`{}`", &id[18..]),
+        "status: **new**",
+        "channel: bug",
+        "url: https://shop.example.com/cart",
+        &format!("id: `{id}`"),
+        "user-42",
+        "Checkout v2",
+        "Pay in one click",
+        "no new deps",
+        "The **Pay** button is grey\nIt never turns blue.",
+        "> Total: 0 €",
+        "`#cart .total`",
+        "`button[data-testid=pay]`",
+        "`pay`, `checkout`",
+        "matchIndex: 1",
+        "this one",
+        "> Free shipping",
+        "not true",
+        "```text\nTypeError: x is undefined\n```",
+        "Published note",
+        "Draft note",
+        "draft",
+        "published",
+    ] {
+        assert!(md.contains(expected), "the Markdown should contain {expected:?}:\n{md}");
+    }
+}
+
+#[tokio::test]
+async fn get_report_with_eight_screenshots_inlines_six_within_8_mb_and_names_the_others() {
+    let app = TestApp::new().await;
+    let (_, key) = app.mint(&["feedback:read"]).await;
+    // Eight real PNGs of about 1 MB each, uploaded like the widget does.
+    let mut pngs = Vec::new();
+    let mut blob_ids = Vec::new();
+    for i in 0..8u64 {
+        let png = png(580, 600, i);
+        assert!(png.len() > 1_000_000);
+        blob_ids.push(upload_screenshot(&app, &png).await);
+        pngs.push(png);
+    }
+    let mut blocks = vec![json!({"type": "text", "text": "Eight screenshots"})];
+    blocks.extend(blob_ids.iter().map(|id| json!({"type": "screenshot", "blobId": id})));
+    let report_id = ingest_report(&app, json!({"blocks": blocks})).await;
+
+    let out = tool(&app, &key, "get_report", json!({"id": report_id})).await;
+    assert!(!out.is_error, "{}", out.text);
+    let images = out.images();
+    assert_eq!(images.len(), 6, "at most six images");
+    assert_eq!(out.content.len(), 7, "the Markdown, then the images");
+    let mut total = 0;
+    for (i, image) in images.iter().enumerate() {
+        assert_eq!(image["mimeType"], json!("image/png"));
+        let data = STANDARD.decode(image["data"].as_str().unwrap()).expect("base64");
+        assert_eq!(data, pngs[i], "image {} is screenshot {} as stored", i + 1, i + 1);
+        total += data.len();
+    }
+    assert!(total <= 8 * 1024 * 1024, "{total} bytes of images");
+    let md = &out.text;
+    for n in 1..=6 {
+        assert!(md.contains(&format!("Screenshot {n} (580×600): image {n} below")), "screenshot {n}:\n{md}");
+    }
+    for n in [7, 8] {
+        let line = md
+            .lines()
+            .find(|l| l.starts_with(&format!("Screenshot {n} ")))
+            .unwrap_or_else(|| panic!("screenshot {n} is named:\n{md}"));
+        assert!(line.contains("not inlined"), "{line}");
+        assert!(line.contains(&blob_ids[n - 1]), "its download path: {line}");
+    }
+}
+
+#[tokio::test]
+async fn get_report_keeps_the_images_within_8_mb() {
+    let app = TestApp::new().await;
+    let (_, key) = app.mint(&["feedback:read"]).await;
+    // Three screenshots of about 2.9 MB: two fit in 8 MiB, the third does not; a small fourth does.
+    let sizes = [(1000, 1000), (1000, 1000), (1000, 1000), (100, 100)];
+    let mut pngs = Vec::new();
+    let mut blob_ids = Vec::new();
+    for (i, (w, h)) in sizes.iter().enumerate() {
+        let png = png(*w, *h, 100 + i as u64);
+        blob_ids.push(upload_screenshot(&app, &png).await);
+        pngs.push(png);
+    }
+    let blocks: Vec<Value> = blob_ids.iter().map(|id| json!({"type": "screenshot", "blobId": id})).collect();
+    let report_id = ingest_report(&app, json!({"blocks": blocks})).await;
+    let out = tool(&app, &key, "get_report", json!({"id": report_id})).await;
+    let images = out.images();
+    assert_eq!(images.len(), 3, "{}", out.text);
+    let decoded: Vec<Vec<u8>> = images.iter().map(|i| STANDARD.decode(i["data"].as_str().unwrap()).unwrap()).collect();
+    assert_eq!(decoded, [pngs[0].clone(), pngs[1].clone(), pngs[3].clone()]);
+    assert!(decoded.iter().map(Vec::len).sum::<usize>() <= 8 * 1024 * 1024);
+    let line = out.text.lines().find(|l| l.starts_with("Screenshot 3 ")).expect("screenshot 3 is named");
+    assert!(line.contains("8 MB"), "{line}");
+    assert!(line.contains(&blob_ids[2]), "{line}");
+    assert!(out.text.contains("Screenshot 4 (100×100): image 3 below"), "{}", out.text);
+}
+
+// ---------------------------------------------------------------------------------------------
+// create_report
+
+#[tokio::test]
+async fn create_report_files_a_report_via_mcp_with_the_agent_as_author() {
+    let app = TestApp::new().await;
+    let (key_id, key) = app.mint(&rw_scopes()).await;
+    let item = tool_json(
+        &app,
+        &key,
+        "create_report",
+        json!({"message": "# Flaky login\nThe session expires after 5 s.", "url": "https://app.example.com/login",
+               "author": "seen by Ada", "channelKey": "idea"}),
+    )
+    .await;
+    assert!(is_object_id(&item["id"]));
+    let id = item["id"].as_str().unwrap();
+    assert_eq!(item["shortId"], json!(&id[18..]));
+    assert_eq!(item["title"], json!("Flaky login"));
+    assert_eq!(item["status"], json!("new"));
+    assert_eq!(item["channelKey"], json!("idea"));
+    assert_eq!(item["url"], json!("https://app.example.com/login"));
+    assert_eq!(item["artifactId"], Value::Null);
+    assert!(is_iso(&item["createdAt"]));
+    assert!(item.get("project").is_none(), "project fields only for org-wide keys");
+
+    // Through the REST API: via mcp, the agent author, the note in extra, one text block.
+    let report = app.get(&app.p(&format!("/feedback/{id}")), &app.token).await.ok(200).clone();
+    assert_eq!(report["context"]["extra"]["via"], json!("mcp"));
+    assert_eq!(report["context"]["extra"]["author"], json!("seen by Ada"));
+    assert_eq!(report["context"]["url"], json!("https://app.example.com/login"));
+    assert_eq!(
+        report["author"],
+        json!({"kind": "agent", "id": format!("agent:{key_id}"), "label": "key feedback:read feedback:write"})
+    );
+    assert_eq!(report["blocks"], json!([{"type": "text", "text": "# Flaky login\nThe session expires after 5 s."}]));
+    assert_eq!(report["channelKey"], json!("idea"));
+    // It is listed like any other report.
+    let listed = tool_json(&app, &key, "list_reports", json!({})).await;
+    assert_eq!(listed[0]["id"], json!(id));
+}
+
+#[tokio::test]
+async fn create_report_uses_the_default_channel_when_none_or_an_unknown_one_is_given() {
+    let app = TestApp::new().await;
+    let (_, key) = app.mint(&rw_scopes()).await;
+    let plain = tool_json(&app, &key, "create_report", json!({"message": "no channel"})).await;
+    assert_eq!(plain["channelKey"], json!("bug"));
+    let unknown = tool_json(&app, &key, "create_report", json!({"message": "odd", "channelKey": "nope"})).await;
+    assert_eq!(unknown["channelKey"], json!("bug"), "ingest rule 2: silent fallback to the default");
+    // `project` is ignored for a project key.
+    let other = tool_json(&app, &key, "create_report", json!({"message": "x", "project": "whatever"})).await;
+    let stored = app.store.get_report(other["id"].as_str().unwrap()).await.unwrap().unwrap();
+    assert_eq!(stored.project_id, app.project.id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// create_room
+
+#[tokio::test]
+async fn create_room_is_an_idempotent_upsert() {
+    let app = TestApp::new().await;
+    let (_, key) = app.mint(&rw_scopes()).await;
+    let first = tool_json(&app, &key, "create_room", json!({"artifact_id": "preview-42"})).await;
+    assert!(is_object_id(&first["id"]));
+    assert_eq!(first["artifactId"], json!("preview-42"));
+    assert_eq!(first["title"], json!("preview-42"), "the title defaults to the artifact id");
+    assert_eq!(first["archived"], json!(false));
+    assert_eq!(first["created"], json!(true));
+
+    let again = tool_json(
+        &app,
+        &key,
+        "create_room",
+        json!({"artifact_id": "preview-42", "title": "Preview 42", "goal": "Sign-up in two steps"}),
+    )
+    .await;
+    assert_eq!(again["id"], first["id"]);
+    assert_eq!(again["created"], json!(false));
+    assert_eq!(again["title"], json!("Preview 42"));
+    assert_eq!(again["meta"]["goal"], json!("Sign-up in two steps"));
+
+    // A repeat with nothing new changes nothing.
+    let third = tool_json(&app, &key, "create_room", json!({"artifact_id": "preview-42"})).await;
+    assert_eq!(third["id"], first["id"]);
+    assert_eq!(third["created"], json!(false));
+    assert_eq!(third["title"], json!("Preview 42"));
+    assert_eq!(third["meta"]["goal"], json!("Sign-up in two steps"));
+
+    let rooms = app.get(&app.p("/rooms"), &app.token).await.ok(200).clone();
+    let items = rooms["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["artifactId"], json!("preview-42"));
+    assert_eq!(items[0]["title"], json!("Preview 42"));
+
+    // A room that exists only through a report's artifact id is resumed, not created.
+    app.seed(Seed::text("in a room").artifact("implicit-room")).await;
+    let implicit = tool_json(&app, &key, "create_room", json!({"artifact_id": "implicit-room"})).await;
+    assert_eq!(implicit["created"], json!(false));
+
+    // 200 characters is the limit.
+    let long = "r".repeat(200);
+    assert_eq!(tool_json(&app, &key, "create_room", json!({"artifact_id": long})).await["created"], json!(true));
+}
+
+// ---------------------------------------------------------------------------------------------
+// set_status
+
+#[tokio::test]
+async fn set_status_accepts_the_six_values_and_records_each_change() {
+    let app = TestApp::new().await;
+    let (key_id, key) = app.mint(&rw_scopes()).await;
+    let report = app.seed(Seed::text("status me")).await;
+    let order = ["triaged", "in-progress", "fixed", "verified", "canceled", "new"];
+    for status in order {
+        let answer = tool_json(&app, &key, "set_status", json!({"id": report.id, "status": status})).await;
+        assert_eq!(answer, json!({"id": report.id, "status": status}));
+        let listed = tool_json(&app, &key, "list_reports", json!({"status": status})).await;
+        assert_eq!(listed[0]["id"], json!(report.id));
+    }
+    let rest = app.get(&app.p(&format!("/feedback/{}", report.id)), &app.token).await.ok(200).clone();
+    assert_eq!(rest["status"], json!("new"));
+    let history = rest["statusHistory"].as_array().expect("statusHistory");
+    assert_eq!(history.len(), 6, "{rest}");
+    assert_eq!(history[0]["to"], json!("triaged"));
+    assert_eq!(history[5]["to"], json!("new"));
+    assert!(history.iter().all(|h| h.to_string().contains(&format!("agent:{key_id}"))), "{history:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// add_comment
+
+#[tokio::test]
+async fn add_comment_defaults_to_a_draft_and_takes_a_kind() {
+    let app = TestApp::new().await;
+    let (key_id, key) = app.mint(&rw_scopes()).await;
+    let report = app.seed(Seed::text("comment me")).await;
+
+    let draft =
+        tool_json(&app, &key, "add_comment", json!({"report_id": report.id, "text": "Proposed fix: retry"})).await;
+    assert!(is_object_id(&draft["id"]));
+    assert_eq!(draft["reportId"], json!(report.id));
+    assert_eq!(draft["author"], json!(format!("agent:{key_id}")));
+    assert_eq!(draft["text"], json!("Proposed fix: retry"));
+    assert_eq!(draft["draft"], json!(true));
+    assert_eq!(draft["kind"], Value::Null);
+    assert_eq!(draft["publishedAt"], Value::Null);
+    assert!(is_iso(&draft["createdAt"]));
+
+    let posted = tool_json(
+        &app,
+        &key,
+        "add_comment",
+        json!({"report_id": report.id, "text": "Fixed in 1.2.3", "draft": false, "kind": "fix"}),
+    )
+    .await;
+    assert_eq!(posted["draft"], json!(false));
+    assert_eq!(posted["kind"], json!("fix"));
+    assert!(is_iso(&posted["publishedAt"]));
+
+    for kind in COMMENT_KINDS {
+        let c = tool_json(&app, &key, "add_comment", json!({"report_id": report.id, "text": kind, "kind": kind})).await;
+        assert_eq!(c["kind"], json!(kind));
+    }
+
+    let comments = app.get(&app.p(&format!("/feedback/{}/comments", report.id)), &app.token).await.ok(200).clone();
+    let items = comments["items"].as_array().expect("items");
+    assert_eq!(items.len(), 7);
+    assert_eq!(items[0]["id"], draft["id"]);
+    assert_eq!(items[0]["draft"], json!(true));
+    assert_eq!(items[1]["id"], posted["id"]);
+    assert_eq!(items[1]["draft"], json!(false));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every tool, one after another, as an agent would use them
+
+#[tokio::test]
+async fn an_agent_session_calls_every_tool() {
+    let app = TestApp::new().await;
+    let (_, key) = app.mint(&rw_scopes()).await;
+    let (_, reader) = app.mint(&["feedback:read"]).await;
+    app.seed(Seed::text("Existing report")).await;
+
+    assert!(!tool(&app, &key, "introduce", json!({"agentName": "Session bot"})).await.is_error);
+    let room = tool_json(&app, &key, "create_room", json!({"artifact_id": "build-9", "title": "Build 9"})).await;
+    assert_eq!(room["created"], json!(true));
+    let filed = tool_json(&app, &key, "create_report", json!({"message": "Build 9 breaks the footer"})).await;
+    let listed = tool_json(&app, &reader, "list_reports", json!({"limit": 10})).await;
+    assert_eq!(listed.as_array().unwrap().len(), 2);
+    assert_eq!(listed[0]["id"], filed["id"]);
+    let read = tool(&app, &reader, "get_report", json!({"id": filed["shortId"]})).await;
+    assert!(read.text.contains("Build 9 breaks the footer"));
+    assert!(read.text.contains("Session bot"), "the agent label shows: {}", read.text);
+    assert!(read.text.contains("via: mcp"), "{}", read.text);
+    assert_eq!(
+        tool_json(&app, &key, "set_status", json!({"id": filed["id"], "status": "in-progress"})).await["status"],
+        json!("in-progress")
+    );
+    let comment =
+        tool_json(&app, &key, "add_comment", json!({"report_id": filed["id"], "text": "Working on it"})).await;
+    assert_eq!(comment["authorLabel"], json!("Session bot"));
+    let read = tool(&app, &reader, "get_report", json!({"id": filed["id"]})).await;
+    assert!(read.text.contains("status: **in-progress**"), "{}", read.text);
+    assert!(read.text.contains("Working on it"), "{}", read.text);
+}

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# Drives Svc's tool endpoint (POST /mcp) with the official MCP SDK clients over a real socket:
+# the Python `mcp` package (test_sdk.py) and the TypeScript `@modelcontextprotocol/sdk` (sdk.test.mjs).
+#
+# Builds the debug binary, starts `svc serve` on a fresh data folder on a loopback port, reads the
+# bootstrap block it prints, mints keys through the REST API (read+write, read-only), seeds reports
+# through the ingest API (one with a screenshot, one in a second project), mints an org-wide key
+# with the CLI, runs both SDK tests, and stops the server on exit.
+#
+# Usage: e2e/mcp/run.sh [python|node]...   (default: both)
+# Exit status: 0 when every selected test ran and passed, 1 when a test failed or the server did
+# not start. A suite that cannot run here (no python3 or node, or its packages cannot be
+# installed) is skipped, not failed: its reason is printed as "SKIPPED: ..." and, when
+# SVC_MCP_SKIP_FILE is set, appended to that file (scripts/test reports it).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+E2E=$ROOT/e2e/mcp
+
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(python node)
+
+note_skip() {
+  echo "SKIPPED: $*"
+  if [ -n "${SVC_MCP_SKIP_FILE:-}" ]; then echo "$*" >>"$SVC_MCP_SKIP_FILE"; fi
+}
+
+# --- Toolchains and packages (before the server, so a skip costs nothing) ---------------------
+run_python=false
+run_node=false
+for suite in "${suites[@]}"; do
+  case "$suite" in
+    python)
+      venv=$ROOT/target/mcp-venv
+      stamp=$venv/.requirements.sha256
+      want=$(sha256sum "$E2E/requirements.txt" | cut -d' ' -f1)
+      if ! command -v python3 >/dev/null 2>&1; then
+        note_skip "MCP SDK test (Python): python3 is not installed"
+      elif [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+        run_python=true
+      else
+        echo "Installing e2e/mcp/requirements.txt into target/mcp-venv"
+        mkdir -p "$ROOT/target"
+        if { { [ -x "$venv/bin/python" ] || python3 -m venv "$venv"; } &&
+          "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$E2E/requirements.txt"; } \
+          >"$ROOT/target/mcp-pip-install.log" 2>&1; then
+          echo "$want" >"$stamp"
+          run_python=true
+        else
+          note_skip "MCP SDK test (Python): could not install e2e/mcp/requirements.txt (no network? see target/mcp-pip-install.log)"
+        fi
+      fi
+      ;;
+    node)
+      if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+        note_skip "MCP SDK test (Node): node or npm is not installed"
+      elif ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)'; then
+        note_skip "MCP SDK test (Node): Node $(node --version) is older than 20"
+      elif (cd "$E2E" && npm ci --no-audit --no-fund --loglevel=error) >"$ROOT/target/mcp-npm-ci.log" 2>&1; then
+        run_node=true
+      else
+        note_skip "MCP SDK test (Node): npm ci failed in e2e/mcp (no network? see target/mcp-npm-ci.log)"
+      fi
+      ;;
+    *)
+      echo "unknown suite $suite (python or node)" >&2
+      exit 2
+      ;;
+  esac
+done
+if ! $run_python && ! $run_node; then
+  echo "No MCP SDK test can run here."
+  exit 0
+fi
+if ! command -v curl >/dev/null 2>&1; then
+  note_skip "MCP SDK tests: curl is not installed (run.sh uses it to set the server up)"
+  exit 0
+fi
+
+# --- The server --------------------------------------------------------------------------------
+echo "Building the svc binary (debug)"
+cargo build --quiet -p svc
+SVC=$ROOT/target/debug/svc
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/svc-mcp-e2e.XXXXXX")
+SERVER_PID=""
+cleanup() {
+  if [ -n "$SERVER_PID" ]; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# A fresh SQLite database and blob folder, whatever the caller's environment says.
+unset SVC_DATABASE_URL SVC_BLOB_STORE SVC_PUBLIC_URL SVC_BIND
+export SVC_DATA_DIR=$work/data SVC_RATE_LIMIT=off
+mkdir -p "$SVC_DATA_DIR"
+
+# Port 0: the OS picks a free loopback port; the bootstrap block's embed snippet names it.
+"$SVC" serve --data-dir "$SVC_DATA_DIR" --bind 127.0.0.1:0 >"$work/stdout" 2>"$work/stderr" &
+SERVER_PID=$!
+
+field() { sed -n "s/^$1:[[:space:]]*//p" "$work/stdout" | head -n1; }
+for _ in $(seq 1 200); do
+  if grep -q '^Setup token:' "$work/stdout" 2>/dev/null; then break; fi
+  if ! kill -0 "$SERVER_PID" 2>/dev/null; then break; fi
+  sleep 0.1
+done
+PROJECT_ID=$(field 'Project id')
+PUBLIC_KEY=$(field 'Public key')
+SETUP_TOKEN=$(field 'Setup token')
+BASE=$(grep -o 'src="http://127\.0\.0\.1:[0-9]*' "$work/stdout" | head -n1 | sed 's/^src="//')
+if [ -z "$PROJECT_ID" ] || [ -z "$PUBLIC_KEY" ] || [ -z "$SETUP_TOKEN" ] || [ -z "$BASE" ]; then
+  echo "svc serve did not print its bootstrap block:"
+  cat "$work/stdout" "$work/stderr"
+  exit 1
+fi
+ready=false
+for _ in $(seq 1 100); do
+  if curl -fsS --max-time 2 "$BASE/healthz" >/dev/null 2>&1; then ready=true; break; fi
+  sleep 0.1
+done
+$ready || { echo "svc did not answer on $BASE/healthz"; cat "$work/stderr"; exit 1; }
+echo "svc is serving on $BASE (project $PROJECT_ID)"
+
+# --- Keys and reports --------------------------------------------------------------------------
+json_field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p"; }
+post_json() { # path, bearer token, body
+  curl -fsS --max-time 10 -X POST "$BASE$1" -H "Authorization: Bearer $2" -H 'Content-Type: application/json' -d "$3"
+}
+mint() { # name, scopes JSON array
+  post_json "/api/v1/projects/$PROJECT_ID/keys" "$SETUP_TOKEN" "{\"name\":\"$1\",\"scopes\":$2}" | json_field key
+}
+KEY_RW=$(mint "SDK e2e (read+write)" '["feedback:read","feedback:write"]')
+KEY_RO=$(mint "SDK e2e (read-only)" '["feedback:read"]')
+[ -n "$KEY_RW" ] && [ -n "$KEY_RO" ] || { echo "could not mint keys"; exit 1; }
+
+ingest_report() { # public key, body
+  curl -fsS --max-time 10 -X POST "$BASE/ingest/report" -H "x-svc-project-key: $1" \
+    -H 'Content-Type: application/json' -d "$2" | json_field reportId
+}
+# A real 1×1 PNG, uploaded like the widget does.
+echo 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==' |
+  base64 -d >"$work/shot.png"
+BLOB_ID=$(curl -fsS --max-time 10 -X POST "$BASE/ingest/blob" -H "x-svc-project-key: $PUBLIC_KEY" \
+  -F kind=screenshot -F "file=@$work/shot.png;type=image/png" | json_field blobId)
+REPORT_ID=$(ingest_report "$PUBLIC_KEY" "{\"channelKey\":\"bug\",\"blocks\":[
+  {\"type\":\"text\",\"text\":\"Checkout button does nothing\\nClicking Pay shows a spinner forever.\"},
+  {\"type\":\"screenshot\",\"blobId\":\"$BLOB_ID\"}],
+  \"context\":{\"url\":\"https://shop.example.com/cart\",\"artifactId\":\"preview-1\"}}")
+[ -n "$BLOB_ID" ] && [ -n "$REPORT_ID" ] || { echo "could not seed the report"; exit 1; }
+
+# A second project (the CLI shares the database with the running server) with a report of its
+# own: out of reach for the project keys, in reach for the org-wide key.
+OTHER=$("$SVC" project create --name "Other shop" --json --data-dir "$SVC_DATA_DIR")
+OTHER_PROJECT_ID=$(echo "$OTHER" | json_field projectId)
+OTHER_PUBLIC_KEY=$(echo "$OTHER" | json_field projectKey)
+FOREIGN_REPORT_ID=$(ingest_report "$OTHER_PUBLIC_KEY" '{"blocks":[{"type":"text","text":"A report of another project"}]}')
+KEY_ORG=$("$SVC" token org --org Default --scopes feedback:read,feedback:write --name "SDK e2e (org)" --json \
+  --data-dir "$SVC_DATA_DIR" | json_field key)
+[ -n "$FOREIGN_REPORT_ID" ] && [ -n "$KEY_ORG" ] || { echo "could not set up the second project or the org key"; exit 1; }
+
+export SVC_BASE_URL=$BASE SVC_MCP_URL=$BASE/mcp SVC_PROJECT_ID=$PROJECT_ID SVC_KEY_RW=$KEY_RW SVC_KEY_RO=$KEY_RO \
+  SVC_KEY_ORG=$KEY_ORG SVC_REPORT_ID=$REPORT_ID SVC_FOREIGN_REPORT_ID=$FOREIGN_REPORT_ID \
+  SVC_OTHER_PROJECT_ID=$OTHER_PROJECT_ID
+
+# --- The SDK tests -----------------------------------------------------------------------------
+failed=0
+if $run_python; then
+  echo
+  echo "== MCP SDK test (Python mcp $("$ROOT/target/mcp-venv/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))'))"
+  "$ROOT/target/mcp-venv/bin/python" "$E2E/test_sdk.py" || failed=1
+fi
+if $run_node; then
+  echo
+  echo "== MCP SDK test (TypeScript @modelcontextprotocol/sdk $(cd "$E2E" && node -p 'require("./node_modules/@modelcontextprotocol/sdk/package.json").version'))"
+  (cd "$E2E" && node --test --test-reporter=spec sdk.test.mjs) || failed=1
+fi
+if [ "$failed" != 0 ]; then
+  echo "MCP SDK tests failed; the server's log:"
+  tail -n 50 "$work/stderr"
+fi
+exit "$failed"
