@@ -240,11 +240,13 @@ async fn create_report(state: &AppState, caller: &Caller, args: &Args<'_>) -> Ou
         context.insert("url".into(), url.into());
     }
     context.insert("extra".into(), extra);
-    let submission = svc_core::ingest::Submission {
-        blocks: vec![json!({"type": "text", "text": message})],
-        channel_key: channel_key.map(String::from),
-        context,
-    };
+    // The same checks as a report from the widget.
+    let body = json!({"blocks": [{"type": "text", "text": message}], "channelKey": channel_key, "context": context});
+    let submission = svc_core::ingest::validate_submission(&body, &state.config.limits).map_err(|rejection| {
+        let argument =
+            if matches!(rejection, svc_core::ingest::Rejection::Context(_)) { "url or author" } else { "message" };
+        ToolResult::error(format!("argument {argument}: {}", rejection.message()))
+    })?;
     let filing = Filing {
         project,
         submission,
