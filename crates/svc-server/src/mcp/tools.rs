@@ -159,9 +159,9 @@ async fn list_reports(state: &AppState, caller: &Caller, args: &Args<'_>) -> Out
         before: None,
         limit,
     };
-    let reports = state.store.list_reports(&filter).await.map_err(internal)?;
-    let items: Vec<Value> = reports.iter().map(|r| compact(r, caller)).collect();
-    mark_viewed(state, caller, reports.into_iter().map(|r| r.id).collect());
+    let page = reports::list_page(state.store.as_ref(), filter).await.map_err(internal)?;
+    let items: Vec<Value> = page.items.iter().map(|r| compact(r, caller)).collect();
+    mark_viewed(state, caller, page.items.into_iter().map(|r| r.id).collect());
     Ok(ToolResult::text(serde_json::to_string(&items).unwrap_or_default()))
 }
 
