@@ -12,6 +12,7 @@ pub mod metrics;
 pub mod rate_limit;
 pub mod service;
 pub mod state;
+pub mod widget;
 
 use axum::Json;
 use axum::extract::Request;
@@ -46,6 +47,7 @@ pub fn app(state: AppState) -> axum::Router {
         .merge(ingest::router(&state))
         .merge(mcp::router())
         .merge(health::router())
+        .merge(widget::router())
         .fallback(not_found)
         .with_state(state)
         .layer(middleware::from_fn_with_state(metrics, metrics::track))

@@ -1,0 +1,253 @@
+// The sending engine, a lazy part ("core") the loader fetches right after init: Svc.report,
+// Svc.attachFile and the panel's send. It builds the context, runs beforeReport once, freezes the
+// payload into the delivery queue and makes the first attempt.
+
+import { getJson, SvcError, sendReport, uploadBlob, type Client } from './api';
+import { recordSent, titleOf } from './history';
+import type { Settings } from './options';
+import { DeliveryQueue, type QueueItem } from './queue';
+import type { Block, FileInput, Payload } from './types';
+import { isObject, newId, plain, warn } from './util';
+
+const TEXT_MAX = 10000;
+
+/** What the core part gets from the loader's widget. */
+export interface CoreHost {
+  settings: Settings;
+  client: Client;
+  /** local storage keys of the retry queue and the History list */
+  queueKey: string;
+  historyKey: string;
+  destroyed(): boolean;
+  limits(): Record<string, number>;
+  /** routes again and answers the active channel and how it was chosen */
+  channel(): { key: string | null; source: string };
+  attributes(): Record<string, unknown>;
+  /** console errors to attach (empty when capture is off or the page is outside urlPatterns) */
+  errors(): string[];
+  draft(): Block[];
+  saveDraft(blocks: Block[]): void;
+}
+
+export interface Core {
+  report(input: { message: string; extra?: Record<string, unknown>; files?: FileInput[] }): Promise<{ reportId: string }>;
+  attachFile(input: FileInput): Promise<Block>;
+  submit(blocks: Block[], extra?: Record<string, unknown>): Promise<{ reportId: string }>;
+  alpha(key: string): Promise<boolean>;
+  /** sends the draft thread plus `text` as one report; the draft is cleared once it is sent or queued */
+  sendDraft(text: string): Promise<{ reportId?: string; queued?: boolean }>;
+  /** the flag keys alpha() found enabled */
+  flags(): string[];
+  queue: DeliveryQueue;
+  /** flushes the retry queue when idle (-1), after `delay` ms, or when the next item is due */
+  flushSoon(delay?: number): void;
+  stop(): void;
+}
+
+/** Splits a message into text blocks of at most 10,000 characters. */
+export function textBlocks(message: string): Block[] {
+  const out: Block[] = [];
+  for (let i = 0; i < message.length; i += TEXT_MAX) out.push({ type: 'text', text: message.slice(i, i + TEXT_MAX) });
+  return out;
+}
+
+/** The attachFile input rules: a File keeps its name, a bare Blob is `file`, the object form builds one. */
+export function toFile(input: FileInput): { blob: Blob; name: string; description?: string } {
+  if (typeof Blob !== 'undefined' && input instanceof Blob) {
+    const name = typeof File !== 'undefined' && input instanceof File && input.name ? input.name : 'file';
+    return { blob: input, name };
+  }
+  if (isObject(input) && typeof input.name === 'string' && input.name) {
+    const { content, mime, description } = input as { content: unknown; mime?: unknown; description?: unknown };
+    let blob: Blob;
+    if (typeof content === 'string') blob = new Blob([content], { type: typeof mime === 'string' && mime ? mime : 'text/plain' });
+    else if (content instanceof Blob) blob = typeof mime === 'string' && mime ? new Blob([content], { type: mime }) : content;
+    else throw new TypeError('[Svc] attachFile: content must be a string or a Blob');
+    return { blob, name: input.name as string, description: typeof description === 'string' ? description : undefined };
+  }
+  throw new TypeError('[Svc] attachFile takes a File, a Blob or {name, content, mime?, description?}');
+}
+
+export function deviceOf(width: number, ua: string, touchPoints = 0): 'desktop' | 'tablet' | 'mobile' {
+  if (/iPad|Tablet/i.test(ua) || (/Android/i.test(ua) && !/Mobile/i.test(ua))) return 'tablet';
+  if (/Mobi|iPhone|Android/i.test(ua) || width < 600) return 'mobile';
+  return /Macintosh/.test(ua) && touchPoints > 1 ? 'tablet' : 'desktop';
+}
+
+/** The page context of decisions §3. */
+export function buildContext(h: CoreHost, flags: string[], source: string, extra: Record<string, unknown>): Record<string, unknown> {
+  const s = h.settings;
+  const ua = navigator.userAgent;
+  const ctx: Record<string, unknown> = {
+    url: location.href,
+    pathname: location.pathname,
+    host: location.host,
+    userAgent: ua,
+    language: navigator.language || s.locale,
+    viewport: { width: window.innerWidth, height: window.innerHeight },
+    device: deviceOf(window.innerWidth, ua, navigator.maxTouchPoints || 0),
+    timestamp: new Date().toISOString(),
+    channelSource: source,
+  };
+  if (flags.length) ctx.flags = flags;
+  if (s.reporter && s.reporter.profile) ctx.reporter = s.reporter.profile;
+  const errors = h.errors();
+  if (errors.length) ctx.consoleErrors = errors;
+  if (s.userId) ctx.userId = s.userId;
+  const merged = { ...s.extra, ...extra };
+  if (Object.keys(merged).length) ctx.extra = merged;
+  const attrs = h.attributes();
+  if (Object.keys(attrs).length) ctx.custom = { ...attrs };
+  if (s.mode === 'artifact-review' && s.artifact) {
+    ctx.artifact = s.artifact;
+    ctx.artifactId = s.artifact.id;
+  }
+  return ctx;
+}
+
+export function makeCore(h: CoreHost): Core {
+  const s = h.settings;
+  const flagSet = new Set<string>();
+  const queue = new DeliveryQueue(h.queueKey, sendReport, (item, reportId) =>
+    recordSent(h.historyKey, { id: item.id, reportId, title: item.title, channelKey: item.payload.channelKey, at: Date.now(), status: 'sent' }),
+  );
+  let timer = 0;
+
+  function flushSoon(delay?: number): void {
+    if (h.destroyed()) return;
+    clearTimeout(timer);
+    const run = () => {
+      if (h.destroyed()) return;
+      void queue.flush(delay === 0).then(() => {
+        const next = queue.nextDelay();
+        if (next !== null && !h.destroyed()) {
+          clearTimeout(timer);
+          timer = window.setTimeout(() => flushSoon(0), Math.max(next, 500));
+        }
+      });
+    };
+    if (delay === -1) {
+      const idle = (window as unknown as { requestIdleCallback?: (cb: () => void, o?: object) => number }).requestIdleCallback;
+      if (idle) idle(run, { timeout: 3000 });
+      else timer = window.setTimeout(run, 500);
+    } else {
+      const next = delay !== undefined ? delay : queue.nextDelay();
+      if (next !== null) timer = window.setTimeout(run, next);
+    }
+  }
+  const online = () => flushSoon(0);
+  window.addEventListener('online', online);
+  flushSoon(-1);
+
+  async function beforeReport(): Promise<Record<string, unknown>> {
+    if (!s.beforeReport) return {};
+    try {
+      const r = await s.beforeReport();
+      return isObject(r) ? r : {};
+    } catch (e) {
+      warn('beforeReport failed; sending the report unchanged: ' + String(e));
+      return {};
+    }
+  }
+
+  async function submit(blocks: Block[], extra?: Record<string, unknown>): Promise<{ reportId: string }> {
+    const routed = h.channel();
+    const hook = await beforeReport();
+    const all = blocks.slice();
+    if (Array.isArray(hook.messages)) for (const m of hook.messages) if (typeof m === 'string' && m) all.push(...textBlocks(m));
+    if (Array.isArray(hook.blocks)) for (const b of hook.blocks) if (isObject(b)) all.push(b as Block);
+    let channelKey = routed.key || undefined;
+    let source = routed.source;
+    if (typeof hook.channelKey === 'string' && hook.channelKey) {
+      channelKey = hook.channelKey;
+      source = 'beforeReport';
+    }
+    const context = buildContext(h, [...flagSet], source, { ...(extra || {}), ...(isObject(hook.extra) ? hook.extra : {}) });
+    // Frozen: retries send exactly this, and never call beforeReport again.
+    const payload: Payload = plain({ blocks: all, context, ...(channelKey ? { channelKey } : {}) });
+    const now = Date.now();
+    const item: QueueItem = {
+      id: newId(),
+      apiUrl: h.client.apiUrl,
+      projectKey: h.client.projectKey,
+      identity: h.client.identity,
+      payload,
+      title: titleOf(all),
+      attempts: 0,
+      nextAt: now,
+      createdAt: now,
+    };
+    const stored = queue.add(item);
+    const outcome = await queue.attempt(item);
+    if (outcome.ok) return { reportId: outcome.reportId };
+    const queued = stored && outcome.retry;
+    if (!queued) queue.remove(item.id);
+    else flushSoon();
+    throw new SvcError(outcome.error, 0, queued);
+  }
+
+  async function upload(input: FileInput): Promise<Block> {
+    const f = toFile(input);
+    const max = h.limits().fileMaxBytes;
+    if (max && f.blob.size > max) throw new SvcError('block_too_large', 413, false, '[Svc] ' + f.name + ' is over the ' + max + '-byte file limit');
+    if (!f.blob.size) throw new SvcError('file_required', 400, false, '[Svc] ' + f.name + ' is empty');
+    const name = f.name.slice(0, 255);
+    const up = await uploadBlob(h.client, 'file', f.blob, name);
+    const block: Block = { type: 'file', blobId: up.blobId, name, mime: up.mime, bytes: up.bytes };
+    if (f.description) block.description = f.description.slice(0, TEXT_MAX);
+    return block;
+  }
+
+  return {
+    submit,
+    async sendDraft(text) {
+      const blocks = [...h.draft(), ...textBlocks(text.trim() ? text : '')];
+      if (!blocks.length) throw new SvcError('empty', 0, false, '[Svc] nothing to send');
+      try {
+        const r = await submit(blocks);
+        h.saveDraft([]);
+        return r;
+      } catch (e) {
+        if (!(e as SvcError).queued) throw e;
+        h.saveDraft([]);
+        return { queued: true };
+      }
+    },
+    queue,
+    flushSoon,
+    flags: () => [...flagSet],
+    stop() {
+      clearTimeout(timer);
+      window.removeEventListener('online', online);
+    },
+    async alpha(key) {
+      if (typeof key !== 'string' || !key) throw new TypeError('[Svc] alpha(key): key must be a string');
+      try {
+        const r = await getJson<{ enabled?: boolean }>(h.client, '/ingest/flags/' + encodeURIComponent(key));
+        if (r.enabled === true) {
+          flagSet.add(key);
+          return true;
+        }
+      } catch {
+        /* unknown or unreachable: off */
+      }
+      return false;
+    },
+    async report(input) {
+      if (!isObject(input) || typeof input.message !== 'string' || !input.message.trim()) {
+        throw new TypeError('[Svc] report({message}): message must be a non-empty string');
+      }
+      if (input.extra != null && !isObject(input.extra)) throw new TypeError('[Svc] report: extra must be an object');
+      const files = input.files == null ? [] : input.files;
+      if (!Array.isArray(files)) throw new TypeError('[Svc] report: files must be an array');
+      const fileBlocks: Block[] = [];
+      for (const f of files) fileBlocks.push(await upload(f));
+      return submit([...textBlocks(input.message), ...fileBlocks], input.extra as Record<string, unknown> | undefined);
+    },
+    async attachFile(input) {
+      const block = await upload(input);
+      h.saveDraft([...h.draft(), block]);
+      return block;
+    },
+  };
+}

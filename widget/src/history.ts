@@ -1,0 +1,37 @@
+// History for the panel: the last 20 reports this browser sent for the project plus any queued
+// for retry, from local storage only.
+
+import { load, save } from './util';
+import type { Block, HistoryEntry } from './types';
+import type { QueueItem } from './queue';
+
+export const HISTORY_MAX = 20;
+
+/** The first non-empty line of the first text block, cut to 80 characters. */
+export function titleOf(blocks: Block[]): string {
+  for (const b of blocks) {
+    if (b.type === 'text' && typeof b.text === 'string') {
+      const line = b.text.split('\n').map((l) => l.trim()).find(Boolean);
+      if (line) return line.slice(0, 80);
+    }
+  }
+  const first = blocks[0];
+  return first ? (first.type === 'file' ? 'File ' + String(first.name || '') : first.type) : '';
+}
+
+export function recordSent(key: string, entry: HistoryEntry): void {
+  const list = load<HistoryEntry[]>(key, []);
+  const next = [entry, ...(Array.isArray(list) ? list : []).filter((e) => e.id !== entry.id && (!entry.reportId || e.reportId !== entry.reportId))];
+  save(key, next.slice(0, HISTORY_MAX));
+}
+
+/** Queued items first (newest first), then the sent ones (newest first). */
+export function historyList(key: string, queued: QueueItem[]): HistoryEntry[] {
+  const sent = load<HistoryEntry[]>(key, []);
+  const waiting: HistoryEntry[] = queued
+    .slice()
+    .sort((a, b) => b.createdAt - a.createdAt)
+    .map((q) => ({ id: q.id, title: q.title, channelKey: q.payload.channelKey, at: q.createdAt, status: 'queued' }));
+  const ids = new Set(waiting.map((w) => w.id));
+  return [...waiting, ...(Array.isArray(sent) ? sent : []).filter((e) => !ids.has(e.id)).slice(0, HISTORY_MAX)];
+}

@@ -1,0 +1,180 @@
+// Svc.init options: type checks, defaults, clamps. A wrong option logs a warning and falls back; it
+// never throws (except a missing projectKey, which leaves nothing to run).
+
+import { DEFAULT_STRUCTURED } from './selector';
+import { isObject, warn } from './util';
+import type { ArtifactMeta, InitOptions, Reporter, StructuredAttribute } from './types';
+
+export const MASCOTS = ['gecko', 'owl', 'fox', 'cat', 'axolotl', 'raccoon', 'chameleon', 'otter', 'robot', 'blob'];
+export const SHAPES = ['frame-tab', 'bubble', 'tab', 'pill', 'blob'];
+export const ANCHORS = ['top-left', 'top-center', 'top-right', 'middle-left', 'middle-right', 'bottom-left', 'bottom-center', 'bottom-right'];
+export const TRIGGERS = ['frame-tab', 'devwidget', 'none'];
+
+export interface Settings {
+  projectKey: string;
+  locale: 'en' | 'ru';
+  apiUrl: string;
+  userId?: string;
+  extra: Record<string, unknown>;
+  captureConsoleErrors: boolean;
+  mascot: string;
+  shape: string;
+  anchor: string;
+  triggerVariant: string;
+  size: number;
+  offsetX: number;
+  offsetY: number;
+  widgetId: string;
+  attributes: Record<string, unknown>;
+  onChannelChange?: InitOptions['onChannelChange'];
+  beforeReport?: InitOptions['beforeReport'];
+  pushToTalkKey?: string;
+  mode: 'default' | 'artifact-review';
+  artifact?: ArtifactMeta;
+  reporter?: Reporter;
+  selector?: InitOptions['selector'];
+  testIdAttributes: string[];
+  structuredAttributes: StructuredAttribute[];
+}
+
+export function detectLocale(language: string | undefined): 'en' | 'ru' {
+  return /^ru\b/i.test(language || '') ? 'ru' : 'en';
+}
+
+const str = (v: unknown) => typeof v === 'string';
+
+/** Checks ArtifactMeta (id 1 to 200 characters, url http or https); the first invalid field, or null. */
+export function artifactProblem(a: unknown): string | null {
+  if (!isObject(a)) return 'artifact';
+  if (!str(a.id) || !(a.id as string).length || (a.id as string).length > 200) return 'id';
+  for (const k of ['title', 'tool', 'source', 'goal']) if (a[k] != null && !str(a[k])) return k;
+  if (a.constraints != null && !(Array.isArray(a.constraints) && a.constraints.every(str))) return 'constraints';
+  if (a.url != null && !(str(a.url) && /^https?:\/\//i.test(a.url as string))) return 'url';
+  if (a.meta != null && !(isObject(a.meta) && Object.values(a.meta).every(str))) return 'meta';
+  return null;
+}
+
+function stringList(v: unknown): v is string[] {
+  return Array.isArray(v) && v.every((s) => typeof s === 'string' && s.length > 0);
+}
+
+/**
+ * Normalizes raw options over the project's widget configuration (`project`) and the built-in
+ * defaults. `fallbackApiUrl` is the loader script's origin (else the service's base address).
+ */
+export function normalize(raw: InitOptions, project: Record<string, unknown>, fallbackApiUrl: string, language?: string): Settings {
+  const o = (isObject(raw) ? raw : {}) as Record<string, unknown>;
+  const projectKey = typeof o.projectKey === 'string' ? o.projectKey.trim() : '';
+  if (!projectKey) throw new TypeError('[Svc] init: projectKey (string) is required');
+
+  const bad = (name: string) => warn('init option ' + name + ' is invalid (see /v1/svc.d.ts); using the default');
+  const pick = <T>(name: string, check: (v: unknown) => boolean, dflt: T): T => {
+    const v = o[name];
+    if (v === undefined || v === null) return dflt;
+    if (check(v)) return v as T;
+    bad(name);
+    return dflt;
+  };
+  const oneOf = (list: string[]) => (v: unknown) => typeof v === 'string' && list.includes(v);
+  const num = (v: unknown) => typeof v === 'number' && isFinite(v);
+  const fn = (v: unknown) => typeof v === 'function';
+  const proj = (name: string, list: string[] | null, dflt: string | number) => {
+    const v = project[name];
+    if (list ? typeof v === 'string' && list.includes(v) : typeof v === 'number' && isFinite(v)) return v as string | number;
+    return dflt;
+  };
+
+  const apiUrl = pick<string>('apiUrl', (v) => typeof v === 'string' && /^https?:\/\//i.test(v), fallbackApiUrl).replace(/\/+$/, '');
+  let size = pick<number>('size', num, proj('size', null, 44) as number);
+  if (size < 32 || size > 64) {
+    if (o.size != null) warn('init option size ' + size + ' is clamped to 32..64');
+    size = Math.min(64, Math.max(32, size));
+  }
+
+  let mode = pick<'default' | 'artifact-review'>('mode', oneOf(['default', 'artifact-review']), 'default');
+  let artifact: ArtifactMeta | undefined;
+  if (o.artifact != null) {
+    const problem = artifactProblem(o.artifact);
+    if (problem) warn('init option artifact: invalid ' + problem + ' (id: 1 to 200 characters; url: http or https); ignored');
+    else artifact = o.artifact as ArtifactMeta;
+  }
+  if (mode === 'artifact-review' && !artifact) {
+    warn('artifact-review mode needs a valid artifact {id}; using default mode');
+    mode = 'default';
+  }
+
+  let reporter: Reporter | undefined;
+  if (o.reporter != null) {
+    const r = o.reporter as Record<string, unknown>;
+    if (isObject(r) && (r.token === undefined || typeof r.token === 'string') && (r.profile === undefined || isObject(r.profile))) {
+      reporter = { token: r.token as string | undefined, profile: r.profile as Record<string, unknown> | undefined };
+    } else bad('reporter');
+  }
+
+  let structured = DEFAULT_STRUCTURED;
+  if (o.structuredAttributes != null) {
+    const list = o.structuredAttributes;
+    if (Array.isArray(list) && list.every((s) => isObject(s) && typeof s.attr === 'string' && s.attr && stringList(s.keys))) {
+      structured = list as StructuredAttribute[];
+    } else bad('structuredAttributes');
+  }
+
+  const userId = pick<string | undefined>('userId', (v) => typeof v === 'string' && v.length <= 200, undefined);
+  const widgetId = pick<string>('widgetId', (v) => typeof v === 'string' && /^[A-Za-z][\w-]{0,63}$/.test(v), 'svc-' + projectKey.replace(/^pr_/, '').slice(0, 12));
+
+  return {
+    projectKey,
+    locale: pick('locale', oneOf(['en', 'ru']), detectLocale(language)),
+    apiUrl,
+    userId: userId || undefined,
+    extra: pick('extra', isObject, {}),
+    captureConsoleErrors: pick('captureConsoleErrors', (v) => typeof v === 'boolean', true),
+    mascot: pick('mascot', oneOf(MASCOTS), proj('mascot', MASCOTS, 'fox') as string),
+    shape: pick('shape', oneOf(SHAPES), proj('shape', SHAPES, 'bubble') as string),
+    anchor: pick('anchor', oneOf(ANCHORS), proj('anchor', ANCHORS, 'middle-right') as string),
+    triggerVariant: pick('triggerVariant', oneOf(TRIGGERS), proj('triggerVariant', TRIGGERS, 'frame-tab') as string),
+    size,
+    offsetX: pick('offsetX', num, proj('offsetX', null, 0) as number),
+    offsetY: pick('offsetY', num, proj('offsetY', null, 0) as number),
+    widgetId,
+    attributes: pick('attributes', isObject, {}),
+    onChannelChange: pick('onChannelChange', fn, undefined),
+    beforeReport: pick('beforeReport', fn, undefined),
+    pushToTalkKey: pick('pushToTalkKey', (v) => typeof v === 'string' && v.length > 0, undefined),
+    mode,
+    artifact,
+    reporter,
+    selector: pick('selector', fn, undefined),
+    testIdAttributes: pick('testIdAttributes', stringList, []),
+    structuredAttributes: structured,
+  };
+}
+
+/** Options from a script tag's data-* attributes. */
+export function fromScriptTag(el: HTMLOrSVGScriptElement | null): Partial<InitOptions> {
+  const out: Partial<InitOptions> = {};
+  if (!el || !el.getAttribute) return out;
+  const get = (name: string) => {
+    const v = el.getAttribute('data-' + name);
+    return v == null || v.trim() === '' ? undefined : v.trim();
+  };
+  const key = get('project-key');
+  if (key) out.projectKey = key;
+  const mode = get('mode');
+  if (mode) out.mode = mode as InitOptions['mode'];
+  const artifactId = get('artifact-id');
+  if (artifactId) out.artifact = { id: artifactId };
+  const testIds = get('testid-attrs');
+  if (testIds) out.testIdAttributes = testIds.split(',').map((s) => s.trim()).filter(Boolean);
+  const structured = get('structured-attrs');
+  if (structured) {
+    out.structuredAttributes = structured
+      .split(';')
+      .map((entry) => {
+        const i = entry.indexOf(':');
+        return { attr: entry.slice(0, i).trim(), keys: entry.slice(i + 1).split(',').map((k) => k.trim()).filter(Boolean) };
+      })
+      .filter((s) => s.attr && s.keys.length);
+  }
+  return out;
+}

@@ -1,0 +1,131 @@
+// Shapes shared by the loader and the lazy parts. The public declarations served at /v1/svc.d.ts
+// live in src/svc.d.ts; keep the two in step.
+
+export interface SelectorInfo {
+  css: string;
+  xpath: string;
+  testIds: string[];
+  reactComponent?: string;
+  matchIndex?: number;
+  /** css of each open shadow host from the document down, each relative to its own root */
+  shadowHosts?: string[];
+  /** css of each same-origin iframe from the top document down, each relative to its own document */
+  frames?: string[];
+}
+
+export interface StructuredAttribute {
+  attr: string;
+  keys: string[];
+}
+
+export interface Condition {
+  field: string;
+  op: string;
+  value?: string | string[];
+}
+
+export interface Matcher {
+  conditions: Condition[];
+  weight: number;
+  note?: string;
+}
+
+/** A channel in the ingest form (the fields the widget uses). */
+export interface Channel {
+  key: string;
+  name?: string;
+  color?: string;
+  mascot?: string;
+  baseWeight?: number;
+  matchers?: Matcher[];
+  createdAt?: string;
+  [more: string]: unknown;
+}
+
+export type Weight = number | 'max' | 'suggest';
+
+export interface Hint {
+  channelKey: string;
+  weight: Weight;
+  userId?: string | null;
+}
+
+export type Block = { type: string; [field: string]: unknown };
+
+export interface ArtifactMeta {
+  id: string;
+  title?: string;
+  tool?: string;
+  source?: string;
+  goal?: string;
+  constraints?: string[];
+  url?: string;
+  meta?: Record<string, string>;
+}
+
+export interface Reporter {
+  token?: string;
+  profile?: Record<string, unknown>;
+}
+
+export interface BeforeReportResult {
+  extra?: Record<string, unknown>;
+  messages?: string[];
+  blocks?: Block[];
+  channelKey?: string;
+}
+
+export type FileInput = File | Blob | { name: string; content: string | Blob; mime?: string; description?: string };
+
+/** What `Svc.init` accepts. */
+export interface InitOptions {
+  projectKey: string;
+  locale?: 'en' | 'ru';
+  apiUrl?: string;
+  userId?: string;
+  extra?: Record<string, unknown>;
+  captureConsoleErrors?: boolean;
+  mascot?: string;
+  shape?: string;
+  anchor?: string;
+  triggerVariant?: 'frame-tab' | 'devwidget' | 'none';
+  size?: number;
+  offsetX?: number;
+  offsetY?: number;
+  widgetId?: string;
+  attributes?: Record<string, unknown>;
+  onChannelChange?: (next: { key: string } | null, prev: { key: string } | null) => void;
+  beforeReport?: () => BeforeReportResult | void | Promise<BeforeReportResult | void>;
+  pushToTalkKey?: string;
+  mode?: 'default' | 'artifact-review';
+  artifact?: ArtifactMeta;
+  reporter?: Reporter;
+  selector?: (node: Element) => Partial<SelectorInfo> | null;
+  testIdAttributes?: string[];
+  structuredAttributes?: StructuredAttribute[];
+}
+
+/** Project data the per-project loader bakes in (or the shared bundle fetches). */
+export interface Preset {
+  projectKey: string;
+  apiUrl?: string;
+  widgetConfig?: Record<string, unknown>;
+  urlPatterns?: string[];
+  defaultChannelKey?: string;
+  channels?: Channel[];
+}
+
+export interface Payload {
+  blocks: Block[];
+  channelKey?: string;
+  context: Record<string, unknown>;
+}
+
+export interface HistoryEntry {
+  reportId?: string;
+  id: string;
+  title: string;
+  channelKey?: string;
+  at: number;
+  status: 'sent' | 'queued';
+}
