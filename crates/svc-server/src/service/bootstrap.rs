@@ -37,12 +37,14 @@ impl Bootstrap {
              Public key:   {key}\n\
              Embed:        {snippet}\n\
              Setup token:  {token}\n\
-             (scope *, expires {expires}; shown once: use it for the agent self-setup flow, see README)\n",
+             (scope *, expires {expires}; shown once: use it for the agent self-setup flow, see README)\n\
+             Demo page:    {url}/demo\n",
             id = self.project.id,
             key = self.project.project_key,
             snippet = embed_snippet(public_url, &self.project.project_key),
             token = self.setup_token.expose(),
             expires = svc_core::time::iso(self.setup_token_expires_at),
+            url = public_url.trim_end_matches('/'),
         )
     }
 }
