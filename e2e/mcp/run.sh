@@ -78,9 +78,14 @@ if ! command -v curl >/dev/null 2>&1; then
 fi
 
 # --- The server --------------------------------------------------------------------------------
-echo "Building the svc binary (debug)"
-cargo build --quiet -p svc
-SVC=$ROOT/target/debug/svc
+# scripts/test passes the binary its `cargo test` run built (SVC_BIN); alone, build it.
+if [ -n "${SVC_BIN:-}" ]; then
+  SVC=$(cd "$(dirname "$SVC_BIN")" && pwd)/$(basename "$SVC_BIN")
+else
+  echo "Building the svc binary (debug)"
+  cargo build --quiet -p svc
+  SVC=$ROOT/target/debug/svc
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/svc-mcp-e2e.XXXXXX")
 SERVER_PID=""
