@@ -69,8 +69,20 @@ export async function startSvc() {
   };
 }
 
-/** Serves e2e/widget/pages on another loopback origin, with {{SVC}}, {{KEY}}, {{KEY2}} filled in. */
+/** The nonce of the strict-CSP test page. */
+export const NONCE = 'n0nce' + Math.random().toString(36).slice(2);
+
+/** The strict CSP of decisions §10 for a page using the widget served from `svcOrigin`. */
+export const strictCsp = (svcOrigin) =>
+  `default-src 'self'; script-src 'nonce-${NONCE}' ${svcOrigin}; connect-src ${svcOrigin}; img-src 'self' data: blob:; media-src blob:; style-src 'self'`;
+
+/**
+ * Serves e2e/widget/pages on another loopback origin, with {{SVC}}, {{KEY}}, {{NONCE}} (and any other
+ * variable given) filled in;
+ * csp*.html pages are sent with the strict Content-Security-Policy header.
+ */
 export async function startPages(vars) {
+  vars = { NONCE, ...vars };
   const server = createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
     let name = url.pathname.replace(/^\/+/, '') || 'project.html';
@@ -81,10 +93,12 @@ export async function startPages(vars) {
       res.end('not found');
       return;
     }
-    let html = readFileSync(file, 'utf8');
-    for (const [k, v] of Object.entries(vars)) html = html.replaceAll(`{{${k}}}`, v);
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-    res.end(html);
+    let text = readFileSync(file, 'utf8');
+    for (const [k, v] of Object.entries(vars)) text = text.replaceAll(`{{${k}}}`, v);
+    const headers = { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' };
+    if (name.startsWith('csp')) headers['content-security-policy'] = strictCsp(vars.SVC);
+    res.writeHead(200, headers);
+    res.end(text);
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address();
@@ -99,6 +113,8 @@ export async function launchBrowser() {
     args: [
       '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      // Voice notes: a fake microphone (a beep) and no permission prompt.
+      '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream',
     ],
   });
   return {

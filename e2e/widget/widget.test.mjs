@@ -228,7 +228,7 @@ describe('methods', () => {
     const panel = page.locator('[data-svc-widget] >> .panel');
     await panel.waitFor();
     assert.equal(await panel.locator('.blocks li').count(), 4);
-    await panel.locator('textarea').fill('The draft thread, sent from the panel');
+    await panel.locator('textarea#svc-msg').fill('The draft thread, sent from the panel');
     await panel.locator('button.primary').click();
     await until(async () => (await panel.locator('.status').textContent()).includes('Thank you'), 10000, 'the panel to send');
     const list = await api.get(`${P}/feedback?limit=5`);

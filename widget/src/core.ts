@@ -2,24 +2,66 @@
 // Svc.attachFile and the panel's send. It builds the context, runs beforeReport once, freezes the
 // payload into the delivery queue and makes the first attempt.
 
-import { getJson, SvcError, sendReport, uploadBlob, type Client } from './api';
+import { getJson, SvcError, sendReport, uploadBlob, type Client, type Uploaded } from './api';
 import { recordSent, titleOf } from './history';
-import type { Settings } from './options';
+import { normalize, type Settings } from './options';
 import { DeliveryQueue, type QueueItem } from './queue';
-import type { Block, FileInput, Payload } from './types';
-import { isObject, newId, plain, warn } from './util';
+import type { Block, FileInput, Hint, InitOptions, Payload, Preset } from './types';
+import { isObject, load, newId, plain, save, warn } from './util';
 
 const TEXT_MAX = 10000;
+
+export const APPEARANCE = ['mascot', 'shape', 'anchor', 'size', 'offsetX', 'offsetY', 'triggerVariant'] as const;
+
+export interface Configured {
+  hints: Hint[];
+  limits: Record<string, number>;
+  /** shared-bundle mode: channels, default channel and URL patterns */
+  project?: Partial<Preset>;
+  /** shared-bundle mode: the project's appearance under the init options */
+  look?: Record<string, unknown>;
+}
+
+/** GET /ingest/config (hints, limits, the project's settings) and, for the shared bundle, /ingest/channels. */
+async function fetchConfig(h: CoreHost, client: Client): Promise<Configured> {
+  const s = h.settings;
+  const user = s.userId ? '?userId=' + encodeURIComponent(s.userId) : '';
+  const [config, channels] = await Promise.all([
+    getJson<Record<string, unknown>>(client, '/ingest/config' + user),
+    h.raw ? getJson<Preset>(client, '/ingest/channels') : null,
+  ]);
+  const out: Configured = {
+    hints: Array.isArray(config.hints) ? (config.hints as Hint[]) : [],
+    limits: isObject(config.limits) ? (config.limits as Record<string, number>) : {},
+  };
+  if (h.raw) {
+    out.project = { urlPatterns: config.urlPatterns as string[], defaultChannelKey: config.defaultChannelKey as string, ...(channels || {}) };
+    if (isObject(config.widgetConfig)) {
+      // The appearance options init gave explicitly win; the project's fill in the rest (quietly).
+      const given: Record<string, unknown> = { projectKey: s.projectKey };
+      for (const k of APPEARANCE) if ((h.raw as unknown as Record<string, unknown>)[k] != null) given[k] = s[k];
+      const again = normalize(given as unknown as InitOptions, config.widgetConfig, '', '');
+      out.look = {};
+      for (const k of APPEARANCE) out.look[k] = again[k];
+    }
+  }
+  return out;
+}
 
 /** What the core part gets from the loader's widget. */
 export interface CoreHost {
   settings: Settings;
-  client: Client;
+  /** the widget's local storage namespace (`svc:<widgetId>:`) */
+  ns: string;
   /** local storage keys of the retry queue and the History list */
   queueKey: string;
   historyKey: string;
   destroyed(): boolean;
   limits(): Record<string, number>;
+  /** shared-bundle mode: the init options (the channels and the project's settings are fetched too) */
+  raw: InitOptions | null;
+  /** hands what was fetched (GET /ingest/config, and /ingest/channels in shared-bundle mode) to the widget */
+  configure(c: Configured): void;
   /** routes again and answers the active channel and how it was chosen */
   channel(): { key: string | null; source: string };
   attributes(): Record<string, unknown>;
@@ -34,8 +76,19 @@ export interface Core {
   attachFile(input: FileInput): Promise<Block>;
   submit(blocks: Block[], extra?: Record<string, unknown>): Promise<{ reportId: string }>;
   alpha(key: string): Promise<boolean>;
-  /** sends the draft thread plus `text` as one report; the draft is cleared once it is sent or queued */
-  sendDraft(text: string): Promise<{ reportId?: string; queued?: boolean }>;
+  /**
+   * Sends the draft thread plus `text` as one report (to `channelKey` when the reporter picked one);
+   * the draft is cleared once it is sent or queued.
+   */
+  sendDraft(text: string, channelKey?: string): Promise<{ reportId?: string; queued?: boolean }>;
+  /** uploads a screenshot, audio or file blob (checked against the server's limits first) */
+  upload(kind: 'screenshot' | 'audio' | 'file', blob: Blob, name: string, fields?: Record<string, string>): Promise<Uploaded>;
+  /** the server's limits from /ingest/config (empty until they arrive) */
+  limits(): Record<string, number>;
+  /** settles once the configuration (hints, limits; the project for the shared bundle) was fetched or failed */
+  ready: Promise<void>;
+  /** set by the panel: called when attachFile changed the draft thread */
+  onDraft?: () => void;
   /** the flag keys alpha() found enabled */
   flags(): string[];
   queue: DeliveryQueue;
@@ -107,11 +160,27 @@ export function buildContext(h: CoreHost, flags: string[], source: string, extra
 
 export function makeCore(h: CoreHost): Core {
   const s = h.settings;
+  // The reporter given to init is cached for later inits that give none.
+  const reporterKey = h.ns + 'reporter:' + s.projectKey;
+  if (s.reporter) save(reporterKey, s.reporter);
+  else {
+    const cached = load<{ token?: string; profile?: Record<string, unknown> } | null>(reporterKey, null);
+    if (isObject(cached)) s.reporter = cached;
+  }
+  const client: Client = { apiUrl: s.apiUrl, projectKey: s.projectKey, identity: s.reporter && s.reporter.token };
   const flagSet = new Set<string>();
   const queue = new DeliveryQueue(h.queueKey, sendReport, (item, reportId) =>
     recordSent(h.historyKey, { id: item.id, reportId, title: item.title, channelKey: item.payload.channelKey, at: Date.now(), status: 'sent' }),
   );
+  // A report the server refused (or one that waited too long) stays in History as failed.
+  queue.onFailed = (item, error) =>
+    recordSent(h.historyKey, { id: item.id, title: item.title, channelKey: item.payload.channelKey, at: Date.now(), status: 'failed', error });
   let timer = 0;
+
+  // Hints and limits (and in shared-bundle mode the project itself).
+  const ready = fetchConfig(h, client).then(h.configure, (e) => {
+    if (h.raw) warn('could not load the project configuration: ' + String((e as Error)?.message || e));
+  });
 
   function flushSoon(delay?: number): void {
     if (h.destroyed()) return;
@@ -150,8 +219,8 @@ export function makeCore(h: CoreHost): Core {
     }
   }
 
-  async function submit(blocks: Block[], extra?: Record<string, unknown>): Promise<{ reportId: string }> {
-    const routed = h.channel();
+  async function submit(blocks: Block[], extra?: Record<string, unknown>, picked?: string): Promise<{ reportId: string }> {
+    const routed = picked ? { key: picked, source: 'panel' } : h.channel();
     const hook = await beforeReport();
     const all = blocks.slice();
     if (Array.isArray(hook.messages)) for (const m of hook.messages) if (typeof m === 'string' && m) all.push(...textBlocks(m));
@@ -168,9 +237,9 @@ export function makeCore(h: CoreHost): Core {
     const now = Date.now();
     const item: QueueItem = {
       id: newId(),
-      apiUrl: h.client.apiUrl,
-      projectKey: h.client.projectKey,
-      identity: h.client.identity,
+      apiUrl: client.apiUrl,
+      projectKey: client.projectKey,
+      identity: client.identity,
       payload,
       title: titleOf(all),
       attempts: 0,
@@ -186,25 +255,32 @@ export function makeCore(h: CoreHost): Core {
     throw new SvcError(outcome.error, 0, queued);
   }
 
+  function uploadKind(kind: 'screenshot' | 'audio' | 'file', blob: Blob, name: string, fields?: Record<string, string>): Promise<Uploaded> {
+    const max = h.limits()[kind + 'MaxBytes'];
+    if (max && blob.size > max) return Promise.reject(new SvcError('block_too_large', 413, false, '[Svc] ' + name + ' is over the ' + max + '-byte ' + kind + ' limit'));
+    if (!blob.size) return Promise.reject(new SvcError('file_required', 400, false, '[Svc] ' + name + ' is empty'));
+    return uploadBlob(client, kind, blob, name, fields);
+  }
+
   async function upload(input: FileInput): Promise<Block> {
     const f = toFile(input);
-    const max = h.limits().fileMaxBytes;
-    if (max && f.blob.size > max) throw new SvcError('block_too_large', 413, false, '[Svc] ' + f.name + ' is over the ' + max + '-byte file limit');
-    if (!f.blob.size) throw new SvcError('file_required', 400, false, '[Svc] ' + f.name + ' is empty');
     const name = f.name.slice(0, 255);
-    const up = await uploadBlob(h.client, 'file', f.blob, name);
+    const up = await uploadKind('file', f.blob, name);
     const block: Block = { type: 'file', blobId: up.blobId, name, mime: up.mime, bytes: up.bytes };
     if (f.description) block.description = f.description.slice(0, TEXT_MAX);
     return block;
   }
 
-  return {
+  const core: Core = {
+    ready,
     submit,
-    async sendDraft(text) {
+    upload: uploadKind,
+    limits: () => h.limits(),
+    async sendDraft(text, channelKey) {
       const blocks = [...h.draft(), ...textBlocks(text.trim() ? text : '')];
       if (!blocks.length) throw new SvcError('empty', 0, false, '[Svc] nothing to send');
       try {
-        const r = await submit(blocks);
+        const r = await submit(blocks, undefined, channelKey);
         h.saveDraft([]);
         return r;
       } catch (e) {
@@ -223,7 +299,7 @@ export function makeCore(h: CoreHost): Core {
     async alpha(key) {
       if (typeof key !== 'string' || !key) throw new TypeError('[Svc] alpha(key): key must be a string');
       try {
-        const r = await getJson<{ enabled?: boolean }>(h.client, '/ingest/flags/' + encodeURIComponent(key));
+        const r = await getJson<{ enabled?: boolean }>(client, '/ingest/flags/' + encodeURIComponent(key));
         if (r.enabled === true) {
           flagSet.add(key);
           return true;
@@ -247,7 +323,9 @@ export function makeCore(h: CoreHost): Core {
     async attachFile(input) {
       const block = await upload(input);
       h.saveDraft([...h.draft(), block]);
+      if (core.onDraft) core.onDraft();
       return block;
     },
   };
+  return core;
 }

@@ -7,7 +7,7 @@ import type { QueueItem } from './queue';
 
 export const HISTORY_MAX = 20;
 
-/** The first non-empty line of the first text block, cut to 80 characters. */
+/** As the server makes it: the first non-empty line of the first text block, cut to 80 characters; else after the first block. */
 export function titleOf(blocks: Block[]): string {
   for (const b of blocks) {
     if (b.type === 'text' && typeof b.text === 'string') {
@@ -16,7 +16,12 @@ export function titleOf(blocks: Block[]): string {
     }
   }
   const first = blocks[0];
-  return first ? (first.type === 'file' ? 'File ' + String(first.name || '') : first.type) : '';
+  if (!first) return '';
+  const fixed: Record<string, string> = { screenshot: 'Screenshot', audio: 'Voice note' };
+  if (fixed[first.type]) return fixed[first.type];
+  if (first.type === 'file') return 'File ' + String(first.name || '');
+  if (first.type === 'pinpoint') return ('Pinpoint on ' + String(first.selector || '')).slice(0, 80);
+  return typeof first.text === 'string' ? first.text.trim().slice(0, 80) : first.type;
 }
 
 export function recordSent(key: string, entry: HistoryEntry): void {

@@ -67,7 +67,7 @@ export function normalize(raw: InitOptions, project: Record<string, unknown>, fa
   const projectKey = typeof o.projectKey === 'string' ? o.projectKey.trim() : '';
   if (!projectKey) throw new TypeError('[Svc] init: projectKey (string) is required');
 
-  const bad = (name: string) => warn('init option ' + name + ' is invalid (see /v1/svc.d.ts); using the default');
+  const bad = (name: string) => warn('invalid init option ' + name + ' (see /v1/svc.d.ts): default used');
   const pick = <T>(name: string, check: (v: unknown) => boolean, dflt: T): T => {
     const v = o[name];
     if (v === undefined || v === null) return dflt;
@@ -87,7 +87,7 @@ export function normalize(raw: InitOptions, project: Record<string, unknown>, fa
   const apiUrl = pick<string>('apiUrl', (v) => typeof v === 'string' && /^https?:\/\//i.test(v), fallbackApiUrl).replace(/\/+$/, '');
   let size = pick<number>('size', num, proj('size', null, 44) as number);
   if (size < 32 || size > 64) {
-    if (o.size != null) warn('init option size ' + size + ' is clamped to 32..64');
+    if (o.size != null) warn('init option size clamped to 32..64');
     size = Math.min(64, Math.max(32, size));
   }
 
@@ -95,11 +95,11 @@ export function normalize(raw: InitOptions, project: Record<string, unknown>, fa
   let artifact: ArtifactMeta | undefined;
   if (o.artifact != null) {
     const problem = artifactProblem(o.artifact);
-    if (problem) warn('init option artifact: invalid ' + problem + ' (id: 1 to 200 characters; url: http or https); ignored');
+    if (problem) warn('invalid init option artifact.' + problem + ': ignored');
     else artifact = o.artifact as ArtifactMeta;
   }
   if (mode === 'artifact-review' && !artifact) {
-    warn('artifact-review mode needs a valid artifact {id}; using default mode');
+    warn('artifact-review mode needs an artifact: default mode used');
     mode = 'default';
   }
 

@@ -42,6 +42,8 @@ export function retryable(status: number): boolean {
 
 export class DeliveryQueue {
   private _inflight = new Set<string>();
+  /** called when an item is dropped undelivered (refused by the server, or expired) */
+  onFailed: (item: QueueItem, error: string) => void = () => undefined;
   private _flushing: Promise<void> | null = null;
 
   constructor(
@@ -103,6 +105,7 @@ export class DeliveryQueue {
       this._onSent(item, outcome.reportId);
     } else if (!outcome.retry) {
       this.remove(item.id);
+      this.onFailed(item, outcome.error);
     } else {
       const attempts = item.attempts + 1;
       const delay = Math.max(outcome.retryAfterMs || 0, backoffMs(attempts, this._random));
@@ -122,6 +125,7 @@ export class DeliveryQueue {
     for (const item of this.items()) {
       if (now - item.createdAt > QUEUE_MAX_AGE_MS) {
         this.remove(item.id);
+        this.onFailed(item, 'expired');
         continue;
       }
       if (!force && item.nextAt > now) continue;

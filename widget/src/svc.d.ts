@@ -143,7 +143,10 @@ declare namespace Svc {
     title: string;
     channelKey?: string;
     at: number;
-    status: 'sent' | 'queued';
+    /** sent; queued for retry; failed (refused by the server, or undelivered for 24 hours) */
+    status: 'sent' | 'queued' | 'failed';
+    /** why a failed report was not delivered (an ingest error code, or `expired`) */
+    error?: string;
   }
 
   interface Api {

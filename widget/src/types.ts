@@ -113,6 +113,8 @@ export interface Preset {
   urlPatterns?: string[];
   defaultChannelKey?: string;
   channels?: Channel[];
+  /** the configured mascot's SVG (per-project loader) */
+  mascotSvg?: string;
 }
 
 export interface Payload {
@@ -127,5 +129,7 @@ export interface HistoryEntry {
   title: string;
   channelKey?: string;
   at: number;
-  status: 'sent' | 'queued';
+  status: 'sent' | 'queued' | 'failed';
+  /** why a failed report was not delivered (an ingest error code) */
+  error?: string;
 }

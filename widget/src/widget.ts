@@ -1,8 +1,7 @@
 // One initialized widget: settings, channels and routing, context, draft thread, delivery queue,
 // history, the launcher and the lazy parts.
 
-import { getJson, type Client } from './api';
-import type { Core, CoreHost } from './core';
+import type { Configured, Core, CoreHost } from './core';
 import type { ErrorBuffer } from './console-capture';
 import { urlAllowed } from './glob';
 import { historyList } from './history';
@@ -28,8 +27,13 @@ export interface Env {
 /** What the panel part gets from the loader: its shadow root, the widget and the sending engine. */
 export interface PartHost {
   root: ShadowRoot;
-  locale: 'en' | 'ru';
-  addStyles(css: string): void;
+  /** the launcher button (null when triggerVariant is 'none') */
+  launcher: HTMLButtonElement | null;
+  settings: Settings;
+  /** adds a stylesheet; the result replaces its text (for positions that change) */
+  addStyles(css: string): (css: string) => void;
+  /** loads another lazy part (screenshot, voice, pinpoint, selector, mascots) */
+  part<T>(name: string): Promise<T>;
   widget: Widget;
   core: Core;
 }
@@ -37,17 +41,16 @@ export interface PartHost {
 export interface PartInstance {
   open(): void;
   close(): void;
+  isOpen(): boolean;
   destroy(): void;
 }
 
 export type PartFactory = (host: PartHost) => PartInstance;
 
-const APPEARANCE = ['mascot', 'shape', 'anchor', 'size', 'offsetX', 'offsetY', 'triggerVariant'] as const;
-const LABELS = { en: 'Send feedback', ru: 'Отправить отзыв' };
+const LABELS = { en: ['Send feedback', 'Feedback'], ru: ['Отправить отзыв', 'Отзыв'] };
 
 export class Widget {
   s: Settings;
-  private _client: Client;
   private _channelList: Channel[] = [];
   private _defaultKey?: string;
   private _urlPatterns?: string[];
@@ -69,6 +72,8 @@ export class Widget {
   private _coreNow: Core | null = null;
   destroyed = false;
   private _ns: string;
+  private _svg?: string;
+  private _full = false;
 
   constructor(
     private _raw: InitOptions,
@@ -80,14 +85,13 @@ export class Widget {
     this.s = normalize(options, (own && own.widgetConfig) || {}, _env.partsBase || (own && own.apiUrl) || location.origin, navigator.language);
     const s = this.s;
     this._ns = 'svc:' + s.widgetId + ':';
-    if (s.reporter) save(this._ns + 'reporter:' + s.projectKey, s.reporter);
-    else {
-      const cached = load<{ token?: string; profile?: Record<string, unknown> } | null>(this._ns + 'reporter:' + s.projectKey, null);
-      if (isObject(cached)) s.reporter = cached;
-    }
-    this._client = { apiUrl: s.apiUrl, projectKey: s.projectKey, identity: s.reporter && s.reporter.token };
     this._attributes = { ...s.attributes };
-    if (own) this._applyProject(own);
+    if (own) {
+      this._applyProject(own);
+      // The per-project loader carries the configured mascot; any other comes from the mascots part.
+      if (own.widgetConfig && own.widgetConfig.mascot === s.mascot) this._svg = own.mascotSvg;
+    }
+    this._full = !own;
 
     this._lastHref = location.href;
     this._reroute();
@@ -95,9 +99,8 @@ export class Widget {
     this._listen(window, 'popstate', () => this._checkUrl());
     this._listen(window, 'hashchange', () => this._checkUrl());
     this._timers.push(window.setInterval(() => this._checkUrl(), 1000));
-    void this._refresh(!own);
-    // The sending engine comes right after: it flushes the retry queue and keeps reports made
-    // offline later.
+    // The sending engine comes right after: it loads the hints and limits (and, for the shared
+    // bundle, the project), flushes the retry queue and keeps reports made offline later.
     this._timers.push(window.setTimeout(() => this._core().catch(() => undefined), 0));
   }
 
@@ -109,40 +112,21 @@ export class Widget {
     if (Array.isArray(p.urlPatterns)) this._urlPatterns = p.urlPatterns;
   }
 
-  /** Hints (always) and, in shared-bundle mode, the channels and the project's widget settings. */
-  private async _refresh(full: boolean): Promise<void> {
-    const user = this.s.userId ? '?userId=' + encodeURIComponent(this.s.userId) : '';
-    try {
-      const [config, channels] = await Promise.all([
-        getJson<Record<string, unknown>>(this._client, '/ingest/config' + user),
-        full ? getJson<Preset>(this._client, '/ingest/channels') : Promise.resolve(null),
-      ]);
-      if (this.destroyed) return;
-      if (Array.isArray(config.hints)) this._hints = config.hints as Hint[];
-      if (isObject(config.limits)) this._limits = config.limits as Record<string, number>;
-      if (full) {
-        this._applyProject({ urlPatterns: config.urlPatterns as string[], defaultChannelKey: config.defaultChannelKey as string });
-        if (channels) this._applyProject(channels);
-        if (isObject(config.widgetConfig)) {
-          // The project's appearance, under whatever init gave explicitly (same normalization, quietly).
-          const again = normalize({ projectKey: this.s.projectKey, ...this._appearance() } as InitOptions, config.widgetConfig, '', '');
-          const keys = APPEARANCE.filter((k) => this.s[k] !== again[k]);
-          for (const k of keys) (this.s as unknown as Record<string, unknown>)[k] = again[k];
-          if (keys.length) this._remount();
-        }
-      }
-      this._reroute();
-      this._updateUi();
-    } catch (e) {
-      if (full) warn('could not load the project configuration: ' + String((e as Error)?.message || e));
-    }
-  }
-
-  /** The appearance options init was given (valid ones only, so nothing warns twice). */
-  private _appearance(): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
-    for (const k of APPEARANCE) if ((this._raw as unknown as Record<string, unknown>)[k] != null) out[k] = this.s[k];
-    return out;
+  /**
+   * What the core part fetched: hints and limits, and in shared-bundle mode the project (the
+   * appearance it gives, already normalized under the init options, arrives as `look`).
+   */
+  private _configure(c: Configured): void {
+    if (this.destroyed) return;
+    this._hints = c.hints;
+    this._limits = c.limits;
+    if (c.project) this._applyProject(c.project);
+    const look = c.look || {};
+    const keys = Object.keys(look).filter((k) => (this.s as unknown as Record<string, unknown>)[k] !== look[k]);
+    for (const k of keys) (this.s as unknown as Record<string, unknown>)[k] = look[k];
+    if (keys.length) this._remount();
+    this._reroute();
+    this._updateUi();
   }
 
   // ---- routing -------------------------------------------------------------------------------
@@ -197,7 +181,17 @@ export class Widget {
   private _mount(): void {
     const go = () => {
       if (this.destroyed || this._ui) return;
-      this._ui = new Ui(this.s, this._env.nonce, () => void this.openForm(), LABELS[this.s.locale]);
+      const ui = (this._ui = new Ui(
+        this.s,
+        this._env.nonce,
+        () => (this._panel && this._panel.isOpen() ? this._panel.close() : void this.openForm()),
+        () => this._prefetch(),
+        LABELS[this.s.locale],
+      ));
+      if (ui.launcher) {
+        if (this._svg) ui.mascot(this._svg);
+        else this._part<Record<string, string>>('mascots').then((m) => ui.mascot(m[this.s.mascot]), () => undefined);
+      }
       this._updateUi();
     };
     if (document.body) go();
@@ -232,6 +226,11 @@ export class Widget {
     this._updateUi();
   }
 
+  /** Launcher hover or focus: the panel is fetched before the click. */
+  private _prefetch(): void {
+    for (const name of ['panel', 'mascots']) this._part(name).catch(() => undefined);
+  }
+
   async openForm(): Promise<void> {
     if (!this._ui) this._mount();
     if (!this._ui) throw new Error('[Svc] the page has no document body yet');
@@ -240,7 +239,15 @@ export class Widget {
     if (!this._panelLoading) {
       this._panelLoading = Promise.all([this._part<PartFactory>('panel'), this._core()]).then(([factory, core]) => {
         const ui = this._ui as Ui;
-        return (this._panel = factory({ root: ui.root, locale: this.s.locale, addStyles: (css) => ui.addStyles(css), widget: this, core }));
+        return (this._panel = factory({
+          root: ui.root,
+          launcher: ui.launcher,
+          settings: this.s,
+          addStyles: (css) => ui.addStyles(css),
+          part: (name) => this._part(name),
+          widget: this,
+          core,
+        }));
       });
       this._panelLoading.catch(() => (this._panelLoading = null));
     }
@@ -250,18 +257,19 @@ export class Widget {
 
   // ---- draft thread --------------------------------------------------------------------------
 
-  private _draftKey(): string {
+  /** Local storage key of the draft thread (the panel keeps its unsent text beside it, under key + ':text'). */
+  draftKey(): string {
     const id = this.s.mode === 'artifact-review' && this.s.artifact ? this.s.artifact.id : this.s.projectKey;
     return this._ns + 'draft:' + id;
   }
 
   draft(): Block[] {
-    const d = load<Block[]>(this._draftKey(), []);
+    const d = load<Block[]>(this.draftKey(), []);
     return Array.isArray(d) ? d : [];
   }
 
   saveDraft(blocks: Block[]): void {
-    save(this._draftKey(), blocks.length ? blocks : null);
+    save(this.draftKey(), blocks.length ? blocks : null);
   }
 
   // ---- attributes and channels ---------------------------------------------------------------
@@ -288,7 +296,7 @@ export class Widget {
     const w = opts && opts.weight;
     if (w !== undefined) {
       if (w === 'max' || w === 'suggest' || (typeof w === 'number' && isFinite(w))) weight = w;
-      else warn('setChannel weight must be a number, "max" or "suggest"; using "max"');
+      else warn('setChannel: invalid weight, "max" used');
     }
     if (this._channelList.length && !this._channelList.some((c) => c.key === key)) warn('setChannel: unknown channel ' + key);
     this._override = { key, weight };
@@ -324,11 +332,13 @@ export class Widget {
   private _coreHost(): CoreHost {
     return {
       settings: this.s,
-      client: this._client,
+      ns: this._ns,
       queueKey: this._ns + 'queue:' + this.s.projectKey,
       historyKey: this._ns + 'history:' + this.s.projectKey,
       destroyed: () => this.destroyed,
       limits: () => this._limits,
+      raw: this._full ? this._raw : null,
+      configure: (c) => this._configure(c),
       channel: () => {
         this._reroute();
         return { key: this._active, source: this._source };

@@ -100,9 +100,12 @@ describe('delivery queue', () => {
     const q = make();
     q.add(item('a'));
     outcomes.push({ ok: false, retry: false, error: 'blocks_invalid' });
+    const failed: Array<[string, string]> = [];
+    q.onFailed = (i, error) => failed.push([i.id, error]);
     await q.flush();
     expect(q.items()).toEqual([]);
     expect(delivered).toEqual([]);
+    expect(failed).toEqual([['a', 'blocks_invalid']]);
   });
 
   it('stops at the first retryable failure (still offline) and keeps the order', async () => {
@@ -131,9 +134,12 @@ describe('delivery queue', () => {
   it('drops items older than a day and keeps at most 50', async () => {
     const q = make();
     q.add(item('old', 0));
+    const failed: string[] = [];
+    q.onFailed = (i, error) => failed.push(i.id + ':' + error);
     now = QUEUE_MAX_AGE_MS + 10;
     await q.flush();
     expect(sent).toEqual([]);
+    expect(failed).toEqual(['old:expired']);
     expect(q.items()).toEqual([]);
     for (let i = 0; i < QUEUE_MAX_ITEMS + 5; i++) q.add(item('i' + i, now));
     expect(q.items()).toHaveLength(QUEUE_MAX_ITEMS);
@@ -155,6 +161,10 @@ describe('history', () => {
     expect(titleOf([{ type: 'text', text: '\n  First line  \nsecond' }])).toBe('First line');
     expect(titleOf([{ type: 'text', text: 'x'.repeat(100) }])).toHaveLength(80);
     expect(titleOf([{ type: 'file', blobId: 'b', name: 'log.txt' }])).toBe('File log.txt');
+    expect(titleOf([{ type: 'screenshot', blobId: 'b' }, { type: 'text', text: '' }])).toBe('Screenshot');
+    expect(titleOf([{ type: 'audio', blobId: 'b' }])).toBe('Voice note');
+    expect(titleOf([{ type: 'pinpoint', selector: '#buy', target: { css: '#buy' } }])).toBe('Pinpoint on #buy');
+    expect(titleOf([{ type: 'quote', text: ' Total ', selector: '#t', comment: 'c' }])).toBe('Total');
   });
 
   it('keeps the last 20 sent, newest first, without duplicates', () => {

@@ -113,6 +113,33 @@ async fn project_loader_bakes_in_configuration_and_channels() {
 }
 
 #[tokio::test]
+async fn project_loader_carries_only_the_configured_mascot() {
+    let app = TestApp::new().await;
+    let key = app.project.project_key.clone();
+    let names: Vec<&str> = assets::MASCOTS.iter().map(|(name, _)| *name).collect();
+    assert_eq!(names, ["gecko", "owl", "fox", "cat", "axolotl", "raccoon", "chameleon", "otter", "robot", "blob"]);
+    for (name, svg) in assets::MASCOTS {
+        assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"), "{name} is an SVG");
+        // Drawn under a strict CSP: presentation attributes only, nothing that runs or loads.
+        for banned in ["style=", "<script", "href", "on"] {
+            let hit = if banned == "on" { svg.contains(" on") } else { svg.contains(banned) };
+            assert!(!hit, "{name} contains {banned}");
+        }
+    }
+
+    let config = baked_config(&get(&app, &format!("/v1/svc/{key}.js"), None).await.text);
+    let fox = svc_server::widget::mascot_svg("fox").unwrap();
+    assert_eq!(config["mascotSvg"], json!(fox), "the default mascot");
+    app.patch(&app.p(""), &app.token, json!({"widgetConfig": {"mascot": "axolotl"}})).await.ok(200);
+    let body = get(&app, &format!("/v1/svc/{key}.js"), None).await.text;
+    let config = baked_config(&body);
+    assert_eq!(config["mascotSvg"], json!(svc_server::widget::mascot_svg("axolotl").unwrap()));
+    // Only that one: the fox's face is not in this loader.
+    assert!(!body.contains(fox));
+    assert!(!assets::LOADER.contains("<svg"), "the shared bundle carries no mascot");
+}
+
+#[tokio::test]
 async fn unknown_keys_get_a_script_that_says_so() {
     let app = TestApp::new().await;
     for key in ["pr_000000000000000000000000", "not-a-key", "pr_\"quoted\"</script>"] {

@@ -1,160 +1,710 @@
-// The report panel (lazy part): the draft thread's blocks, a text box, a send button and the
-// History list. Loaded by `Svc.openForm()` and the launcher.
+// The report panel (lazy part): the face of the draft thread. The reporter stacks blocks (text,
+// screenshots with annotations, voice notes, selected text and quotes, pinpoints, files), reviews
+// and removes them, picks the channel and sends the whole thread as one report. History lists what
+// this browser sent, from local storage only. The screenshot, voice and pinpoint code are lazy parts
+// of their own, loaded on first use.
 
+import { button, deepActive, el, focusables, icon, ours, trapTab } from '../dom';
+import { fill, formatBytes, formatDuration, plural, STRINGS, type Locale } from '../i18n';
+import type { Block, HistoryEntry, SelectorInfo } from '../types';
 import type { PartHost, PartInstance } from '../widget';
-import type { Block } from '../types';
+import type { Annotated } from '../capture/annotate';
+import type { Recording } from './voice';
+import type { Picked } from './pinpoint';
 
+const TEXT_MAX = 10000;
+const VOICE_MAX_MS = 5 * 60 * 1000;
+const FILE_MAX_DEFAULT = 5 * 1024 * 1024;
 
-const STRINGS = {
-  en: {
-    title: 'Feedback', placeholder: 'What happened? What did you expect?', send: 'Send', sending: 'Sending…',
-    sent: 'Thank you! Your report was sent.', queued: 'You are offline: the report will be sent when you are back.',
-    failed: 'Could not send: ', close: 'Close', history: 'History', empty: 'Nothing sent yet.', remove: 'Remove',
-    queuedTag: 'queued', channel: 'Channel',
-  },
-  ru: {
-    title: 'Обратная связь', placeholder: 'Что случилось? Чего вы ожидали?', send: 'Отправить', sending: 'Отправка…',
-    sent: 'Спасибо! Отчёт отправлен.', queued: 'Нет сети: отчёт отправится, когда связь вернётся.',
-    failed: 'Не удалось отправить: ', close: 'Закрыть', history: 'История', empty: 'Пока ничего не отправлено.',
-    remove: 'Убрать', queuedTag: 'в очереди', channel: 'Канал',
-  },
-};
+interface ScreenshotPart {
+  capture(): Promise<HTMLCanvasElement>;
+  annotate(o: { root: ShadowRoot; addStyles: PartHost['addStyles']; canvas: HTMLCanvasElement; t: typeof STRINGS.en }): Promise<Annotated | null>;
+}
+interface VoicePart {
+  start(maxMs: number, onLimit: () => void): Promise<Recording>;
+}
+interface PinpointPart {
+  pick(o: { root: ShadowRoot; addStyles: PartHost['addStyles']; hint: string; cancel: string }): Promise<Picked | null>;
+}
+type SelectorPart = { selectorInfo(el: Element, o: unknown): SelectorInfo };
 
-const CSS = `.panel{position:fixed;z-index:2147483001;right:16px;bottom:16px;width:340px;max-width:calc(100vw - 32px);max-height:calc(100vh - 32px);display:flex;flex-direction:column;gap:8px;box-sizing:border-box;padding:12px;background:#fff;color:#1d1d1f;border-radius:12px;box-shadow:0 8px 32px rgba(0,0,0,.25);font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
-.panel[hidden]{display:none}
-.head{display:flex;align-items:center;gap:8px}
-.head h2{flex:1;margin:0;font-size:16px}
-.chip{font-size:12px;padding:2px 8px;border-radius:10px;background:#eef}
-.blocks{list-style:none;margin:0;padding:0;overflow:auto;max-height:160px;display:flex;flex-direction:column;gap:4px}
-.blocks li{display:flex;gap:6px;align-items:center;padding:4px 6px;background:#f5f5f7;border-radius:6px;font-size:13px}
-.blocks li span{flex:1;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
-textarea{box-sizing:border-box;width:100%;min-height:90px;resize:vertical;padding:8px;border:1px solid #ccc;border-radius:8px;font:inherit}
-.row{display:flex;gap:8px;align-items:center}
-.row .status{flex:1;font-size:12px;color:#555}
-button{font:inherit;cursor:pointer;border-radius:8px;border:1px solid #ccc;background:#fff;padding:6px 12px}
-button.primary{background:#1a73e8;border-color:#1a73e8;color:#fff}
-button:disabled{opacity:.6;cursor:default}
-.history{list-style:none;margin:0;padding:0;max-height:160px;overflow:auto;font-size:13px}
-.history li{padding:3px 0;border-bottom:1px solid #eee}`;
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
+/** The panel's place: beside the launcher's anchor; a full-width sheet on narrow screens. */
+function panelCss(anchor: string): string {
+  const [v, h] = anchor.split('-');
+  const x = h === 'center' ? 'left:50%;transform:translateX(-50%)' : h + ':12px';
+  const y = v === 'top' ? 'top:12px' : 'bottom:12px';
+  return `.panel{${x};${y}}`;
 }
 
-function describe(b: Block): string {
-  if (b.type === 'text') return String(b.text || '');
-  if (b.type === 'file') return '📎 ' + String(b.name || 'file');
-  if (typeof b.comment === 'string' && b.comment) return b.type + ': ' + b.comment;
-  if (typeof b.text === 'string') return b.type + ': ' + b.text;
-  return b.type;
-}
+const CSS = `.ui,.ui *{box-sizing:border-box}
+.ui{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:#1d1d1f;text-align:left;letter-spacing:normal;text-transform:none;-webkit-font-smoothing:antialiased}
+.ui button{font:inherit;font-weight:500;cursor:pointer;border-radius:8px;border:1px solid #c4c4cc;background:#fff;color:#1d1d1f;padding:5px 12px;min-height:32px;display:inline-flex;align-items:center;justify-content:center;gap:6px;margin:0;line-height:1.2}
+.ui button:hover{background:#f3f3f6}
+.ui button:focus-visible,.ui textarea:focus-visible,.ui select:focus-visible{outline:3px solid #1a56db;outline-offset:1px}
+.ui button:disabled{opacity:.55;cursor:default}
+.ui button.primary{background:#1a56db;border-color:#1a56db;color:#fff;font-weight:600;padding:5px 18px}
+.ui button.primary:hover{background:#1648b8}
+.ui button.icon{padding:0;width:32px;border-color:transparent;background:transparent;color:#3c3c43}
+.ui button.icon:hover{background:#ececf0}
+.ui button[aria-pressed=true]{background:#1d1d1f;color:#fff;border-color:#1d1d1f}
+.i{width:16px;height:16px;fill:none;stroke:currentColor;stroke-width:1.6;stroke-linecap:round;stroke-linejoin:round;flex:none}
+.vh{position:absolute!important;width:1px!important;height:1px!important;overflow:hidden!important;clip:rect(0 0 0 0)!important;white-space:nowrap!important;opacity:0;pointer-events:none}
+.panel{position:fixed;z-index:2;display:flex;flex-direction:column;width:380px;max-width:calc(100vw - 24px);max-height:calc(100vh - 24px);background:#fff;border:1px solid rgba(0,0,0,.12);border-radius:14px;box-shadow:0 16px 48px rgba(0,0,0,.3);overflow:hidden}
+.panel[hidden],.ui [hidden]{display:none!important}
+.head{display:flex;align-items:center;gap:10px;padding:10px 8px 10px 14px;border-bottom:1px solid #e6e6eb}
+.av{width:34px;height:34px;border-radius:50%;background:#f3f3f6;display:flex;align-items:center;justify-content:center;flex:none}
+.av svg{width:28px;height:28px;display:block}
+.ht{flex:1;min-width:0;display:flex;flex-direction:column;gap:2px}
+.ht h2{margin:0;font-size:16px;font-weight:650;line-height:1.25;color:#1d1d1f}
+.ch{display:flex;align-items:center;gap:6px;font-size:12px;color:#4b4b55}
+.ch select{font:inherit;font-size:12px;color:#1d1d1f;background:#fff;border:1px solid #c4c4cc;border-radius:6px;padding:2px 4px;max-width:190px;min-height:24px}
+.flags{display:flex;gap:4px;flex-wrap:wrap}
+.chip{font-size:11px;padding:1px 7px;border-radius:10px;background:#e8edff;color:#1e3a8a}
+.body{flex:1 1 auto;overflow:auto;padding:12px 14px;display:flex;flex-direction:column;gap:10px;min-height:0}
+.thread h3{margin:0 0 6px;font-size:12px;font-weight:600;color:#4b4b55;text-transform:uppercase;letter-spacing:.04em}
+.blocks{list-style:none;margin:0;padding:0;display:flex;flex-direction:column;gap:6px}
+.blocks li{display:flex;gap:8px;align-items:center;padding:6px 4px 6px 10px;background:#f5f5f8;border:1px solid #e6e6eb;border-radius:8px;font-size:13px;min-height:40px}
+.blocks li .i{color:#4b4b55}
+.blocks .sum{flex:1;min-width:0;display:flex;flex-direction:column}
+.blocks .kind{font-weight:600;font-size:12px;color:#1d1d1f}
+.blocks .what{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;color:#4b4b55}
+.box{border:1px solid #c9d6ff;background:#f4f7ff;border-radius:10px;padding:10px;display:flex;flex-direction:column;gap:6px}
+.box .lbl{margin:0;font-size:12px;font-weight:600;color:#1e3a8a}
+.box blockquote{margin:0;padding:2px 0 2px 10px;border-left:3px solid #1a56db;color:#1d1d1f;max-height:84px;overflow:auto;white-space:pre-wrap;word-break:break-word}
+.box code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;color:#1d1d1f;word-break:break-all}
+.row{display:flex;gap:8px;align-items:center;justify-content:flex-end;flex-wrap:wrap}
+.ui textarea{display:block;width:100%;min-height:96px;resize:vertical;padding:8px 10px;border:1px solid #b9b9c3;border-radius:8px;font:inherit;color:#1d1d1f;background:#fff;margin:0}
+.ui textarea::placeholder{color:#6b6b76;opacity:1}
+.box textarea{min-height:56px}
+.ui label{font-size:12px;color:#4b4b55}
+.count{font-size:12px;color:#4b4b55;text-align:right;margin-top:-6px}
+.count.near{color:#b3261e}
+.tools{display:flex;gap:6px;flex-wrap:wrap}
+.tools button{flex:1 1 auto;font-size:13px;padding:5px 8px}
+.rec{display:flex;align-items:center;flex-wrap:wrap;gap:6px 8px;padding:8px 10px;border-radius:10px;background:#fdecea;color:#8c1d18;font-weight:600}
+.rec>span{white-space:nowrap}
+.rec button{padding:4px 10px;font-size:13px}
+.rec .dot{width:10px;height:10px;border-radius:50%;background:#d93025;flex:none}
+@media (prefers-reduced-motion:no-preference){.rec .dot{animation:svcpulse 1s ease-in-out infinite alternate}}
+@keyframes svcpulse{to{opacity:.3}}
+.rec .t{flex:1 0 auto;font-variant-numeric:tabular-nums}
+.hint{margin:0;font-size:12px;color:#4b4b55}
+.foot{display:flex;align-items:center;gap:8px;padding:10px 14px;border-top:1px solid #e6e6eb;background:#fafafc}
+.status{flex:1;margin:0;font-size:12px;color:#1d1d1f;min-height:16px}
+.history{list-style:none;margin:0;padding:4px 14px 10px;max-height:220px;overflow:auto;border-top:1px solid #e6e6eb;background:#fafafc}
+.history li{padding:7px 0;border-bottom:1px solid #ececf0;display:flex;flex-direction:column;gap:2px}
+.history li:last-child{border-bottom:0}
+.history .ttl{font-weight:600;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.history .meta{font-size:12px;color:#4b4b55;display:flex;gap:6px;align-items:center;flex-wrap:wrap}
+.st{font-size:11px;font-weight:600;padding:0 6px;border-radius:8px}
+.st.sent{background:#e6f4ea;color:#1b5e20}.st.queued{background:#fff4e0;color:#7a4100}.st.failed{background:#fdecea;color:#a8231b}
+.drop{position:absolute;inset:0;display:flex;align-items:center;justify-content:center;background:rgba(26,86,219,.92);color:#fff;font-weight:600;font-size:16px;border-radius:14px;pointer-events:none;text-align:center;padding:20px}
+@media (max-width:480px){.panel{left:0!important;right:0!important;bottom:0!important;top:auto!important;transform:none!important;width:100%;max-width:none;max-height:92vh;border-radius:14px 14px 0 0}}`;
 
-function panel({ root: shadow, locale, addStyles, widget, core }: PartHost): PartInstance {
-  const t = STRINGS[locale] || STRINGS.en;
-  addStyles(CSS);
-  const root = el('section', 'panel');
+function panel(host: PartHost): PartInstance {
+  const { root: shadow, launcher, settings: s, widget, core } = host;
+  const locale: Locale = s.locale === 'ru' ? 'ru' : 'en';
+  const t = STRINGS[locale];
+  host.addStyles(CSS + '\n' + panelCss(s.anchor));
+
+  // ---- structure -----------------------------------------------------------------------------
+  const root = el('section', 'panel ui');
   root.setAttribute('role', 'dialog');
-  root.setAttribute('aria-label', t.title);
+  root.setAttribute('aria-labelledby', 'svc-title');
   root.setAttribute('part', 'panel');
   root.hidden = true;
 
-  const head = el('div', 'head');
+  const avatar = el('span', 'av');
+  avatar.setAttribute('aria-hidden', 'true');
   const title = el('h2', undefined, t.title);
-  const chip = el('span', 'chip');
-  chip.title = t.channel;
-  const flags = el('span');
-  const close = el('button', undefined, '×');
-  close.type = 'button';
-  close.setAttribute('aria-label', t.close);
-  head.append(title, flags, chip, close);
+  title.id = 'svc-title';
+  const channelRow = el('div', 'ch');
+  const channelLabel = el('label', undefined, t.channel);
+  channelLabel.htmlFor = 'svc-channel';
+  const select = el('select');
+  select.id = 'svc-channel';
+  select.setAttribute('translate', 'no');
+  const flags = el('span', 'flags');
+  flags.setAttribute('translate', 'no');
+  channelRow.append(channelLabel, select, flags);
+  const headText = el('div', 'ht');
+  headText.append(title, channelRow);
+  const closeButton = button('icon', '', () => api.close(), t.close);
+  closeButton.append(icon('x'));
+  const head = el('header', 'head');
+  head.append(avatar, headText, closeButton);
 
+  const thread = el('div', 'thread');
+  const removeWord = el('span', 'vh', t.remove);
+  removeWord.id = 'svc-rm';
+  const threadTitle = el('h3');
+  threadTitle.id = 'svc-thread';
   const blocks = el('ul', 'blocks');
-  const text = el('textarea');
-  text.placeholder = t.placeholder;
-  text.setAttribute('aria-label', t.placeholder);
-  const row = el('div', 'row');
-  const status = el('span', 'status');
+  blocks.setAttribute('aria-labelledby', 'svc-thread');
+  thread.append(removeWord, threadTitle, blocks);
+
+  // Selected page text, kept as a selection or (with a comment) as a quote.
+  const selBox = el('div', 'box');
+  const selQuote = el('blockquote');
+  selQuote.setAttribute('translate', 'no');
+  const selComment = el('textarea');
+  selComment.id = 'svc-sel-comment';
+  const selCommentLabel = el('label', undefined, t.comment);
+  selCommentLabel.htmlFor = selComment.id;
+  selBox.append(
+    el('p', 'lbl', t.selected),
+    selQuote,
+    selCommentLabel,
+    selComment,
+    row(button('', t.cancel, () => dropSelection(true)), button('', t.add, () => void addSelection())),
+  );
+
+  // A picked element waiting for its comment.
+  const pinBox = el('div', 'box');
+  const pinCss = el('code');
+  pinCss.setAttribute('translate', 'no');
+  const pinComment = el('textarea');
+  pinComment.id = 'svc-pin-comment';
+  const pinCommentLabel = el('label', undefined, t.pinComment);
+  pinCommentLabel.htmlFor = pinComment.id;
+  pinBox.append(
+    el('p', 'lbl', t.pinpoint),
+    pinCss,
+    pinCommentLabel,
+    pinComment,
+    row(button('', t.cancel, () => dropPin(true)), button('', t.add, () => void addPin())),
+  );
+
+  // The recording bar.
+  const recBar = el('div', 'rec');
+  const recTime = el('span', 't');
+  recTime.setAttribute('role', 'timer');
+  recBar.append(el('span', 'dot'), el('span', undefined, t.recording), recTime, button('', t.stopAdd, () => void stopRecording(true)), button('', t.cancel, () => void stopRecording(false)));
+
+  const msgLabel = el('label', 'vh', t.message);
+  msgLabel.htmlFor = 'svc-msg';
+  const msg = el('textarea', 'msg');
+  msg.id = 'svc-msg';
+  msg.placeholder = t.placeholder;
+  msg.maxLength = TEXT_MAX;
+  msg.setAttribute('aria-describedby', 'svc-count');
+  const count = el('div', 'count');
+  count.id = 'svc-count';
+
+  const tools = el('div', 'tools');
+  tools.setAttribute('role', 'group');
+  tools.setAttribute('aria-label', t.tools);
+  const tool = (name: string, text: string, long: string, fn: () => void) => {
+    const b = button('', text, fn);
+    b.prepend(icon(name));
+    b.title = long;
+    b.setAttribute('aria-label', long);
+    tools.append(b);
+    return b;
+  };
+  const shotButton = tool('camera', t.takeScreenshot, t.takeScreenshotLong, () => void screenshot());
+  const voiceButton = tool('mic', t.recordVoice, t.recordVoiceLong, () => void (recording ? stopRecording(true) : startRecording(false)));
+  const quoteButton = tool('quote', t.quoteSelection, t.quoteSelectionLong, () => {
+    readSelection();
+    if (pending) selComment.focus();
+    else say(t.noSelection);
+  });
+  const pinButton = s.mode === 'artifact-review' ? tool('pin', t.pinpointElement, t.pinpointElementLong, () => void pinpoint()) : null;
+  const filesButton = tool('clip', t.attachFiles, t.attachFilesLong, () => fileInput.click());
+  const fileInput = el('input', 'vh');
+  fileInput.type = 'file';
+  fileInput.multiple = true;
+  fileInput.tabIndex = -1;
+  fileInput.setAttribute('aria-hidden', 'true');
+  fileInput.addEventListener('change', () => {
+    const files = Array.from(fileInput.files || []);
+    fileInput.value = '';
+    void addFiles(files);
+  });
+  const pttHint = s.pushToTalkKey ? el('p', 'hint', fill(t.holdToTalk, { key: s.pushToTalkKey })) : null;
+
+  const body = el('div', 'body');
+  body.append(thread, selBox, pinBox, recBar, msgLabel, msg, count, tools, fileInput);
+  if (pttHint) body.append(pttHint);
+
+  const status = el('p', 'status');
   status.setAttribute('role', 'status');
-  const historyButton = el('button', undefined, t.history);
-  historyButton.type = 'button';
-  const send = el('button', 'primary', t.send);
-  send.type = 'button';
-  row.append(status, historyButton, send);
+  status.setAttribute('aria-live', 'polite');
+  const historyButton = button('', t.history, () => {
+    history.hidden = !history.hidden;
+    historyButton.setAttribute('aria-expanded', String(!history.hidden));
+    renderHistory();
+  });
+  historyButton.setAttribute('aria-expanded', 'false');
+  historyButton.setAttribute('aria-controls', 'svc-history');
+  const send = button('primary', t.send, () => void submit());
+  const foot = el('footer', 'foot');
+  foot.append(status, historyButton, send);
   const history = el('ul', 'history');
+  history.id = 'svc-history';
+  history.setAttribute('aria-label', t.history);
   history.hidden = true;
-  root.append(head, blocks, text, row, history);
+  const drop = el('div', 'drop', t.drop);
+  drop.hidden = true;
+
+  root.append(head, body, foot, history, drop);
   shadow.appendChild(root);
 
+  // ---- state ---------------------------------------------------------------------------------
+  let opened = false;
+  let returnTo: Element | null = null;
+  let picked: string | undefined;
+  let pending: { text: string; el: Element } | null = null;
+  let pin: Picked | null = null;
+  let recording: { rec: Recording; ptt: boolean; timer: number } | null = null;
+  let mascots: Record<string, string> | null = null;
+  const textKey = widget.draftKey() + ':text';
+  core.onDraft = () => opened && render();
+  // The channels (shared bundle) and the limits arrive with the configuration.
+  core.ready.then(() => opened && render());
+  const listeners: Array<[EventTarget, string, EventListener, boolean]> = [];
+  const listen = (target: EventTarget, type: string, fn: EventListener, capture = false) => {
+    target.addEventListener(type, fn, capture);
+    listeners.push([target, type, fn, capture]);
+  };
+
+  function row(...children: HTMLElement[]): HTMLElement {
+    const r = el('div', 'row');
+    r.append(...children);
+    return r;
+  }
+
+  function say(text: string): void {
+    status.textContent = '';
+    // A fresh text node, so a repeated message is announced again.
+    setTimeout(() => (status.textContent = text), 30);
+  }
+
+  const errorCode = (e: unknown) => String((e as { code?: string }).code || (e as Error).message || e);
+
+  // ---- blocks --------------------------------------------------------------------------------
+  function describe(b: Block): [string, string, string] {
+    const str = (v: unknown) => (typeof v === 'string' ? v : '');
+    switch (b.type) {
+      case 'text':
+        return ['text', t.text, str(b.text)];
+      case 'screenshot': {
+        const marks = Array.isArray(b.annotations) ? b.annotations.length : 0;
+        return ['camera', t.screenshot, b.width + '×' + b.height + (marks ? ' · ' + plural(locale, marks, t.marks) : '')];
+      }
+      case 'audio':
+        return ['mic', t.voice, formatDuration(Number(b.durationMs) || 0)];
+      case 'selection':
+        return ['quote', t.selection, '“' + str(b.text) + '”'];
+      case 'quote':
+        return ['quote', t.quote, '“' + str(b.text) + '” — ' + str(b.comment)];
+      case 'pinpoint':
+        return ['pin', t.pinpoint, str(b.selector) + (b.comment ? ' — ' + str(b.comment) : '')];
+      case 'file':
+        return ['file', t.file, str(b.name) + (typeof b.bytes === 'number' ? ' · ' + formatBytes(locale, b.bytes) : '')];
+    }
+    return ['file', b.type, ''];
+  }
+
+  function addBlock(block: Block): void {
+    widget.saveDraft([...widget.draft(), block]);
+    render();
+    say(fill(t.added, { what: describe(block)[1] }));
+  }
+
   function render(): void {
-    const ch = widget.getChannel();
-    chip.textContent = ch ? String(ch.name || ch.key) : '';
-    chip.hidden = !ch;
-    flags.replaceChildren(...core.flags().map((f) => el('span', 'chip', f)));
+    const list = widget.draft();
     blocks.replaceChildren(
-      ...widget.draft().map((b, i) => {
+      ...list.map((b, i) => {
+        const [ic, kind, what] = describe(b);
         const li = el('li');
-        const remove = el('button', undefined, '×');
-        remove.type = 'button';
-        remove.setAttribute('aria-label', t.remove);
-        remove.addEventListener('click', () => {
+        const sum = el('span', 'sum');
+        sum.id = 'svc-b' + i;
+        const detail = el('span', 'what', what);
+        detail.setAttribute('translate', 'no');
+        sum.append(el('span', 'kind', kind), detail);
+        const remove = button('icon', '', () => {
           const d = widget.draft();
           d.splice(i, 1);
           widget.saveDraft(d);
           render();
+          say(fill(t.removed, { what: kind }));
+          // Keep the focus in the list (or on the message box when it is empty).
+          const rest = blocks.querySelectorAll('button');
+          ((rest[Math.min(i, rest.length - 1)] as HTMLElement) || msg).focus();
         });
-        li.append(el('span', undefined, describe(b)), remove);
+        // Named "Remove" plus the block's own words.
+        remove.setAttribute('aria-labelledby', 'svc-rm ' + sum.id);
+        remove.append(icon('x'));
+        li.append(icon(ic), sum, remove);
         return li;
       }),
     );
-    blocks.hidden = !blocks.children.length;
+    thread.hidden = !list.length;
+    threadTitle.textContent = t.thread + ' · ' + plural(locale, list.length, t.items);
+    selBox.hidden = !pending;
+    if (pending) selQuote.textContent = pending.text;
+    pinBox.hidden = !pin;
+    recBar.hidden = !recording;
+    voiceButton.setAttribute('aria-pressed', String(!!recording));
+    renderChannels();
+    renderCount();
     if (!history.hidden) renderHistory();
   }
 
+  function renderCount(): void {
+    const n = msg.value.length;
+    count.textContent = fill(t.counter, { n: n.toLocaleString(locale), max: TEXT_MAX.toLocaleString(locale) });
+    count.classList.toggle('near', n > TEXT_MAX * 0.9);
+  }
+
+  function renderChannels(): void {
+    const channels = widget.getChannels();
+    const active = picked || (widget.getChannel() || { key: '' }).key;
+    const names = channels.map((c) => c.key + '\u0000' + (c.name || c.key)).join('\u0001');
+    if (select.dataset.names !== names) {
+      select.dataset.names = names;
+      select.replaceChildren(
+        ...channels.map((c) => {
+          const o = el('option', undefined, String(c.name || c.key));
+          o.value = c.key;
+          return o;
+        }),
+      );
+    }
+    select.value = active;
+    channelLabel.hidden = select.hidden = channels.length < 2;
+    flags.replaceChildren(...core.flags().map((f) => el('span', 'chip', f)));
+    const channel = channels.find((c) => c.key === active);
+    const mascot = (channel && typeof channel.mascot === 'string' && channel.mascot) || s.mascot;
+    if (mascots && mascots[mascot] && avatar.dataset.m !== mascot) {
+      avatar.dataset.m = mascot;
+      avatar.innerHTML = mascots[mascot];
+    }
+  }
+
   function renderHistory(): void {
-    const items = widget.history();
+    const items: HistoryEntry[] = widget.history();
+    const channels = widget.getChannels();
     history.replaceChildren(
       ...(items.length
-        ? items.map((h) => el('li', undefined, (h.status === 'queued' ? '[' + t.queuedTag + '] ' : '') + h.title + ' · ' + new Date(h.at).toLocaleString()))
-        : [el('li', undefined, t.empty)]),
+        ? items.map((h) => {
+            const li = el('li');
+            const ttl = el('span', 'ttl', h.title || '—');
+            ttl.setAttribute('translate', 'no');
+            const meta = el('span', 'meta');
+            const ch = channels.find((c) => c.key === h.channelKey);
+            const chName = el('span', undefined, ch ? String(ch.name || ch.key) : h.channelKey || '');
+            chName.setAttribute('translate', 'no');
+            const when = el('time', undefined, new Date(h.at).toLocaleString(locale, { dateStyle: 'short', timeStyle: 'short' }));
+            when.dateTime = new Date(h.at).toISOString();
+            const state = el('span', 'st ' + h.status, t[('state_' + h.status) as 'state_sent']);
+            meta.append(chName, el('span', undefined, '·'), when, state);
+            li.append(ttl, meta);
+            return li;
+          })
+        : [el('li', 'hint', t.historyEmpty)]),
     );
   }
 
-  close.addEventListener('click', () => api.close());
-  historyButton.addEventListener('click', () => {
-    history.hidden = !history.hidden;
-    render();
-  });
-  send.addEventListener('click', async () => {
-    send.disabled = true;
-    status.textContent = t.sending;
+  // ---- text ----------------------------------------------------------------------------------
+  msg.addEventListener('input', () => {
+    renderCount();
     try {
-      const r = await core.sendDraft(text.value);
-      text.value = '';
-      status.textContent = r.queued ? t.queued : t.sent;
+      if (msg.value) localStorage.setItem(textKey, msg.value);
+      else localStorage.removeItem(textKey);
+    } catch {
+      /* storage refused: the text simply does not survive a reload */
+    }
+  });
+  msg.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) void submit();
+  });
+  select.addEventListener('change', () => {
+    picked = select.value;
+    renderChannels();
+  });
+
+  // ---- selection and quote -------------------------------------------------------------------
+  function readSelection(): void {
+    const sel = document.getSelection();
+    if (!sel || sel.isCollapsed || !sel.rangeCount) return;
+    const text = sel.toString().trim();
+    if (!text) return;
+    // The smallest element holding the whole text (a triple click may reach into the next block).
+    const start = sel.getRangeAt(0).startContainer;
+    let element = start.nodeType === 1 ? (start as Element) : start.parentElement;
+    const norm = (v: string) => v.replace(/\s+/g, ' ').trim();
+    const want = norm(text);
+    while (element && element.parentElement && !norm(element.textContent || '').includes(want)) element = element.parentElement;
+    if (!element || ours(element)) return;
+    pending = { text: text.slice(0, TEXT_MAX), el: element };
+    if (opened) render();
+  }
+  listen(document, 'selectionchange', () => readSelection());
+
+  function dropSelection(refocus: boolean): void {
+    pending = null;
+    selComment.value = '';
+    render();
+    if (refocus) quoteButton.focus();
+  }
+
+  async function addSelection(): Promise<void> {
+    if (!pending) return;
+    const { text, el: target } = pending;
+    try {
+      const info = (await host.part<SelectorPart>('selector')).selectorInfo(target, s);
+      const comment = selComment.value.trim();
+      const block: Block = comment
+        ? { type: 'quote', text, selector: info.css, target: info, comment: comment.slice(0, TEXT_MAX) }
+        : { type: 'selection', text, selector: info.css, target: info };
+      dropSelection(false);
+      addBlock(block);
+      quoteButton.focus();
     } catch (e) {
-      status.textContent = t.failed + String((e as { code?: string }).code || (e as Error).message || e);
+      say(fill(t.failed, { code: errorCode(e) }));
+    }
+  }
+
+  // ---- pinpoint ------------------------------------------------------------------------------
+  async function pinpoint(): Promise<void> {
+    try {
+      const part = await host.part<PinpointPart>('pinpoint');
+      root.hidden = true;
+      const hit = await part.pick({ root: shadow, addStyles: host.addStyles, hint: t.pinHint, cancel: t.cancel });
+      root.hidden = !opened;
+      if (hit) {
+        pin = hit;
+        const info = (await host.part<SelectorPart>('selector')).selectorInfo(hit.el, s);
+        pin.info = info;
+        pinCss.textContent = info.css;
+        render();
+        pinComment.focus();
+      } else (pinButton as HTMLElement).focus();
+    } catch (e) {
+      root.hidden = !opened;
+      say(fill(t.failed, { code: errorCode(e) }));
+    }
+  }
+
+  function dropPin(refocus: boolean): void {
+    pin = null;
+    pinComment.value = '';
+    render();
+    if (refocus && pinButton) pinButton.focus();
+  }
+
+  async function addPin(): Promise<void> {
+    if (!pin || !pin.info) return;
+    const block: Block = { type: 'pinpoint', selector: pin.info.css, target: pin.info, point: pin.point, rect: pin.rect };
+    const comment = pinComment.value.trim();
+    if (comment) block.comment = comment.slice(0, TEXT_MAX);
+    dropPin(false);
+    addBlock(block);
+    if (pinButton) pinButton.focus();
+  }
+
+  // ---- screenshot ----------------------------------------------------------------------------
+  async function screenshot(): Promise<void> {
+    shotButton.disabled = true;
+    say(t.capturing);
+    try {
+      const part = await host.part<ScreenshotPart>('screenshot');
+      const canvas = await part.capture();
+      root.hidden = true;
+      const result = await part.annotate({ root: shadow, addStyles: host.addStyles, canvas, t });
+      root.hidden = !opened;
+      if (result) {
+        say(fill(t.uploading, { name: t.screenshot }));
+        const up = await core.upload('screenshot', result.blob, 'screenshot.' + (result.blob.type === 'image/webp' ? 'webp' : 'jpg'), {
+          width: String(result.width),
+          height: String(result.height),
+        });
+        const block: Block = { type: 'screenshot', blobId: up.blobId, width: result.width, height: result.height, mime: up.mime, bytes: up.bytes };
+        if (result.annotations.length) block.annotations = result.annotations;
+        addBlock(block);
+      } else say('');
+    } catch (e) {
+      root.hidden = !opened;
+      say(t.captureFailed + ' ' + errorCode(e));
+    } finally {
+      shotButton.disabled = false;
+      if (opened) shotButton.focus();
+    }
+  }
+
+  // ---- voice ---------------------------------------------------------------------------------
+  async function startRecording(ptt: boolean): Promise<void> {
+    if (recording) return;
+    try {
+      const part = await host.part<VoicePart>('voice');
+      const rec = await part.start(VOICE_MAX_MS, () => void stopRecording(true));
+      const tick = () => (recTime.textContent = formatDuration(Date.now() - rec.startedAt) + ' / ' + formatDuration(VOICE_MAX_MS));
+      tick();
+      recording = { rec, ptt, timer: window.setInterval(tick, 250) };
+      render();
+    } catch {
+      say(t.micUnavailable);
+    }
+  }
+
+  async function stopRecording(keep: boolean): Promise<void> {
+    const r = recording;
+    if (!r) return;
+    recording = null;
+    clearInterval(r.timer);
+    render();
+    if (opened) voiceButton.focus();
+    if (!keep) {
+      r.rec.cancel();
+      return;
+    }
+    try {
+      const note = await r.rec.stop();
+      say(fill(t.uploading, { name: t.voice }));
+      const up = await core.upload('audio', note.blob, 'voice.' + (/mp4/.test(note.mime) ? 'm4a' : 'webm'), { durationMs: String(note.durationMs) });
+      addBlock({ type: 'audio', blobId: up.blobId, durationMs: note.durationMs, mime: up.mime, bytes: up.bytes });
+    } catch (e) {
+      say(fill(t.uploadFailed, { name: t.voice }) + ' ' + errorCode(e));
+    }
+  }
+
+  // Push-to-talk: hold the key while the panel is open (not while typing a character into a field).
+  const typing = (e: KeyboardEvent) => {
+    const a = deepActive() as HTMLElement | null;
+    return e.key.length === 1 && !!a && (/^(INPUT|TEXTAREA|SELECT)$/.test(a.tagName) || a.isContentEditable);
+  };
+  listen(
+    window,
+    'keydown',
+    ((e: KeyboardEvent) => {
+      if (!opened || !s.pushToTalkKey || e.key !== s.pushToTalkKey || typing(e)) return;
+      e.preventDefault();
+      if (!e.repeat && !recording) void startRecording(true);
+    }) as EventListener,
+    true,
+  );
+  listen(
+    window,
+    'keyup',
+    ((e: KeyboardEvent) => {
+      if (s.pushToTalkKey && e.key === s.pushToTalkKey && recording && recording.ptt) void stopRecording(true);
+    }) as EventListener,
+    true,
+  );
+
+  // ---- files ---------------------------------------------------------------------------------
+  async function addFiles(files: File[]): Promise<void> {
+    const max = core.limits().fileMaxBytes || FILE_MAX_DEFAULT;
+    for (const f of files) {
+      if (f.size > max) {
+        say(fill(t.tooLarge, { name: f.name, size: formatBytes(locale, max) }));
+        continue;
+      }
+      say(fill(t.uploading, { name: f.name }));
+      try {
+        await widget.attachFile(f);
+        say(fill(t.added, { what: f.name + ' · ' + formatBytes(locale, f.size) }));
+      } catch (e) {
+        say(fill(t.uploadFailed, { name: f.name }) + ' ' + errorCode(e));
+      }
+    }
+  }
+  let dragDepth = 0;
+  root.addEventListener('dragenter', (e) => {
+    if (!e.dataTransfer || !Array.from(e.dataTransfer.types).includes('Files')) return;
+    e.preventDefault();
+    dragDepth++;
+    drop.hidden = false;
+  });
+  root.addEventListener('dragover', (e) => {
+    if (e.dataTransfer && Array.from(e.dataTransfer.types).includes('Files')) e.preventDefault();
+  });
+  root.addEventListener('dragleave', () => {
+    if (--dragDepth <= 0) (dragDepth = 0), (drop.hidden = true);
+  });
+  root.addEventListener('drop', (e) => {
+    e.preventDefault();
+    dragDepth = 0;
+    drop.hidden = true;
+    void addFiles(Array.from((e.dataTransfer && e.dataTransfer.files) || []));
+  });
+
+  // ---- sending -------------------------------------------------------------------------------
+  async function submit(): Promise<void> {
+    if (send.disabled) return;
+    if (!widget.draft().length && !msg.value.trim()) {
+      say(t.empty);
+      msg.focus();
+      return;
+    }
+    send.disabled = true;
+    say(t.sending);
+    try {
+      const r = await core.sendDraft(msg.value, picked);
+      msg.value = '';
+      try {
+        localStorage.removeItem(textKey);
+      } catch {
+        /* nothing stored */
+      }
+      say(r.queued ? t.queued : t.sent);
+    } catch (e) {
+      say(fill(t.failed, { code: errorCode(e) }));
     } finally {
       send.disabled = false;
       render();
     }
-  });
+  }
+
+  // ---- dialog behaviour ----------------------------------------------------------------------
   root.addEventListener('keydown', (e) => {
-    if (e.key === 'Escape') api.close();
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      e.stopPropagation();
+      api.close();
+    } else trapTab(e, root, shadow.activeElement);
   });
 
   const api: PartInstance = {
     open() {
+      if (!opened) {
+        const active = deepActive();
+        returnTo = active && !ours(active) ? active : null;
+      }
+      opened = true;
+      try {
+        if (!msg.value) msg.value = localStorage.getItem(textKey) || '';
+      } catch {
+        /* no storage */
+      }
+      if (!root.hidden) readSelection();
+      else {
+        // Only what is selected now is offered, not a selection made and dropped long ago.
+        pending = null;
+        readSelection();
+      }
       render();
       root.hidden = false;
-      text.focus();
+      if (launcher) launcher.setAttribute('aria-expanded', 'true');
+      host.part<Record<string, string>>('mascots').then((m) => ((mascots = m), renderChannels()), () => undefined);
+      (pending ? selComment : focusables(root).includes(msg) ? msg : closeButton).focus();
     },
     close() {
+      if (!opened) return;
+      opened = false;
+      if (recording) void stopRecording(false);
       root.hidden = true;
+      if (launcher) launcher.setAttribute('aria-expanded', 'false');
+      const back = launcher && launcher.getClientRects().length ? launcher : (returnTo as HTMLElement | null);
+      if (back && typeof back.focus === 'function') back.focus();
     },
+    isOpen: () => opened,
     destroy() {
+      core.onDraft = undefined;
+      if (recording) void stopRecording(false);
+      for (const [target, type, fn, capture] of listeners) target.removeEventListener(type, fn, capture);
       root.remove();
     },
   };

@@ -9,7 +9,25 @@ pub const LOADER: &str = include_str!("../../../../widget/dist/svc.js");
 pub const TYPES: &str = include_str!("../../../../widget/dist/svc.d.ts");
 /// Lazy parts: (file name with its content hash, contents), served at `/v1/parts/<file>`.
 pub const PARTS: &[(&str, &str)] = &[
-    ("core.cd18f1a1fe.js", include_str!("../../../../widget/dist/parts/core.cd18f1a1fe.js")),
-    ("panel.73de4ccf71.js", include_str!("../../../../widget/dist/parts/panel.73de4ccf71.js")),
+    ("core.c6ae60284c.js", include_str!("../../../../widget/dist/parts/core.c6ae60284c.js")),
+    ("panel.2580679883.js", include_str!("../../../../widget/dist/parts/panel.2580679883.js")),
     ("selector.f6fb7f023e.js", include_str!("../../../../widget/dist/parts/selector.f6fb7f023e.js")),
+    ("mascots.eea92a9cdb.js", include_str!("../../../../widget/dist/parts/mascots.eea92a9cdb.js")),
+    ("screenshot.80dd99fe10.js", include_str!("../../../../widget/dist/parts/screenshot.80dd99fe10.js")),
+    ("voice.c3a57d32bc.js", include_str!("../../../../widget/dist/parts/voice.c3a57d32bc.js")),
+    ("pinpoint.2b98d71858.js", include_str!("../../../../widget/dist/parts/pinpoint.2b98d71858.js")),
+];
+/// The launcher mascots (name, SVG with a trailing newline); the per-project loader carries the
+/// configured one.
+pub const MASCOTS: &[(&str, &str)] = &[
+    ("gecko", include_str!("../../../../widget/dist/mascots/gecko.svg")),
+    ("owl", include_str!("../../../../widget/dist/mascots/owl.svg")),
+    ("fox", include_str!("../../../../widget/dist/mascots/fox.svg")),
+    ("cat", include_str!("../../../../widget/dist/mascots/cat.svg")),
+    ("axolotl", include_str!("../../../../widget/dist/mascots/axolotl.svg")),
+    ("raccoon", include_str!("../../../../widget/dist/mascots/raccoon.svg")),
+    ("chameleon", include_str!("../../../../widget/dist/mascots/chameleon.svg")),
+    ("otter", include_str!("../../../../widget/dist/mascots/otter.svg")),
+    ("robot", include_str!("../../../../widget/dist/mascots/robot.svg")),
+    ("blob", include_str!("../../../../widget/dist/mascots/blob.svg")),
 ];

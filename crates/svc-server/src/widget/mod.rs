@@ -51,17 +51,28 @@ pub fn unknown_key_script(key: &str) -> String {
 }
 
 /// The configuration baked into a project's loader: the widget settings with defaults, where the
-/// widget runs, and its channels in ingest form.
+/// widget runs, its channels in ingest form, and the configured mascot's SVG (the loader carries
+/// only that one; the others come with the panel).
 pub async fn preset(state: &AppState, project: &svc_core::model::Project) -> Result<Value, svc_store::StoreError> {
     let channels = state.store.list_channels(&project.id, false).await?;
-    Ok(json!({
+    let widget_config = svc_core::project::widget_config_with_defaults(&project.widget_config);
+    let mut preset = json!({
         "projectKey": project.project_key,
         "apiUrl": state.config.public_url.trim_end_matches('/'),
-        "widgetConfig": svc_core::project::widget_config_with_defaults(&project.widget_config),
+        "widgetConfig": widget_config,
         "urlPatterns": project.url_patterns,
         "defaultChannelKey": project.default_channel_key,
         "channels": channels.iter().map(channel_json).collect::<Vec<_>>(),
-    }))
+    });
+    if let Some(svg) = widget_config.get("mascot").and_then(Value::as_str).and_then(mascot_svg) {
+        preset["mascotSvg"] = json!(svg);
+    }
+    Ok(preset)
+}
+
+/// One of the ten mascots' SVG (as built into widget/dist/mascots), without its trailing newline.
+pub fn mascot_svg(name: &str) -> Option<&'static str> {
+    assets::MASCOTS.iter().find(|(n, _)| *n == name).map(|(_, svg)| svg.trim_end())
 }
 
 async fn project_loader(State(state): State<AppState>, Path(file): Path<String>, headers: HeaderMap) -> Response {
