@@ -38,7 +38,20 @@ pub fn new_id_at(ms: i64) -> String {
         tail = rng.random_range(0..1u64 << 40);
     }
     *last = (ms, tail);
-    format!("{ms:012x}{tail:012x}")
+    drop(last);
+    hex_id(ms, tail)
+}
+
+/// `{ms:012x}{tail:012x}`, without the formatting machinery (ids are minted on every request).
+fn hex_id(ms: u64, tail: u64) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = [0u8; 24];
+    for (i, byte) in out.iter_mut().enumerate() {
+        let (value, shift) = if i < 12 { (ms, 4 * (11 - i)) } else { (tail, 4 * (23 - i)) };
+        *byte = HEX[((value >> shift) & 0xf) as usize];
+    }
+    // Only ASCII hex digits were written.
+    String::from_utf8(out.to_vec()).unwrap_or_default()
 }
 
 /// Whether `text` is a well-formed object id (24 lowercase hex characters).
@@ -92,6 +105,15 @@ pub fn is_project_key(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_ids_match_the_format_macro() {
+        for (ms, tail) in
+            [(0, 0), (1, 2), (0x0123_4567_89ab, 0xcdef_0123_4567), (TAIL_MASK, TAIL_MASK), (1_795_000_000_123, 99)]
+        {
+            assert_eq!(hex_id(ms, tail), format!("{ms:012x}{tail:012x}"));
+        }
+    }
 
     #[test]
     fn ids_are_well_formed_and_strictly_increasing() {

@@ -153,26 +153,53 @@ impl Submission {
 
 /// Checks a whole report body: `{blocks, channelKey?, context?}`.
 pub fn validate_submission(body: &Value, limits: &Limits) -> Result<Submission, Rejection> {
-    let object = body.as_object().ok_or_else(|| Rejection::Blocks("body must be a JSON object".into()))?;
-    let blocks = validate_blocks(object.get("blocks"), limits)?;
-    let channel_key = match object.get("channelKey") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(key)) => Some(key.clone()),
-        // A wrong type cannot name a channel: fall back like an unknown key would.
-        Some(_) => None,
+    let object = check_submission(body, limits)?;
+    Ok(Submission {
+        blocks: object.get("blocks").and_then(Value::as_array).cloned().unwrap_or_default(),
+        channel_key: channel_key(object.get("channelKey")).map(String::from),
+        context: object.get("context").and_then(Value::as_object).cloned().unwrap_or_default(),
+    })
+}
+
+/// [`validate_submission`] for a body the caller no longer needs: the same checks, then the
+/// blocks and context are moved out instead of copied (the ingest hot path).
+pub fn validate_submission_owned(body: Value, limits: &Limits) -> Result<Submission, Rejection> {
+    check_submission(&body, limits)?;
+    let Value::Object(mut object) = body else { unreachable!("checked: the body is an object") };
+    let channel_key = channel_key(object.get("channelKey")).map(String::from);
+    let blocks = match object.remove("blocks") {
+        Some(Value::Array(blocks)) => blocks,
+        _ => unreachable!("checked: blocks is an array"),
     };
+    let context = match object.remove("context") {
+        Some(Value::Object(context)) => context,
+        _ => Map::new(),
+    };
+    Ok(Submission { blocks, channel_key, context })
+}
+
+/// `channelKey` when it is a string; a wrong type cannot name a channel, so it falls back like an
+/// unknown key would.
+fn channel_key(value: Option<&Value>) -> Option<&str> {
+    value.and_then(Value::as_str)
+}
+
+/// Every check of [`validate_submission`], in its order; the body's object on success.
+fn check_submission<'a>(body: &'a Value, limits: &Limits) -> Result<&'a Map<String, Value>, Rejection> {
+    let object = body.as_object().ok_or_else(|| Rejection::Blocks("body must be a JSON object".into()))?;
+    let blocks = check_blocks(object.get("blocks"), limits)?;
     let context = match object.get("context") {
-        None | Some(Value::Null) => Map::new(),
-        Some(context) => validate_context(context)?,
+        None | Some(Value::Null) => None,
+        Some(context) => Some(check_context(context)?),
     };
     // NUL characters cannot be stored by every backend and are never meaningful text.
     if blocks.iter().any(contains_nul) {
         return Err(Rejection::Blocks("text must not contain NUL characters".into()));
     }
-    if context.iter().any(|(k, v)| k.contains('\0') || contains_nul(v)) {
+    if context.is_some_and(|context| context.iter().any(|(k, v)| k.contains('\0') || contains_nul(v))) {
         return Err(Rejection::Context("context must not contain NUL characters".into()));
     }
-    Ok(Submission { blocks, channel_key, context })
+    Ok(object)
 }
 
 fn contains_nul(value: &Value) -> bool {
@@ -185,6 +212,10 @@ fn contains_nul(value: &Value) -> bool {
 }
 
 pub fn validate_blocks(blocks: Option<&Value>, limits: &Limits) -> Result<Vec<Value>, Rejection> {
+    check_blocks(blocks, limits).cloned()
+}
+
+fn check_blocks<'a>(blocks: Option<&'a Value>, limits: &Limits) -> Result<&'a Vec<Value>, Rejection> {
     let list = blocks
         .and_then(Value::as_array)
         .ok_or_else(|| Rejection::Blocks("blocks is required: an array of blocks".into()))?;
@@ -194,10 +225,10 @@ pub fn validate_blocks(blocks: Option<&Value>, limits: &Limits) -> Result<Vec<Va
     if list.len() > limits.blocks_max {
         return Err(Rejection::Blocks(format!("at most {} blocks per report", limits.blocks_max)));
     }
-    list.iter()
-        .enumerate()
-        .map(|(i, block)| validate_block(block, limits).map_err(|e| prefix(e, &format!("blocks[{i}]"))))
-        .collect()
+    for (i, block) in list.iter().enumerate() {
+        check_block(block, limits).map_err(|e| prefix(e, &format!("blocks[{i}]")))?;
+    }
+    Ok(list)
 }
 
 fn prefix(rejection: Rejection, at: &str) -> Rejection {
@@ -271,6 +302,11 @@ const MAX_PIXELS: f64 = 100_000.0;
 
 /// Checks one block against its type's schema and returns it as stored.
 pub fn validate_block(block: &Value, limits: &Limits) -> Result<Value, Rejection> {
+    check_block(block, limits)?;
+    Ok(block.clone())
+}
+
+fn check_block(block: &Value, limits: &Limits) -> Result<(), Rejection> {
     let object = block.as_object().ok_or_else(|| Rejection::Blocks("must be an object".into()))?;
     let block_type =
         object.get("type").and_then(Value::as_str).ok_or_else(|| Rejection::Blocks("type is required".into()))?;
@@ -354,7 +390,7 @@ pub fn validate_block(block: &Value, limits: &Limits) -> Result<Value, Rejection
             return Err(Rejection::BlobIdInvalid(format!("blobId {blob_id} is not a blob id")));
         }
     }
-    Ok(block.clone())
+    Ok(())
 }
 
 /// `blobId` (presence; its shape is checked as `blob_id_invalid`), `mime?`, `bytes?`.
@@ -413,10 +449,31 @@ pub fn validate_selector_info(target: &Value) -> Result<(), String> {
     Ok(())
 }
 
+/// The length of a value's compact JSON text, counted without building the text.
+fn json_size(value: &Value) -> Option<usize> {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    serde_json::to_writer(&mut counter, value).ok()?;
+    Some(counter.0)
+}
+
 /// Checks the types of the known context fields (unknown top-level fields are kept) and its size.
 pub fn validate_context(context: &Value) -> Result<Map<String, Value>, Rejection> {
+    check_context(context).cloned()
+}
+
+fn check_context(context: &Value) -> Result<&Map<String, Value>, Rejection> {
     let object = context.as_object().ok_or_else(|| Rejection::Context("context must be an object".into()))?;
-    let size = serde_json::to_vec(context).map(|v| v.len()).unwrap_or(usize::MAX);
+    let size = json_size(context).unwrap_or(usize::MAX);
     if size > CONTEXT_MAX_BYTES {
         return Err(Rejection::Context(format!("context is {size} bytes; at most {CONTEXT_MAX_BYTES}")));
     }
@@ -464,7 +521,7 @@ pub fn validate_context(context: &Value) -> Result<Map<String, Value>, Rejection
             }));
         }
     }
-    Ok(object.clone())
+    Ok(object)
 }
 
 /// ArtifactMeta: `id` (required, at most 200 characters); optional `title`, `tool`, `source`, `goal`
@@ -571,6 +628,29 @@ mod tests {
         for context in cases {
             let err = validate_submission(&json!({"blocks": text, "context": context}), &limits()).unwrap_err();
             assert_eq!(err.code(), "context_invalid", "{context}");
+        }
+    }
+
+    #[test]
+    fn the_owned_form_validates_exactly_like_the_borrowed_one() {
+        let text = json!({"type": "text", "text": "x"});
+        let bodies = [
+            json!({"blocks": [text], "channelKey": "bug", "context": {"url": "https://a.example/", "extra": {"n": 1}}}),
+            json!({"blocks": [text], "channelKey": 7, "context": null}),
+            json!({"blocks": [text, {"type": "screenshot", "blobId": BLOB, "width": 10}]}),
+            json!({"blocks": [], "context": {"url": 5}}),
+            json!({"blocks": [text], "context": {"url": 5}}),
+            json!({"blocks": [{"type": "text", "text": "a\u{0}"}], "context": {"url": 5}}),
+            json!({"blocks": [text], "context": {"extra": {"k": "a\u{0}"}}}),
+            json!({"blocks": [{"type": "screenshot", "blobId": "nope"}]}),
+            json!(["not", "an", "object"]),
+        ];
+        for body in bodies {
+            assert_eq!(
+                validate_submission_owned(body.clone(), &limits()),
+                validate_submission(&body, &limits()),
+                "{body}"
+            );
         }
     }
 }

@@ -12,7 +12,7 @@ pub fn derive_title(blocks: &Value) -> String {
         .iter()
         .find(|b| b.get("type").and_then(Value::as_str) == Some("text"))
         .and_then(|b| b.get("text").and_then(Value::as_str))
-        .and_then(|text| text.lines().map(strip_markdown).find(|line| !line.is_empty()));
+        .and_then(|text| text.lines().map(|line| strip_markdown(line, TITLE_MAX_CHARS)).find(|line| !line.is_empty()));
     if let Some(line) = first_text {
         return cut(&line, TITLE_MAX_CHARS);
     }
@@ -25,7 +25,7 @@ pub fn derive_title(blocks: &Value) -> String {
         "audio" => "Voice note".to_string(),
         "pinpoint" => format!("Pinpoint on {}", field("selector")),
         "file" => format!("File {}", field("name")),
-        "selection" | "quote" => strip_markdown(field("text").lines().next().unwrap_or_default()),
+        "selection" | "quote" => strip_markdown(field("text").lines().next().unwrap_or_default(), TITLE_MAX_CHARS),
         _ => "Report".to_string(),
     };
     cut(&title, TITLE_MAX_CHARS)
@@ -40,7 +40,12 @@ fn cut(text: &str, max: usize) -> String {
 
 /// Strips the Markdown that decorates a line: heading marks, list and quote markers, emphasis,
 /// inline code, and link syntax (keeping the link text).
-fn strip_markdown(line: &str) -> String {
+///
+/// Only the first `max_chars` characters of the result are wanted (the caller cuts there), so the
+/// line is read only until more than that many non-space characters are out: the output so far is
+/// then, after whitespace is collapsed, a prefix of the whole line's longer than `max_chars`, and
+/// cutting either gives the same title.
+fn strip_markdown(line: &str, max_chars: usize) -> String {
     let mut text = line.trim();
     text = text.trim_start_matches('#').trim_start();
     loop {
@@ -57,22 +62,29 @@ fn strip_markdown(line: &str) -> String {
             break;
         }
     }
-    let mut out = String::with_capacity(text.len());
+    let mut out = String::with_capacity(text.len().min(max_chars.saturating_mul(4).saturating_add(16)));
     let mut chars = text.chars().peekable();
+    // Non-space characters in `out`.
+    let mut visible = 0;
     while let Some(c) = chars.next() {
+        if visible > max_chars {
+            break;
+        }
         match c {
             // Inside a word (`my_var`, `2*3`) these are text, not emphasis.
             '*' | '_'
                 if out.chars().last().is_some_and(char::is_alphanumeric)
                     && chars.peek().is_some_and(|n| n.is_alphanumeric()) =>
             {
-                out.push(c)
+                out.push(c);
+                visible += 1;
             }
             '*' | '_' | '`' | '~' => {}
             '!' if chars.peek() == Some(&'[') => {}
             '[' => {
                 let label: String = chars.by_ref().take_while(|c| *c != ']').collect();
                 out.push_str(&label);
+                visible += label.chars().filter(|c| !c.is_whitespace()).count();
                 if chars.peek() == Some(&'(') {
                     for c in chars.by_ref() {
                         if c == ')' {
@@ -81,7 +93,10 @@ fn strip_markdown(line: &str) -> String {
                     }
                 }
             }
-            _ => out.push(c),
+            _ => {
+                out.push(c);
+                visible += usize::from(!c.is_whitespace());
+            }
         }
     }
     out.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -102,6 +117,21 @@ mod tests {
     fn underscores_inside_words_stay() {
         let blocks = json!([{"type": "text", "text": "`my_var` is _undefined_ in __init__"}]);
         assert_eq!(derive_title(&blocks), "my_var is undefined in init");
+    }
+
+    #[test]
+    fn reading_only_the_start_of_a_line_gives_the_same_title() {
+        let lines = [
+            "A **long** line with [a link](http://example.com/x) and `code`, ".repeat(6),
+            format!("{}{}", "x".repeat(79), "   y ".repeat(40)),
+            format!("{} [{}](u) tail", "w ".repeat(39), "label with  spaces ".repeat(4)),
+            format!("{}_{}", "a".repeat(80), "b".repeat(10)),
+            "é ".repeat(120),
+        ];
+        for line in lines {
+            let whole = cut(&strip_markdown(&line, usize::MAX), TITLE_MAX_CHARS);
+            assert_eq!(cut(&strip_markdown(&line, TITLE_MAX_CHARS), TITLE_MAX_CHARS), whole, "{line}");
+        }
     }
 
     #[test]

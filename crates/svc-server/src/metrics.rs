@@ -19,25 +19,35 @@ struct Latency {
     sum: f64,
 }
 
+/// Counts and latencies of one (route, method).
+#[derive(Default)]
+struct RouteStats {
+    /// status → count
+    statuses: BTreeMap<u16, u64>,
+    latency: Latency,
+}
+
 #[derive(Default)]
 pub struct Metrics {
-    /// (method, route, status) → count
-    requests: Mutex<BTreeMap<(String, String, u16), u64>>,
-    /// (method, route) → latency histogram
-    latencies: Mutex<BTreeMap<(String, String), Latency>>,
+    /// route → method → stats. Nested so that recording a request for a known route and method
+    /// looks it up by `&str` and allocates nothing.
+    routes: Mutex<BTreeMap<String, BTreeMap<String, RouteStats>>>,
     reports_created: AtomicU64,
 }
 
 impl Metrics {
     pub fn record_request(&self, method: &str, route: &str, status: u16, seconds: f64) {
-        *self
-            .requests
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry((method.to_string(), route.to_string(), status))
-            .or_default() += 1;
-        let mut latencies = self.latencies.lock().unwrap_or_else(|p| p.into_inner());
-        let latency = latencies.entry((method.to_string(), route.to_string())).or_default();
+        let mut routes = self.routes.lock().unwrap_or_else(|p| p.into_inner());
+        let methods = match routes.get_mut(route) {
+            Some(methods) => methods,
+            None => routes.entry(route.to_string()).or_default(),
+        };
+        let stats = match methods.get_mut(method) {
+            Some(stats) => stats,
+            None => methods.entry(method.to_string()).or_default(),
+        };
+        *stats.statuses.entry(status).or_default() += 1;
+        let latency = &mut stats.latency;
         latency.count += 1;
         latency.sum += seconds;
         for (bucket, bound) in latency.buckets.iter_mut().zip(BUCKETS) {
@@ -53,18 +63,30 @@ impl Metrics {
 
     /// Prometheus text exposition format.
     pub fn render(&self) -> String {
+        let routes = self.routes.lock().unwrap_or_else(|p| p.into_inner());
+        // Series are listed by method, then route (then status).
+        let mut series: Vec<(&str, &str, &RouteStats)> = routes
+            .iter()
+            .flat_map(|(route, methods)| {
+                methods.iter().map(move |(method, stats)| (method.as_str(), route.as_str(), stats))
+            })
+            .collect();
+        series.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
         let mut out = String::new();
         out.push_str("# HELP svc_http_requests_total HTTP requests by method, route and status.\n");
         out.push_str("# TYPE svc_http_requests_total counter\n");
-        for ((method, route, status), count) in self.requests.lock().unwrap_or_else(|p| p.into_inner()).iter() {
-            let _ = writeln!(
-                out,
-                "svc_http_requests_total{{method=\"{method}\",route=\"{route}\",status=\"{status}\"}} {count}"
-            );
+        for (method, route, stats) in &series {
+            for (status, count) in &stats.statuses {
+                let _ = writeln!(
+                    out,
+                    "svc_http_requests_total{{method=\"{method}\",route=\"{route}\",status=\"{status}\"}} {count}"
+                );
+            }
         }
         out.push_str("# HELP svc_http_request_duration_seconds HTTP request latency by method and route.\n");
         out.push_str("# TYPE svc_http_request_duration_seconds histogram\n");
-        for ((method, route), latency) in self.latencies.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+        for (method, route, stats) in &series {
+            let latency = &stats.latency;
             let labels = format!("method=\"{method}\",route=\"{route}\"");
             for (bound, count) in BUCKETS.iter().zip(latency.buckets) {
                 let _ = writeln!(out, "svc_http_request_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {count}");
@@ -84,11 +106,11 @@ impl Metrics {
 /// ids and keys in paths do not become labels).
 pub async fn track(State(metrics): State<Arc<Metrics>>, request: Request, next: Next) -> Response {
     let started = Instant::now();
-    let method = request.method().to_string();
-    let route =
-        request.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string()).unwrap_or_else(|| "unmatched".into());
+    let method = request.method().clone();
+    let route = request.extensions().get::<MatchedPath>().cloned();
     let response = next.run(request).await;
-    metrics.record_request(&method, &route, response.status().as_u16(), started.elapsed().as_secs_f64());
+    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
+    metrics.record_request(method.as_str(), route, response.status().as_u16(), started.elapsed().as_secs_f64());
     response
 }
 
@@ -107,5 +129,30 @@ mod tests {
         assert!(text.contains("route=\"/api/v1/me\",le=\"0.005\"} 1"));
         assert!(text.contains("route=\"/api/v1/me\",le=\"+Inf\"} 2"));
         assert!(text.contains("svc_reports_created_total 1"));
+    }
+
+    #[test]
+    fn series_are_ordered_by_method_route_and_status() {
+        let metrics = Metrics::default();
+        for (method, route, status) in [("POST", "/b", 201), ("GET", "/b", 200), ("GET", "/a", 404), ("GET", "/a", 200)]
+        {
+            metrics.record_request(method, route, status, 0.001);
+        }
+        let text = metrics.render();
+        let series: Vec<&str> = text.lines().filter(|l| l.starts_with("svc_http_requests_total{")).collect();
+        assert_eq!(
+            series,
+            [
+                "svc_http_requests_total{method=\"GET\",route=\"/a\",status=\"200\"} 1",
+                "svc_http_requests_total{method=\"GET\",route=\"/a\",status=\"404\"} 1",
+                "svc_http_requests_total{method=\"GET\",route=\"/b\",status=\"200\"} 1",
+                "svc_http_requests_total{method=\"POST\",route=\"/b\",status=\"201\"} 1",
+            ]
+        );
+        let counts: Vec<&str> =
+            text.lines().filter(|l| l.starts_with("svc_http_request_duration_seconds_count")).collect();
+        assert_eq!(counts.len(), 3);
+        assert!(counts[0].contains("method=\"GET\",route=\"/a\"") && counts[0].ends_with(" 2"));
+        assert!(counts[2].contains("method=\"POST\",route=\"/b\""));
     }
 }

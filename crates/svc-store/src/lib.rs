@@ -6,8 +6,11 @@ use async_trait::async_trait;
 use std::sync::Arc;
 use svc_core::model::*;
 
+mod cache;
 pub mod postgres;
 pub mod sqlite;
+
+pub use cache::TTL as HOT_CACHE_TTL;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -35,6 +38,53 @@ pub enum CreatedReport {
     Created(Report),
     /// The idempotency key was used within 24 hours: the first report's id, nothing new stored.
     Repeat(String),
+}
+
+/// A listed report whose JSON fields are still JSON text, as the database holds them: a listing
+/// that only writes them out again (the REST list) skips parsing them into values and serializing
+/// those back. The text is valid JSON (checked when the row is read) and, as written out, the same
+/// as serializing the parsed value.
+#[derive(Debug, Clone)]
+pub struct ListedReport {
+    pub id: String,
+    pub project_id: String,
+    pub channel_key: String,
+    pub status: String,
+    pub title: String,
+    pub blocks: Box<serde_json::value::RawValue>,
+    pub context: Box<serde_json::value::RawValue>,
+    pub identity: Option<Box<serde_json::value::RawValue>>,
+    pub identity_error: Option<String>,
+    pub author: Author,
+    pub artifact_id: Option<String>,
+    pub url: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+fn raw_json(value: &serde_json::Value) -> Box<serde_json::value::RawValue> {
+    serde_json::value::to_raw_value(value).expect("JSON values always serialize")
+}
+
+impl From<Report> for ListedReport {
+    fn from(r: Report) -> Self {
+        ListedReport {
+            blocks: raw_json(&r.blocks),
+            context: raw_json(&r.context),
+            identity: r.identity.as_ref().map(raw_json),
+            id: r.id,
+            project_id: r.project_id,
+            channel_key: r.channel_key,
+            status: r.status,
+            title: r.title,
+            identity_error: r.identity_error,
+            author: r.author,
+            artifact_id: r.artifact_id,
+            url: r.url,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        }
+    }
 }
 
 /// How long an idempotency key is remembered.
@@ -83,6 +133,11 @@ pub trait Store: Send + Sync + 'static {
     async fn get_report(&self, id: &str) -> StoreResult<Option<Report>>;
     /// Newest first, at most `filter.limit` reports.
     async fn list_reports(&self, filter: &ReportFilter) -> StoreResult<Vec<Report>>;
+    /// [`Store::list_reports`] with the JSON fields as JSON text. By default the listed values
+    /// are serialized; a backend that stores exactly that text returns it as it is.
+    async fn list_reports_text(&self, filter: &ReportFilter) -> StoreResult<Vec<ListedReport>> {
+        Ok(self.list_reports(filter).await?.into_iter().map(ListedReport::from).collect())
+    }
     /// Reports of these projects whose id ends with `short_id` (at most `limit`).
     async fn find_reports_by_short_id(
         &self,

@@ -477,6 +477,67 @@ conformance! {
         assert!(stored.is_subset(&listed));
     }
 
+    async fn a_duplicate_id_among_concurrent_plain_reports_fails_alone(store: DynStore) {
+        // Plain reports (no blobs, no idempotency key) are batched into multi-row INSERTs on SQLite;
+        // one bad row must not take the others down with it.
+        let project = project(&store).await;
+        let taken = create(&store, filed(report(&project.id))).await;
+        let mut tasks = Vec::new();
+        for index in 0..40 {
+            let store = store.clone();
+            let mut new = filed(report(&project.id));
+            if index == 17 {
+                new.report.id = taken.id.clone();
+            }
+            tasks.push(tokio::spawn(async move { (index, store.create_report(&new).await) }));
+        }
+        let mut stored = 0;
+        for task in tasks {
+            match task.await.unwrap() {
+                (17, Err(StoreError::Conflict(_) | StoreError::Database(_))) => {}
+                (index, Ok(CreatedReport::Created(_))) if index != 17 => stored += 1,
+                (index, other) => panic!("report {index}: unexpected outcome {other:?}"),
+            }
+        }
+        assert_eq!(stored, 39);
+        assert_eq!(store.list_reports(&filter(&project.id, 100)).await.unwrap().len(), 40);
+        assert_eq!(store.get_report(&taken.id).await.unwrap().unwrap(), taken);
+    }
+
+    async fn text_listings_hold_what_serializing_the_listed_reports_gives(store: DynStore) {
+        let project = project(&store).await;
+        let mut made = Vec::new();
+        for index in 0..5i64 {
+            let mut report = report_at(&project.id, now_ms() + index);
+            report.blocks = json!([{"type": "text", "text": format!("é \"{index}\" \\ \u{1f600}\n")},
+                                   {"type": "pinpoint", "selector": "#a", "point": {"x": 0.1, "y": 1e-7}}]);
+            report.context = json!({"url": "https://x.example/?a=1", "n": -12, "big": 18446744073709551615u64,
+                                    "f": 1.5e300, "nested": {"b": [1, 2.5, null], "a": true}});
+            report.identity = (index % 2 == 0).then(|| json!({"userId": "u-1", "name": "Zoë"}));
+            made.push(create(&store, filed(report)).await);
+        }
+        for status in [None, Some("new".to_string())] {
+            let filter = ReportFilter { status, ..filter(&project.id, 3) };
+            let parsed = store.list_reports(&filter).await.unwrap();
+            let text = store.list_reports_text(&filter).await.unwrap();
+            assert_eq!(parsed.len(), 3);
+            assert_eq!(text.len(), parsed.len());
+            for (listed, report) in text.iter().zip(&parsed) {
+                assert_eq!(listed.id, report.id);
+                assert_eq!(listed.blocks.get(), serde_json::to_string(&report.blocks).unwrap());
+                assert_eq!(listed.context.get(), serde_json::to_string(&report.context).unwrap());
+                assert_eq!(
+                    listed.identity.as_ref().map(|i| i.get().to_string()),
+                    report.identity.as_ref().map(|i| serde_json::to_string(i).unwrap())
+                );
+                assert_eq!(
+                    (&listed.title, &listed.author, listed.created_at, &listed.url),
+                    (&report.title, &report.author, report.created_at, &report.url)
+                );
+            }
+        }
+    }
+
     async fn report_lists_filter_by_status_channel_artifact_and_project(store: DynStore) {
         let project = project(&store).await;
         let org_id = project.org_id.clone();

@@ -7,6 +7,12 @@ mod serve;
 
 use clap::Parser;
 
+/// mimalloc instead of the system allocator: a request allocates and frees a few hundred small
+/// objects (JSON trees, strings), and with glibc's malloc that was about a third of the CPU time
+/// of an ingest request (see bench/README.md, profiling notes).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> anyhow::Result<()> {
     let cli = cli::Cli::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;

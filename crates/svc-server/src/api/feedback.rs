@@ -2,12 +2,14 @@
 
 use axum::Json;
 use axum::extract::State;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use svc_core::model::ReportFilter;
 use svc_core::scope;
 
 use super::extract::{ApiPath, JsonObject, QueryMap};
-use super::views::{CommentList, ReportPage, ReportView, StatusBody, StatusView};
+use super::views::{CommentList, ListedPage, ListedReportView, ReportPage, ReportView, StatusBody, StatusView};
 use crate::auth::RestKey;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::service::reports;
@@ -40,7 +42,7 @@ pub async fn list_feedback(
     key: RestKey,
     ApiPath(project_id): ApiPath<String>,
     QueryMap(query): QueryMap,
-) -> ApiResult<Json<ReportPage>> {
+) -> ApiResult<Response> {
     let project = key.project(&state, &project_id, scope::FEEDBACK_READ).await?;
     let limit =
         parse_limit(query.get("limit").map(String::as_str), DEFAULT_LIMIT, MAX_LIMIT).map_err(ApiError::BadRequest)?;
@@ -58,8 +60,22 @@ pub async fn list_feedback(
         before,
         limit,
     };
-    let page = reports::list_page(state.store.as_ref(), filter).await?;
-    Ok(Json(ReportPage { items: page.items.iter().map(ReportView::from).collect(), next_cursor: page.next_cursor }))
+    let page = reports::list_page_text(state.store.as_ref(), filter).await?;
+    let view = ListedPage {
+        items: page.items.iter().map(ListedReportView::from).collect(),
+        next_cursor: page.next_cursor.as_deref(),
+    };
+    Ok(json_sized(&view, page.items.len() * 2048))
+}
+
+/// What `Json(value)` answers, serialized into a buffer of `estimate` bytes from the start: a full
+/// page is about 150 KB, and growing a small buffer to that size copied it many times over.
+fn json_sized(value: &impl serde::Serialize, estimate: usize) -> Response {
+    let mut body = Vec::with_capacity(estimate + 256);
+    match serde_json::to_writer(&mut body, value) {
+        Ok(()) => ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response(),
+        Err(error) => ApiError::Internal(error.into()).into_response(),
+    }
 }
 
 async fn load_report(

@@ -3,8 +3,10 @@
 
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use svc_core::model::*;
 use svc_core::time::{iso, iso_opt};
+use svc_store::ListedReport;
 use utoipa::ToSchema;
 
 #[derive(Serialize, ToSchema)]
@@ -145,6 +147,68 @@ impl From<&Report> for ReportView {
             status_history: None,
         }
     }
+}
+
+/// [`ReportView`] of a listed report, borrowing it: the same JSON, field for field, with the
+/// stored JSON text of blocks, context and identity written out as it is (listings skip parsing
+/// and re-serializing them). Documented in the API as [`ReportPage`].
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListedReportView<'a> {
+    pub id: &'a str,
+    pub short_id: &'a str,
+    pub project_id: &'a str,
+    pub channel_key: &'a str,
+    pub status: &'a str,
+    pub title: &'a str,
+    pub blocks: &'a RawValue,
+    pub context: &'a RawValue,
+    pub identity: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identity_error: Option<&'a str>,
+    pub author: AuthorRef<'a>,
+    pub artifact_id: Option<&'a str>,
+    pub url: Option<&'a str>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// [`AuthorView`], borrowed.
+#[derive(Serialize)]
+pub struct AuthorRef<'a> {
+    pub kind: &'a str,
+    pub id: Option<&'a str>,
+    pub label: Option<&'a str>,
+}
+
+impl<'a> From<&'a ListedReport> for ListedReportView<'a> {
+    fn from(r: &'a ListedReport) -> Self {
+        ListedReportView {
+            id: &r.id,
+            short_id: svc_core::ids::short_id(&r.id),
+            project_id: &r.project_id,
+            channel_key: &r.channel_key,
+            status: &r.status,
+            title: &r.title,
+            blocks: &r.blocks,
+            context: &r.context,
+            identity: r.identity.as_deref(),
+            identity_error: r.identity_error.as_deref(),
+            author: AuthorRef { kind: &r.author.kind, id: r.author.id.as_deref(), label: r.author.label.as_deref() },
+            artifact_id: r.artifact_id.as_deref(),
+            url: r.url.as_deref(),
+            created_at: iso(r.created_at),
+            updated_at: iso(r.updated_at),
+        }
+    }
+}
+
+/// [`ReportPage`] of listed reports.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListedPage<'a> {
+    pub items: Vec<ListedReportView<'a>>,
+    pub next_cursor: Option<&'a str>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -416,4 +480,50 @@ pub struct FlagList {
 #[allow(dead_code)]
 pub struct FlagSet {
     enabled: bool,
+}
+
+#[cfg(test)]
+mod listed_view_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn report(n: i64, identity: Option<Value>) -> Report {
+        Report {
+            id: format!("01a1fe145ff9009e2c4d27c{n}"),
+            project_id: "01a1fe145ff9009e2c4d27c8".into(),
+            channel_key: "bug".into(),
+            status: "new".into(),
+            title: "Checkout \"fails\" \u{e9}".into(),
+            blocks: json!([{"type": "text", "text": "line\nnext \u{1f600} \\ \"q\" \u{1}"},
+                           {"type": "pinpoint", "selector": "#a > b", "point": {"x": 0.42, "y": 1e-7}, "n": -0.0}]),
+            context: json!({"url": "https://x.example/?a=1&b=<2>", "viewport": {"width": 1440, "height": 900},
+                            "big": 18446744073709551615u64, "neg": -12, "f": 1.5e300, "flags": [], "z": null}),
+            identity,
+            identity_error: (n == 2).then(|| "expired".to_string()),
+            author: Author { kind: "reporter".into(), id: Some("u-1".into()), label: None },
+            artifact_id: (n == 1).then(|| "doc".to_string()),
+            url: Some("https://x.example/".into()),
+            created_at: 1_795_000_000_000 + n,
+            updated_at: 1_795_000_000_500 + n,
+        }
+    }
+
+    #[test]
+    fn a_listed_page_is_the_same_json_as_a_report_page() {
+        let reports = vec![
+            report(1, None),
+            report(2, Some(json!({"userId": "u", "email": "a@b.c"}))),
+            report(3, Some(Value::Null)),
+        ];
+        for next_cursor in [None, Some("01a1fe145ff9009e2c4d27c3".to_string())] {
+            let page =
+                ReportPage { items: reports.iter().map(ReportView::from).collect(), next_cursor: next_cursor.clone() };
+            let listed: Vec<ListedReport> = reports.iter().cloned().map(ListedReport::from).collect();
+            let view = ListedPage {
+                items: listed.iter().map(ListedReportView::from).collect(),
+                next_cursor: next_cursor.as_deref(),
+            };
+            assert_eq!(serde_json::to_string(&view).unwrap(), serde_json::to_string(&page).unwrap());
+        }
+    }
 }

@@ -6,7 +6,7 @@ use axum::extract::{FromRequestParts, Request, State};
 use axum::http::HeaderValue;
 use serde_json::{Value, json};
 use svc_core::identity::IdentityError;
-use svc_core::ingest::{REPORT_BODY_MAX_BYTES, validate_submission};
+use svc_core::ingest::{REPORT_BODY_MAX_BYTES, validate_submission_owned};
 use svc_core::model::{Author, Project};
 
 use super::access::{self, IDENTITY_HEADER, IngestProject};
@@ -25,7 +25,7 @@ pub async fn submit(State(state): State<AppState>, request: Request<Body>) -> In
         .map_err(|secs| IngestError::RateLimited { retry_after_secs: secs })?;
     let bytes = axum::body::to_bytes(body, REPORT_BODY_MAX_BYTES).await.map_err(|_| IngestError::TOO_LARGE)?;
     let body: Value = serde_json::from_slice(&bytes).map_err(|_| IngestError::BLOCKS_INVALID)?;
-    let submission = validate_submission(&body, &state.config.limits)?;
+    let submission = validate_submission_owned(body, &state.config.limits)?;
     let idempotency_key = match parts.headers.get("idempotency-key").map(|v| v.to_str()) {
         None => None,
         Some(Ok(key)) if !key.is_empty() && key.len() <= IDEMPOTENCY_KEY_MAX_CHARS => Some(key.to_string()),

@@ -3,7 +3,7 @@
 use super::{ServiceError, ServiceResult};
 use svc_core::model::{Author, Report, ReportFilter, StatusChange};
 use svc_core::{ids, status, time};
-use svc_store::{Store, StoreError};
+use svc_store::{ListedReport, Store, StoreError};
 
 pub struct Page {
     pub items: Vec<Report>,
@@ -16,13 +16,34 @@ pub async fn list_page(store: &dyn Store, mut filter: ReportFilter) -> ServiceRe
     let limit = filter.limit.max(1);
     filter.limit = limit + 1;
     let mut items = store.list_reports(&filter).await?;
-    let next_cursor = if items.len() > limit as usize {
+    let next_cursor = cut_page(&mut items, limit, |r| &r.id);
+    Ok(Page { items, next_cursor })
+}
+
+/// [`Page`] with each report's JSON fields as JSON text (see [`ListedReport`]).
+pub struct TextPage {
+    pub items: Vec<ListedReport>,
+    pub next_cursor: Option<String>,
+}
+
+/// [`list_page`] for a surface that writes the reports out as JSON as they are (the REST list):
+/// the same page, without parsing the stored JSON fields.
+pub async fn list_page_text(store: &dyn Store, mut filter: ReportFilter) -> ServiceResult<TextPage> {
+    let limit = filter.limit.max(1);
+    filter.limit = limit + 1;
+    let mut items = store.list_reports_text(&filter).await?;
+    let next_cursor = cut_page(&mut items, limit, |r| &r.id);
+    Ok(TextPage { items, next_cursor })
+}
+
+/// Cuts the extra row off; the cursor is the last kept id when there was one.
+fn cut_page<T>(items: &mut Vec<T>, limit: u32, id: impl Fn(&T) -> &String) -> Option<String> {
+    if items.len() > limit as usize {
         items.truncate(limit as usize);
-        items.last().map(|r| r.id.clone())
+        items.last().map(|item| id(item).clone())
     } else {
         None
-    };
-    Ok(Page { items, next_cursor })
+    }
 }
 
 /// A report of one of `project_ids` by full id; `None` for a malformed, unknown or foreign id.

@@ -2,6 +2,7 @@
 //! migrations live in `migrations/` and run on connect (sqlx holds an advisory lock while it
 //! migrates, so instances starting together do not race).
 
+mod group_commit;
 mod reports;
 mod rooms;
 mod rows;
@@ -16,6 +17,8 @@ use std::str::FromStr;
 use std::time::Duration;
 use svc_core::model::*;
 
+use crate::cache::HotCache;
+
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("src/postgres/migrations");
 
 const MAX_CONNECTIONS: u32 = 16;
@@ -27,6 +30,10 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 #[derive(Clone, Debug)]
 pub struct PostgresStore {
     pool: PgPool,
+    /// Projects by key and active channels, for ingest (see [`crate::cache`]).
+    cache: std::sync::Arc<HotCache>,
+    /// Plain reports waiting for their group commit.
+    report_queue: tokio::sync::mpsc::Sender<group_commit::Queued>,
 }
 
 impl PostgresStore {
@@ -59,7 +66,8 @@ impl PostgresStore {
             .connect_with(options)
             .await?;
         MIGRATOR.run(&pool).await?;
-        Ok(Self { pool })
+        let report_queue = group_commit::start(pool.clone());
+        Ok(Self { pool, cache: Default::default(), report_queue })
     }
 
     /// The underlying pool (for tools and benchmarks that need raw SQL).
@@ -189,6 +197,7 @@ impl Store for PostgresStore {
             insert_channel(&mut *tx, channel).await?;
         }
         tx.commit().await?;
+        self.cache.clear();
         Ok(())
     }
 
@@ -201,11 +210,19 @@ impl Store for PostgresStore {
     }
 
     async fn get_project_by_key(&self, project_key: &str) -> StoreResult<Option<Project>> {
+        if let Some(project) = self.cache.project_by_key(project_key) {
+            return Ok(Some(project));
+        }
+        let generation = self.cache.generation();
         let row = sqlx::query(concat!("SELECT ", project_columns!(), " FROM projects WHERE project_key = $1"))
             .bind(project_key)
             .fetch_optional(&self.pool)
             .await?;
-        row.as_ref().map(project).transpose()
+        let found = row.as_ref().map(project).transpose()?;
+        if let Some(found) = &found {
+            self.cache.remember_project(generation, found);
+        }
+        Ok(found)
     }
 
     async fn list_projects(&self, org_id: &str) -> StoreResult<Vec<Project>> {
@@ -233,6 +250,7 @@ impl Store for PostgresStore {
         .bind(Json(&project.allowed_origins))
         .execute(&self.pool)
         .await?;
+        self.cache.clear();
         require_row(result.rows_affected())
     }
 
@@ -242,12 +260,17 @@ impl Store for PostgresStore {
             .bind(secret)
             .execute(&self.pool)
             .await?;
+        self.cache.clear();
         require_row(result.rows_affected())
     }
 
     // Channels
 
     async fn list_channels(&self, project_id: &str, include_archived: bool) -> StoreResult<Vec<Channel>> {
+        if !include_archived && let Some(channels) = self.cache.active_channels(project_id) {
+            return Ok(channels);
+        }
+        let generation = self.cache.generation();
         let rows = sqlx::query(concat!(
             "SELECT ",
             channel_columns!(),
@@ -257,7 +280,11 @@ impl Store for PostgresStore {
         .bind(include_archived)
         .fetch_all(&self.pool)
         .await?;
-        all(&rows, channel)
+        let channels = all(&rows, channel)?;
+        if !include_archived {
+            self.cache.remember_channels(generation, project_id, &channels);
+        }
+        Ok(channels)
     }
 
     async fn get_channel(&self, project_id: &str, key: &str) -> StoreResult<Option<Channel>> {
@@ -271,7 +298,9 @@ impl Store for PostgresStore {
     }
 
     async fn create_channel(&self, channel: &Channel) -> StoreResult<()> {
-        insert_channel(&self.pool, channel).await
+        let result = insert_channel(&self.pool, channel).await;
+        self.cache.clear();
+        result
     }
 
     async fn update_channel(&self, channel: &Channel) -> StoreResult<()> {
@@ -289,13 +318,22 @@ impl Store for PostgresStore {
         .bind(channel.updated_at)
         .execute(&self.pool)
         .await?;
+        self.cache.clear();
         require_row(result.rows_affected())
     }
 
     // Reports
 
     async fn create_report(&self, new: &NewReport) -> StoreResult<CreatedReport> {
-        reports::create_report(&self.pool, new).await
+        if new.idempotency_key.is_some() || !new.blob_ids.is_empty() {
+            return reports::create_report(&self.pool, new).await;
+        }
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let queued = group_commit::Queued { report: new.report.clone(), reply };
+        // Either failure means the dispatcher is gone (the runtime is shutting down).
+        self.report_queue.send(queued).await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?;
+        let report = answer.await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))??;
+        Ok(CreatedReport::Created(report))
     }
 
     async fn get_report(&self, id: &str) -> StoreResult<Option<Report>> {

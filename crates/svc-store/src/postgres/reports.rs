@@ -13,6 +13,8 @@ use svc_core::model::*;
 /// to keep each statement's parameter arrays a few megabytes.
 const BULK_CHUNK_ROWS: usize = 5_000;
 
+/// Files a report with blobs to bind or an idempotency key, in one transaction. (Plain reports go
+/// through [`super::group_commit`].)
 pub(super) async fn create_report(pool: &PgPool, new: &NewReport) -> StoreResult<CreatedReport> {
     let report = &new.report;
     let mut tx = pool.begin().await?;
@@ -50,6 +52,16 @@ pub(super) async fn create_report(pool: &PgPool, new: &NewReport) -> StoreResult
         }
     }
 
+    insert_report(&mut *tx, report).await?;
+
+    bind_blobs(&mut tx, report, &new.blob_ids).await?;
+
+    tx.commit().await?;
+    Ok(CreatedReport::Created(report.clone()))
+}
+
+/// One report row, as a single statement.
+pub(super) async fn insert_report<'e>(executor: impl sqlx::PgExecutor<'e>, report: &Report) -> StoreResult<()> {
     sqlx::query(concat!(
         "INSERT INTO reports (",
         report_columns!(),
@@ -71,14 +83,11 @@ pub(super) async fn create_report(pool: &PgPool, new: &NewReport) -> StoreResult
     .bind(&report.url)
     .bind(report.created_at)
     .bind(report.updated_at)
-    .execute(&mut *tx)
+    .execute(executor)
     .await
     .map_err(db_error)?;
 
-    bind_blobs(&mut tx, report, &new.blob_ids).await?;
-
-    tx.commit().await?;
-    Ok(CreatedReport::Created(report.clone()))
+    Ok(())
 }
 
 /// Binds the named blobs to the report: each must exist in the report's project and be unbound.
@@ -239,7 +248,7 @@ pub(super) async fn set_report_status(
 pub(super) async fn insert_reports_bulk(pool: &PgPool, reports: &[Report]) -> StoreResult<()> {
     let mut tx = pool.begin().await?;
     for chunk in reports.chunks(BULK_CHUNK_ROWS) {
-        insert_report_chunk(&mut tx, chunk).await?;
+        insert_report_chunk(&mut *tx, chunk).await?;
     }
     tx.commit().await?;
     Ok(())
@@ -247,7 +256,7 @@ pub(super) async fn insert_reports_bulk(pool: &PgPool, reports: &[Report]) -> St
 
 /// One multi-row INSERT: each column travels as one array parameter and UNNEST zips them back
 /// into rows, so the statement has 16 parameters whatever the chunk size.
-async fn insert_report_chunk(tx: &mut sqlx::PgTransaction<'_>, chunk: &[Report]) -> StoreResult<()> {
+pub(super) async fn insert_report_chunk<'e>(executor: impl sqlx::PgExecutor<'e>, chunk: &[Report]) -> StoreResult<()> {
     fn column<'r, T>(chunk: &'r [Report], field: impl Fn(&'r Report) -> T) -> Vec<T> {
         chunk.iter().map(field).collect()
     }
@@ -274,7 +283,7 @@ async fn insert_report_chunk(tx: &mut sqlx::PgTransaction<'_>, chunk: &[Report])
     .bind(column(chunk, |r| r.url.as_deref()))
     .bind(column(chunk, |r| r.created_at))
     .bind(column(chunk, |r| r.updated_at))
-    .execute(&mut **tx)
+    .execute(executor)
     .await
     .map_err(db_error)?;
     Ok(())

@@ -19,6 +19,7 @@ use std::time::Duration;
 use svc_core::model::*;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::cache::HotCache;
 use crate::{CreatedReport, Store, StoreError, StoreResult};
 use group_commit::QueuedReport;
 use rows::{
@@ -28,6 +29,10 @@ use rows::{
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const READ_CONNECTIONS: u32 = 4;
+/// Rows a reader connection may hand over before it waits for the caller to take them.
+const READ_ROW_CHANNEL: usize = 256;
+/// The writer's page cache: 32 MiB (a negative `cache_size` is in KiB).
+const WRITER_CACHE_KIB: &str = "-32768";
 /// Up to this many projects, a multi-project listing reads each project's index separately.
 const MAX_PROJECTS_PER_UNION: usize = 50;
 /// Rows per INSERT statement in bulk loads (16 parameters each, well under SQLite's 32,766).
@@ -37,6 +42,8 @@ pub struct SqliteStore {
     writer: SqlitePool,
     reader: SqlitePool,
     report_queue: mpsc::Sender<QueuedReport>,
+    /// Projects by key and active channels, for ingest (see [`crate::cache`]).
+    cache: HotCache,
 }
 
 impl SqliteStore {
@@ -54,25 +61,36 @@ impl SqliteStore {
             std::fs::create_dir_all(folder).map_err(sqlx::Error::Io)?;
         }
 
-        // The writer connection stays open for the life of the store.
+        // The writer connection stays open for the life of the store. Its page cache is larger than
+        // SQLite's 2 MB default: every new report touches a random leaf of the short-id index, and a
+        // cached leaf saves the single writer a read from the file (memory grows only with use).
         let writer = SqlitePoolOptions::new()
             .max_connections(1)
             .min_connections(1)
             .idle_timeout(None)
             .max_lifetime(None)
-            .connect_with(options.clone())
+            // A local file cannot drop the connection: no ping before every write transaction
+            // (a round trip to the connection's thread, on the group commit's critical path).
+            .test_before_acquire(false)
+            .connect_with(options.clone().pragma("cache_size", WRITER_CACHE_KIB).pragma("temp_store", "memory"))
             .await?;
         sqlx::migrate!("src/sqlite/migrations").run(&writer).await?;
         // An in-memory database lives in its connections: readers share the writer's.
         let reader = if in_memory {
             writer.clone()
         } else {
-            SqlitePoolOptions::new().max_connections(READ_CONNECTIONS).connect_with(options).await?
+            // sqlx hands rows from a connection's thread to the caller through a bounded channel;
+            // at its default 50, a 101-row page made the two threads wake each other for nearly
+            // every row. A whole page (the largest listing is 201 rows) now fits.
+            SqlitePoolOptions::new()
+                .max_connections(READ_CONNECTIONS)
+                .connect_with(options.row_buffer_size(READ_ROW_CHANNEL))
+                .await?
         };
 
         let (report_queue, queue) = mpsc::channel(group_commit::QUEUE_CAPACITY);
         tokio::spawn(group_commit::run_report_writer(writer.clone(), queue));
-        Ok(SqliteStore { writer, reader, report_queue })
+        Ok(SqliteStore { writer, reader, report_queue, cache: HotCache::default() })
     }
 
     async fn begin_write(&self) -> StoreResult<sqlx::Transaction<'static, Sqlite>> {
@@ -110,7 +128,25 @@ fn found_or_not(rows_affected: u64) -> StoreResult<()> {
     if rows_affected == 0 { Err(StoreError::NotFound) } else { Ok(()) }
 }
 
-pub(crate) async fn insert_report(conn: &mut SqliteConnection, report: &Report) -> StoreResult<()> {
+/// The JSON columns of a report as text, serialized by the caller before the report is queued, so
+/// the single writer task spends its time writing, not serializing.
+pub(crate) struct ReportText {
+    pub blocks: String,
+    pub context: String,
+    pub identity: Option<String>,
+}
+
+impl ReportText {
+    pub(crate) fn of(report: &Report) -> Self {
+        ReportText {
+            blocks: json_text(&report.blocks),
+            context: json_text(&report.context),
+            identity: report.identity.as_ref().map(json_text),
+        }
+    }
+}
+
+pub(crate) async fn insert_report(conn: &mut SqliteConnection, report: &Report, text: &ReportText) -> StoreResult<()> {
     sqlx::query(concat!(
         "INSERT INTO reports (",
         report_columns!(),
@@ -121,9 +157,9 @@ pub(crate) async fn insert_report(conn: &mut SqliteConnection, report: &Report) 
     .bind(&report.channel_key)
     .bind(&report.status)
     .bind(&report.title)
-    .bind(json_text(&report.blocks))
-    .bind(json_text(&report.context))
-    .bind(report.identity.as_ref().map(json_text))
+    .bind(&text.blocks)
+    .bind(&text.context)
+    .bind(&text.identity)
     .bind(&report.identity_error)
     .bind(&report.author.kind)
     .bind(&report.author.id)
@@ -180,6 +216,35 @@ fn push_project_list(query: &mut QueryBuilder<Sqlite>, project_ids: &BTreeSet<&s
         list.push_bind(project_id.to_string());
     }
     query.push(")");
+}
+
+/// The query of a report listing; `None` when it can only be empty.
+fn list_query(filter: &ReportFilter) -> Option<QueryBuilder<Sqlite>> {
+    let project_ids: BTreeSet<&str> = filter.project_ids.iter().map(String::as_str).collect();
+    if project_ids.is_empty() || filter.limit == 0 {
+        return None;
+    }
+    let limit = i64::from(filter.limit);
+    let mut query = QueryBuilder::<Sqlite>::new("");
+    if project_ids.len() == 1 || project_ids.len() > MAX_PROJECTS_PER_UNION {
+        query.push(concat!("SELECT ", report_columns!(), " FROM reports WHERE project_id IN "));
+        push_project_list(&mut query, &project_ids);
+        push_optional_filters(&mut query, filter);
+    } else {
+        // Each project's newest `limit` reports come straight off its index, then the union is
+        // merged and cut: an `IN` list over several projects cannot be read in id order.
+        for (index, project_id) in project_ids.iter().enumerate() {
+            if index > 0 {
+                query.push(" UNION ALL ");
+            }
+            query.push(concat!("SELECT * FROM (SELECT ", report_columns!(), " FROM reports WHERE project_id = "));
+            query.push_bind(project_id.to_string());
+            push_optional_filters(&mut query, filter);
+            query.push(" ORDER BY id DESC LIMIT ").push_bind(limit).push(")");
+        }
+    }
+    query.push(" ORDER BY id DESC LIMIT ").push_bind(limit);
+    Some(query)
 }
 
 /// What the reports say about one artifact id: how many, and the newest one's time.
@@ -262,6 +327,7 @@ impl Store for SqliteStore {
             insert_channel(&mut tx, channel).await?;
         }
         tx.commit().await?;
+        self.cache.clear();
         Ok(())
     }
 
@@ -274,11 +340,19 @@ impl Store for SqliteStore {
     }
 
     async fn get_project_by_key(&self, project_key: &str) -> StoreResult<Option<Project>> {
+        if let Some(project) = self.cache.project_by_key(project_key) {
+            return Ok(Some(project));
+        }
+        let generation = self.cache.generation();
         let row = sqlx::query(concat!("SELECT ", project_columns!(), " FROM projects WHERE project_key = ?"))
             .bind(project_key)
             .fetch_optional(&self.reader)
             .await?;
-        row.as_ref().map(rows::project).transpose()
+        let project = row.as_ref().map(rows::project).transpose()?;
+        if let Some(project) = &project {
+            self.cache.remember_project(generation, project);
+        }
+        Ok(project)
     }
 
     async fn list_projects(&self, org_id: &str) -> StoreResult<Vec<Project>> {
@@ -307,6 +381,7 @@ impl Store for SqliteStore {
         .execute(&self.writer)
         .await
         .map_err(map_write_error)?;
+        self.cache.clear();
         found_or_not(result.rows_affected())
     }
 
@@ -316,12 +391,17 @@ impl Store for SqliteStore {
             .bind(project_id)
             .execute(&self.writer)
             .await?;
+        self.cache.clear();
         found_or_not(result.rows_affected())
     }
 
     // Channels
 
     async fn list_channels(&self, project_id: &str, include_archived: bool) -> StoreResult<Vec<Channel>> {
+        if !include_archived && let Some(channels) = self.cache.active_channels(project_id) {
+            return Ok(channels);
+        }
+        let generation = self.cache.generation();
         let rows = sqlx::query(concat!(
             "SELECT ",
             channel_columns!(),
@@ -331,7 +411,11 @@ impl Store for SqliteStore {
         .bind(include_archived)
         .fetch_all(&self.reader)
         .await?;
-        rows::all(&rows, rows::channel)
+        let channels = rows::all(&rows, rows::channel)?;
+        if !include_archived {
+            self.cache.remember_channels(generation, project_id, &channels);
+        }
+        Ok(channels)
     }
 
     async fn get_channel(&self, project_id: &str, key: &str) -> StoreResult<Option<Channel>> {
@@ -346,7 +430,9 @@ impl Store for SqliteStore {
 
     async fn create_channel(&self, channel: &Channel) -> StoreResult<()> {
         let mut conn = self.writer.acquire().await?;
-        insert_channel(&mut conn, channel).await
+        let result = insert_channel(&mut conn, channel).await;
+        self.cache.clear();
+        result
     }
 
     async fn update_channel(&self, channel: &Channel) -> StoreResult<()> {
@@ -365,6 +451,7 @@ impl Store for SqliteStore {
         .execute(&self.writer)
         .await
         .map_err(map_write_error)?;
+        self.cache.clear();
         found_or_not(result.rows_affected())
     }
 
@@ -372,7 +459,7 @@ impl Store for SqliteStore {
 
     async fn create_report(&self, new: &NewReport) -> StoreResult<CreatedReport> {
         let (reply, answer) = oneshot::channel();
-        let queued = QueuedReport { new: new.clone(), reply };
+        let queued = QueuedReport { text: ReportText::of(&new.report), new: new.clone(), reply };
         // Either failure means the writer task is gone (the runtime is shutting down).
         self.report_queue.send(queued).await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?;
         answer.await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?
@@ -387,32 +474,15 @@ impl Store for SqliteStore {
     }
 
     async fn list_reports(&self, filter: &ReportFilter) -> StoreResult<Vec<Report>> {
-        let project_ids: BTreeSet<&str> = filter.project_ids.iter().map(String::as_str).collect();
-        if project_ids.is_empty() || filter.limit == 0 {
-            return Ok(Vec::new());
-        }
-        let limit = i64::from(filter.limit);
-        let mut query = QueryBuilder::<Sqlite>::new("");
-        if project_ids.len() == 1 || project_ids.len() > MAX_PROJECTS_PER_UNION {
-            query.push(concat!("SELECT ", report_columns!(), " FROM reports WHERE project_id IN "));
-            push_project_list(&mut query, &project_ids);
-            push_optional_filters(&mut query, filter);
-        } else {
-            // Each project's newest `limit` reports come straight off its index, then the union is
-            // merged and cut: an `IN` list over several projects cannot be read in id order.
-            for (index, project_id) in project_ids.iter().enumerate() {
-                if index > 0 {
-                    query.push(" UNION ALL ");
-                }
-                query.push(concat!("SELECT * FROM (SELECT ", report_columns!(), " FROM reports WHERE project_id = "));
-                query.push_bind(project_id.to_string());
-                push_optional_filters(&mut query, filter);
-                query.push(" ORDER BY id DESC LIMIT ").push_bind(limit).push(")");
-            }
-        }
-        query.push(" ORDER BY id DESC LIMIT ").push_bind(limit);
+        let Some(mut query) = list_query(filter) else { return Ok(Vec::new()) };
         let rows = query.build().fetch_all(&self.reader).await?;
         rows::all(&rows, rows::report)
+    }
+
+    async fn list_reports_text(&self, filter: &ReportFilter) -> StoreResult<Vec<crate::ListedReport>> {
+        let Some(mut query) = list_query(filter) else { return Ok(Vec::new()) };
+        let rows = query.build().fetch_all(&self.reader).await?;
+        rows::all(&rows, rows::listed_report)
     }
 
     async fn find_reports_by_short_id(

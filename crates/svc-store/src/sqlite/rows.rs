@@ -62,22 +62,25 @@ fn parse_json<T: DeserializeOwned>(text: &str, column: &str) -> StoreResult<T> {
     serde_json::from_str(text).map_err(|error| StoreError::Corrupt(format!("{column}: {error}")))
 }
 
+// JSON columns are parsed straight from the row's text (no copy into a String first).
 fn json_column<T: DeserializeOwned>(row: &SqliteRow, column: &str) -> StoreResult<T> {
-    let text: String = row.try_get(column)?;
-    parse_json(&text, column)
+    let text: &str = row.try_get(column)?;
+    parse_json(text, column)
 }
 
 fn optional_json_column(row: &SqliteRow, column: &str) -> StoreResult<Option<Value>> {
-    let text: Option<String> = row.try_get(column)?;
-    text.map(|text| parse_json(&text, column)).transpose()
+    let text: Option<&str> = row.try_get(column)?;
+    text.map(|text| parse_json(text, column)).transpose()
 }
 
 fn author_columns(row: &SqliteRow, prefix: &str) -> StoreResult<Author> {
-    Ok(Author {
-        kind: row.try_get(format!("{prefix}_kind").as_str())?,
-        id: row.try_get(format!("{prefix}_id").as_str())?,
-        label: row.try_get(format!("{prefix}_label").as_str())?,
-    })
+    // The two prefixes in use get their column names without formatting them on every row.
+    let [kind, id, label] = match prefix {
+        "author" => ["author_kind", "author_id", "author_label"].map(std::borrow::Cow::Borrowed),
+        "by" => ["by_kind", "by_id", "by_label"].map(std::borrow::Cow::Borrowed),
+        _ => ["kind", "id", "label"].map(|field| std::borrow::Cow::Owned(format!("{prefix}_{field}"))),
+    };
+    Ok(Author { kind: row.try_get(&*kind)?, id: row.try_get(&*id)?, label: row.try_get(&*label)? })
 }
 
 pub(crate) fn organization(row: &SqliteRow) -> StoreResult<Organization> {
@@ -126,6 +129,39 @@ pub(crate) fn report(row: &SqliteRow) -> StoreResult<Report> {
         blocks: json_column(row, "blocks")?,
         context: json_column(row, "context")?,
         identity: optional_json_column(row, "identity")?,
+        identity_error: row.try_get("identity_error")?,
+        author: author_columns(row, "author")?,
+        artifact_id: row.try_get("artifact_id")?,
+        url: row.try_get("url")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+/// JSON text of a column, checked to be JSON but not parsed into a value.
+fn raw_json_column(row: &SqliteRow, column: &str) -> StoreResult<Box<serde_json::value::RawValue>> {
+    let text: String = row.try_get(column)?;
+    serde_json::value::RawValue::from_string(text).map_err(|error| StoreError::Corrupt(format!("{column}: {error}")))
+}
+
+/// A report row for listings: the JSON columns stay text. They were written by [`json_text`]
+/// (compact, keys in order), which is what serializing the parsed value gives again.
+pub(crate) fn listed_report(row: &SqliteRow) -> StoreResult<crate::ListedReport> {
+    let identity: Option<String> = row.try_get("identity")?;
+    Ok(crate::ListedReport {
+        id: row.try_get("id")?,
+        project_id: row.try_get("project_id")?,
+        channel_key: row.try_get("channel_key")?,
+        status: row.try_get("status")?,
+        title: row.try_get("title")?,
+        blocks: raw_json_column(row, "blocks")?,
+        context: raw_json_column(row, "context")?,
+        identity: identity
+            .map(|text| {
+                serde_json::value::RawValue::from_string(text)
+                    .map_err(|error| StoreError::Corrupt(format!("identity: {error}")))
+            })
+            .transpose()?,
         identity_error: row.try_get("identity_error")?,
         author: author_columns(row, "author")?,
         artifact_id: row.try_get("artifact_id")?,

@@ -1,0 +1,158 @@
+//! `svc-bench`: Svc's benchmark suite. `bench/run` builds it with `svc` and calls `svc-bench suite`;
+//! the other commands are its parts (the ceiling server, the blob-then-report load client, the
+//! seeder), usable on their own. See bench/README.md.
+
+mod ceiling;
+mod data;
+mod http;
+mod loadgen;
+mod seed;
+mod stats;
+mod suite;
+
+use clap::{Parser, Subcommand};
+
+/// The same allocator as `svc`, so the ceiling server runs on equal terms.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(name = "svc-bench", about = "Svc's benchmark suite")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run every scenario and print the table (what bench/run calls).
+    Suite(SuiteArgs),
+    /// The ceiling server: parse + validate a report body with Svc's own code, store nothing.
+    Ceiling {
+        #[arg(long, default_value = "127.0.0.1:0")]
+        bind: String,
+    },
+    /// Blob-then-report load: each client uploads a screenshot, then files the report naming it.
+    Blobload {
+        #[arg(long)]
+        url: String,
+        /// Public project key.
+        #[arg(long)]
+        key: String,
+        #[arg(long, default_value_t = 64)]
+        clients: usize,
+        #[arg(long, default_value_t = 10)]
+        seconds: u64,
+        #[arg(long, default_value_t = 200 * 1024)]
+        png_bytes: usize,
+    },
+    /// Bulk-load reports into a project through the store (sqlite://... or postgres://...).
+    Seed {
+        #[arg(long)]
+        database_url: String,
+        #[arg(long)]
+        project_id: String,
+        #[arg(long, default_value_t = 1_000_000)]
+        count: usize,
+    },
+    /// Print the report bodies the ingest scenarios send, one per line.
+    Bodies {
+        #[arg(long, default_value_t = 64)]
+        count: usize,
+    },
+}
+
+#[derive(clap::Args)]
+struct SuiteArgs {
+    /// Seconds-long runs on tiny data (the test command's smoke run); timings mean nothing.
+    #[arg(long)]
+    smoke: bool,
+    /// The svc binary to measure.
+    #[arg(long)]
+    svc: PathBuf,
+    /// Only these scenarios (comma-separated): startup, ceiling, ingest, list, pg-ingest, pg-list, widget.
+    #[arg(long, value_delimiter = ',')]
+    only: Option<Vec<String>>,
+    /// Measured runs per scenario (default 3; smoke 1).
+    #[arg(long)]
+    runs: Option<usize>,
+    /// Seconds per ingest run (default 10).
+    #[arg(long)]
+    seconds: Option<u64>,
+    /// Seconds per listing run (default 5).
+    #[arg(long)]
+    list_seconds: Option<u64>,
+    /// Reports seeded for the listing and start-up scenarios (default 1,000,000).
+    #[arg(long)]
+    reports: Option<usize>,
+    /// Concurrent ingest clients (default 64).
+    #[arg(long, default_value_t = 64)]
+    clients: usize,
+    /// wrk threads.
+    #[arg(long, default_value_t = 2)]
+    wrk_threads: usize,
+    /// PostgreSQL server for the PostgreSQL scenarios (a database svc_bench_* is created and dropped).
+    #[arg(long, env = "SVC_BENCH_POSTGRES_URL", hide_env_values = true)]
+    postgres_url: Option<String>,
+    /// Where the Markdown table goes (default bench/results/latest.md; smoke: under --work).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Scratch folder for data dirs and logs (default target/bench-work).
+    #[arg(long)]
+    work: Option<PathBuf>,
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Suite(args) => {
+            let bench_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+            let work = args.work.unwrap_or_else(|| bench_dir.join("../target/bench-work"));
+            let smoke = args.smoke;
+            let options = suite::Options {
+                smoke,
+                runs: args.runs.unwrap_or(if smoke { 1 } else { 3 }).max(1),
+                ingest_seconds: args.seconds.unwrap_or(if smoke { 1 } else { 10 }),
+                list_seconds: args.list_seconds.unwrap_or(if smoke { 1 } else { 5 }),
+                warmup_seconds: if smoke { 0 } else { 2 },
+                reports: args.reports.unwrap_or(if smoke { 2_000 } else { 1_000_000 }),
+                clients: if smoke { args.clients.min(8) } else { args.clients },
+                blob_clients: if smoke { 4 } else { args.clients },
+                list_clients: 8,
+                wrk_threads: args.wrk_threads,
+                postgres_url: args.postgres_url.filter(|u| !u.is_empty()),
+                svc: std::fs::canonicalize(&args.svc)?,
+                bench_bin: std::env::current_exe()?,
+                out: args
+                    .out
+                    .unwrap_or_else(|| if smoke { work.join("smoke.md") } else { bench_dir.join("results/latest.md") }),
+                work,
+                bench_dir,
+                only: args.only,
+            };
+            if !suite::run(options)? {
+                std::process::exit(1);
+            }
+        }
+        Command::Ceiling { bind } => {
+            tokio::runtime::Runtime::new()?.block_on(ceiling::serve(&bind))?;
+        }
+        Command::Blobload { url, key, clients, seconds, png_bytes } => {
+            let options =
+                loadgen::Options { url, project_key: key, clients, duration: Duration::from_secs(seconds), png_bytes };
+            let result = tokio::runtime::Runtime::new()?.block_on(loadgen::run(options))?;
+            println!("{result}");
+        }
+        Command::Seed { database_url, project_id, count } => {
+            let result = tokio::runtime::Runtime::new()?.block_on(seed::run(&database_url, &project_id, count))?;
+            println!("{result}");
+        }
+        Command::Bodies { count } => {
+            for body in data::report_bodies(count) {
+                println!("{body}");
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,101 @@
+//! Small measuring helpers: latency lists, medians, CPU time, resident set size.
+
+use std::time::Duration;
+
+/// Recorded latencies in microseconds.
+#[derive(Default)]
+pub struct Latencies(Vec<u32>);
+
+impl Latencies {
+    pub fn record(&mut self, latency: Duration) {
+        self.0.push(latency.as_micros().min(u32::MAX as u128) as u32);
+    }
+    pub fn extend(&mut self, other: Latencies) {
+        self.0.extend(other.0);
+    }
+    pub fn count(&self) -> usize {
+        self.0.len()
+    }
+    /// Nearest-rank percentile in milliseconds (`None` without samples).
+    pub fn percentile_ms(&mut self, p: f64) -> Option<f64> {
+        if self.0.is_empty() {
+            return None;
+        }
+        self.0.sort_unstable();
+        let rank = ((p / 100.0) * self.0.len() as f64).ceil() as usize;
+        Some(f64::from(self.0[rank.clamp(1, self.0.len()) - 1]) / 1000.0)
+    }
+}
+
+/// Median, min and max of a list (`None` when empty). The median of an even count is the mean of
+/// the middle two.
+pub fn summary(values: &[f64]) -> Option<(f64, f64, f64)> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    let mid = sorted.len() / 2;
+    let median = if sorted.len() % 2 == 0 { (sorted[mid - 1] + sorted[mid]) / 2.0 } else { sorted[mid] };
+    Some((median, sorted[0], sorted[sorted.len() - 1]))
+}
+
+fn timeval_seconds(tv: libc::timeval) -> f64 {
+    tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6
+}
+
+/// User + system CPU seconds this process has used.
+pub fn cpu_seconds_self() -> f64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    timeval_seconds(usage.ru_utime) + timeval_seconds(usage.ru_stime)
+}
+
+/// Waits for a child and returns (exit success, user + system CPU seconds it used).
+pub fn wait_with_cpu(child: &mut std::process::Child) -> anyhow::Result<(bool, f64)> {
+    let pid = child.id() as libc::pid_t;
+    let mut status: libc::c_int = 0;
+    // SAFETY: wait4 on our own child; both out-pointers are valid.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    anyhow::ensure!(waited == pid, "wait4 failed: {}", std::io::Error::last_os_error());
+    let success = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    Ok((success, timeval_seconds(usage.ru_utime) + timeval_seconds(usage.ru_stime)))
+}
+
+/// (current RSS, peak RSS) of a process in MiB, from /proc.
+pub fn rss_mib(pid: u32) -> Option<(f64, f64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<f64>().ok())
+            .map(|kb| kb / 1024.0)
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
+/// The machine's 1-minute load average.
+pub fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_and_medians() {
+        let mut l = Latencies::default();
+        for ms in 1..=100 {
+            l.record(Duration::from_millis(ms));
+        }
+        assert_eq!(l.percentile_ms(50.0), Some(50.0));
+        assert_eq!(l.percentile_ms(99.0), Some(99.0));
+        assert_eq!(summary(&[3.0, 1.0, 2.0]), Some((2.0, 1.0, 3.0)));
+        assert_eq!(summary(&[4.0, 1.0, 2.0, 3.0]), Some((2.5, 1.0, 4.0)));
+    }
+}

@@ -1,0 +1,1079 @@
+//! The runner: starts `svc serve` (and the ceiling server) on fresh data, drives every scenario with
+//! wrk or the Rust load client, repeats each run, and prints one table (median, min, max) that is
+//! also written as Markdown. `bench/run` builds the binaries and calls this.
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::http;
+use crate::stats::{load_average, rss_mib, summary, wait_with_cpu};
+
+pub struct Options {
+    pub smoke: bool,
+    pub runs: usize,
+    pub ingest_seconds: u64,
+    pub list_seconds: u64,
+    pub warmup_seconds: u64,
+    pub reports: usize,
+    pub clients: usize,
+    pub blob_clients: usize,
+    pub list_clients: usize,
+    pub wrk_threads: usize,
+    pub postgres_url: Option<String>,
+    pub svc: PathBuf,
+    pub bench_bin: PathBuf,
+    pub bench_dir: PathBuf,
+    pub work: PathBuf,
+    pub out: PathBuf,
+    pub only: Option<Vec<String>>,
+}
+
+impl Options {
+    fn wants(&self, scenario: &str) -> bool {
+        self.only.as_ref().is_none_or(|only| only.iter().any(|s| s == scenario))
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Target {
+    AtLeast(f64),
+    AtMost(f64),
+}
+
+impl Target {
+    fn met(self, value: f64) -> bool {
+        match self {
+            Target::AtLeast(t) => value >= t,
+            Target::AtMost(t) => value <= t,
+        }
+    }
+    fn describe(self) -> String {
+        match self {
+            Target::AtLeast(t) => format!("≥ {}", number(t)),
+            Target::AtMost(t) => format!("≤ {}", number(t)),
+        }
+    }
+}
+
+struct Row {
+    scenario: String,
+    measure: String,
+    values: Vec<f64>,
+    target: Option<Target>,
+    /// Generator CPU per run, in % of one core.
+    gen_cpu: Vec<f64>,
+    note: Option<String>,
+}
+
+#[derive(Default)]
+struct Table {
+    rows: Vec<Row>,
+    problems: Vec<String>,
+}
+
+impl Table {
+    fn add(&mut self, scenario: &str, measure: &str, values: Vec<f64>, target: Option<Target>, gen_cpu: Vec<f64>) {
+        self.rows.push(Row { scenario: scenario.into(), measure: measure.into(), values, target, gen_cpu, note: None });
+    }
+    fn skip(&mut self, scenario: &str, reason: &str) {
+        eprintln!("    skipped {scenario}: {reason}");
+        self.rows.push(Row {
+            scenario: scenario.into(),
+            measure: "-".into(),
+            values: vec![],
+            target: None,
+            gen_cpu: vec![],
+            note: Some(format!("skipped: {reason}")),
+        });
+    }
+    fn problem(&mut self, text: String) {
+        eprintln!("    PROBLEM: {text}");
+        self.problems.push(text);
+    }
+    fn median(&self, scenario: &str, measure: &str) -> Option<f64> {
+        let row = self.rows.iter().find(|r| r.scenario == scenario && r.measure == measure)?;
+        summary(&row.values).map(|(median, _, _)| median)
+    }
+}
+
+fn number(value: f64) -> String {
+    if value >= 1000.0 {
+        let whole = value.round() as i64;
+        let text = whole.to_string();
+        let mut out = String::new();
+        for (i, c) in text.chars().enumerate() {
+            if i > 0 && (text.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    } else if value >= 100.0 {
+        format!("{value:.0}")
+    } else if value >= 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.2}")
+    }
+}
+
+fn render(table: &Table, options: &Options, header: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{header}\n");
+    let _ = writeln!(out, "| Scenario | Measure | Median | Min | Max | Target | Met | Generator CPU |");
+    let _ = writeln!(out, "|---|---|---:|---:|---:|---|---|---:|");
+    for row in &table.rows {
+        if let Some(note) = &row.note {
+            let _ = writeln!(out, "| {} | {} | | | | | | |", row.scenario, note);
+            continue;
+        }
+        let Some((median, min, max)) = summary(&row.values) else { continue };
+        let (target, met) = match row.target {
+            Some(t) => (t.describe(), if t.met(median) { "yes" } else { "**no**" }),
+            None => (String::new(), ""),
+        };
+        let cpu = summary(&row.gen_cpu).map(|(m, _, _)| format!("{m:.0}%")).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            row.scenario,
+            row.measure,
+            number(median),
+            number(min),
+            number(max),
+            target,
+            met,
+            cpu
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n{} runs per scenario (median, min, max); generator CPU is the load generator's own user+system time \
+         as a share of one core over the run (2 cores in all: generator and server share them).",
+        options.runs
+    );
+    if !table.problems.is_empty() {
+        let _ = writeln!(out, "\nProblems seen:");
+        for p in &table.problems {
+            let _ = writeln!(out, "- {p}");
+        }
+    }
+    out
+}
+
+// ------------------------------------------------------------------------------------------------
+// Processes
+
+struct Bootstrap {
+    project_id: String,
+    project_key: String,
+    setup_token: String,
+}
+
+struct Svc {
+    child: Child,
+    addr: SocketAddr,
+    ready_ms: f64,
+    stdout: Arc<Mutex<Vec<String>>>,
+    log: PathBuf,
+}
+
+impl Svc {
+    fn start(options: &Options, name: &str, data_dir: &Path, database_url: Option<&str>) -> anyhow::Result<Svc> {
+        std::fs::create_dir_all(options.work.join("logs"))?;
+        let log = options.work.join("logs").join(format!("{name}.log"));
+        let log_file = std::fs::File::create(&log)?;
+        let mut command = Command::new(&options.svc);
+        command
+            .arg("serve")
+            .env("SVC_DATA_DIR", data_dir)
+            .env("SVC_BIND", "127.0.0.1:0")
+            .env("SVC_RATE_LIMIT", "off")
+            .env("SVC_LOG_FORMAT", "json")
+            .env_remove("RUST_LOG")
+            .env_remove("SVC_PUBLIC_URL")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(log_file);
+        match database_url {
+            Some(url) => command.env("SVC_DATABASE_URL", url),
+            None => command.env_remove("SVC_DATABASE_URL"),
+        };
+        let started = Instant::now();
+        let mut child = command.spawn().with_context(|| format!("cannot start {}", options.svc.display()))?;
+        let stdout = Arc::new(Mutex::new(Vec::new()));
+        if let Some(pipe) = child.stdout.take() {
+            let lines = stdout.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                    lines.lock().unwrap().push(line);
+                }
+            });
+        }
+        let deadline = started + Duration::from_secs(120);
+        let addr = loop {
+            if let Some(addr) = listening_address(&log) {
+                break addr;
+            }
+            if let Some(status) = child.try_wait()? {
+                bail!("svc exited ({status}) before listening; log {}:\n{}", log.display(), tail(&log));
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                bail!("svc did not start listening within 120 s; log {}", log.display());
+            }
+            std::thread::sleep(Duration::from_micros(500));
+        };
+        let ready_ms = loop {
+            if http::get(addr, "/readyz", &[]).is_ok_and(|a| a.status == 200) {
+                break started.elapsed().as_secs_f64() * 1000.0;
+            }
+            if child.try_wait()?.is_some() || Instant::now() > deadline {
+                let _ = child.kill();
+                bail!("svc never became ready; log {}:\n{}", log.display(), tail(&log));
+            }
+            std::thread::sleep(Duration::from_micros(500));
+        };
+        Ok(Svc { child, addr, ready_ms, stdout, log })
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The bootstrap block a first start prints on stdout.
+    fn bootstrap(&self) -> anyhow::Result<Bootstrap> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            {
+                let lines = self.stdout.lock().unwrap();
+                let field = |prefix: &str| {
+                    lines.iter().find_map(|l| l.trim().strip_prefix(prefix).map(|v| v.trim().to_string()))
+                };
+                if let (Some(project_id), Some(project_key), Some(setup_token)) =
+                    (field("Project id:"), field("Public key:"), field("Setup token:"))
+                {
+                    return Ok(Bootstrap { project_id, project_key, setup_token });
+                }
+            }
+            if Instant::now() > deadline {
+                bail!("no bootstrap block on svc's stdout");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// (current, peak) resident set size in MiB.
+    fn rss(&self) -> (f64, f64) {
+        rss_mib(self.pid()).unwrap_or((f64::NAN, f64::NAN))
+    }
+
+    /// SIGTERM, then up to 20 s for a graceful exit, then SIGKILL.
+    fn stop(mut self) -> anyhow::Result<()> {
+        // SAFETY: signalling our own child by its pid.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                if !status.success() {
+                    bail!("svc exited with {status} on SIGTERM; log {}", self.log.display());
+                }
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                bail!("svc did not stop within 20 s of SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+fn listening_address(log: &Path) -> Option<SocketAddr> {
+    let text = std::fs::read_to_string(log).ok()?;
+    text.lines().find_map(|line| {
+        let value: Value = serde_json::from_str(line).ok()?;
+        (value["message"] == "svc listening").then(|| value["address"].as_str()?.parse().ok())?
+    })
+}
+
+fn tail(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(15)..].join("\n")
+}
+
+/// The ceiling server (this binary's `ceiling` command) on a loopback port.
+struct Ceiling {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Ceiling {
+    fn start(options: &Options) -> anyhow::Result<Ceiling> {
+        let mut child = Command::new(&options.bench_bin)
+            .args(["ceiling", "--bind", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().context("no stdout")?).read_line(&mut line)?;
+        let addr = line.trim().strip_prefix("listening ").context("ceiling did not say where it listens")?.parse()?;
+        Ok(Ceiling { child, addr })
+    }
+    fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Load generators
+
+/// One request shape for wrk.
+struct Shape {
+    method: &'static str,
+    path: String,
+    headers: Vec<(String, String)>,
+    bodies: Option<PathBuf>,
+}
+
+struct WrkRun {
+    ok_per_s: f64,
+    ok: u64,
+    failed: u64,
+    p50_ms: f64,
+    p99_ms: f64,
+    gen_cpu_pct: f64,
+}
+
+fn wrk(options: &Options, addr: SocketAddr, shape: &Shape, seconds: u64, connections: usize) -> anyhow::Result<WrkRun> {
+    let mut command = Command::new("wrk");
+    command
+        .arg(format!("-t{}", options.wrk_threads.min(connections)))
+        .arg(format!("-c{connections}"))
+        .arg(format!("-d{seconds}s"))
+        .arg("--timeout")
+        .arg("10s")
+        .arg("-s")
+        .arg(options.bench_dir.join("wrk/svc.lua"))
+        .arg(format!("http://{addr}"))
+        .env("SVC_BENCH_METHOD", shape.method)
+        .env("SVC_BENCH_PATH", &shape.path)
+        .env("SVC_BENCH_HEADERS", shape.headers.iter().map(|(n, v)| format!("{n}: {v}")).collect::<Vec<_>>().join("\n"))
+        .env("SVC_BENCH_BODIES", shape.bodies.as_deref().map(|p| p.as_os_str()).unwrap_or_default())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().context("cannot run wrk (apt-get install wrk)")?;
+    let mut output = String::new();
+    child.stdout.take().context("no stdout")?.read_to_string(&mut output)?;
+    let mut errors = String::new();
+    child.stderr.take().context("no stderr")?.read_to_string(&mut errors)?;
+    let (success, cpu) = wait_with_cpu(&mut child)?;
+    let line = output
+        .lines()
+        .find_map(|l| l.strip_prefix("JSON "))
+        .with_context(|| format!("wrk printed no result (exit ok: {success}):\n{output}\n{errors}"))?;
+    let result: Value = serde_json::from_str(line)?;
+    let field = |name: &str| result[name].as_f64().unwrap_or(0.0);
+    let duration_s = field("duration_us") / 1e6;
+    let requests = field("requests") as u64;
+    let non2xx = field("non2xx") as u64;
+    let socket_errors =
+        (field("connect_errors") + field("read_errors") + field("write_errors") + field("timeouts")) as u64;
+    let ok = requests.saturating_sub(non2xx);
+    Ok(WrkRun {
+        ok_per_s: ok as f64 / duration_s,
+        ok,
+        failed: non2xx + socket_errors,
+        p50_ms: field("p50_us") / 1000.0,
+        p99_ms: field("p99_us") / 1000.0,
+        gen_cpu_pct: cpu / duration_s * 100.0,
+    })
+}
+
+/// Several wrk runs after a warm-up; returns the measured ones. Failed requests are problems.
+fn wrk_runs(
+    options: &Options,
+    table: &mut Table,
+    label: &str,
+    addr: SocketAddr,
+    shape: &Shape,
+    seconds: u64,
+    connections: usize,
+) -> anyhow::Result<Vec<WrkRun>> {
+    if options.warmup_seconds > 0 {
+        let warm = wrk(options, addr, shape, options.warmup_seconds, connections)?;
+        if warm.failed > 0 {
+            table.problem(format!("{label}: {} failed requests during warm-up", warm.failed));
+        }
+    }
+    let mut runs = Vec::new();
+    for run in 1..=options.runs {
+        let result = wrk(options, addr, shape, seconds, connections)?;
+        eprintln!(
+            "    {label} run {run}: {:.0}/s ok, p50 {:.2} ms, p99 {:.2} ms, {} failed, generator {:.0}% CPU",
+            result.ok_per_s, result.p50_ms, result.p99_ms, result.failed, result.gen_cpu_pct
+        );
+        if result.failed > 0 {
+            table.problem(format!("{label} run {run}: {} failed requests", result.failed));
+        }
+        if result.ok == 0 {
+            table.problem(format!("{label} run {run}: no successful request"));
+        }
+        runs.push(result);
+    }
+    Ok(runs)
+}
+
+fn column(runs: &[WrkRun], f: impl Fn(&WrkRun) -> f64) -> Vec<f64> {
+    runs.iter().map(f).collect()
+}
+
+/// The blob-then-report load client (this binary's `blobload` command) as a child process.
+fn blobload(options: &Options, addr: SocketAddr, key: &str, seconds: u64) -> anyhow::Result<(Value, f64)> {
+    let mut child = Command::new(&options.bench_bin)
+        .args(["blobload", "--url", &format!("http://{addr}"), "--key", key])
+        .args(["--clients", &options.blob_clients.to_string(), "--seconds", &seconds.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let mut output = String::new();
+    child.stdout.take().context("no stdout")?.read_to_string(&mut output)?;
+    let (success, cpu) = wait_with_cpu(&mut child)?;
+    anyhow::ensure!(success, "blobload failed:\n{output}");
+    let result: Value = serde_json::from_str(output.trim()).with_context(|| format!("blobload printed {output}"))?;
+    let seconds = result["seconds"].as_f64().unwrap_or(seconds as f64);
+    Ok((result, cpu / seconds * 100.0))
+}
+
+// ------------------------------------------------------------------------------------------------
+// PostgreSQL databases for one scenario
+
+/// `base` with its database name replaced by `name`.
+fn database_url(base: &str, name: &str) -> anyhow::Result<String> {
+    let (without_query, query) = match base.split_once('?') {
+        Some((a, b)) => (a, Some(b)),
+        None => (base, None),
+    };
+    let scheme_end = without_query.find("://").context("a postgres:// URL")? + 3;
+    let path_start = without_query[scheme_end..].find('/').map(|i| i + scheme_end).unwrap_or(without_query.len());
+    let mut url = format!("{}/{name}", &without_query[..path_start]);
+    if let Some(query) = query {
+        url.push('?');
+        url.push_str(query);
+    }
+    Ok(url)
+}
+
+fn pg_execute(runtime: &tokio::runtime::Runtime, base: &str, statements: &[String]) -> anyhow::Result<()> {
+    use sqlx::{Connection, Executor};
+    runtime.block_on(async {
+        let mut connection = sqlx::PgConnection::connect(base).await?;
+        for statement in statements {
+            connection.execute(sqlx::AssertSqlSafe(statement.clone())).await?;
+        }
+        connection.close().await?;
+        anyhow::Ok(())
+    })
+}
+
+/// A fresh database `svc_bench_<suffix>` on the server `base` names; dropped by `drop_database`.
+fn fresh_database(runtime: &tokio::runtime::Runtime, base: &str, suffix: &str) -> anyhow::Result<(String, String)> {
+    let name = format!("svc_bench_{suffix}");
+    pg_execute(
+        runtime,
+        base,
+        &[format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"), format!("CREATE DATABASE {name}")],
+    )?;
+    Ok((name.clone(), database_url(base, &name)?))
+}
+
+fn drop_database(runtime: &tokio::runtime::Runtime, base: &str, name: &str) {
+    if let Err(error) = pg_execute(runtime, base, &[format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")]) {
+        eprintln!("    could not drop database {name}: {error:#}");
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Scenarios
+
+struct Ctx<'a> {
+    options: &'a Options,
+    table: Table,
+    runtime: tokio::runtime::Runtime,
+    bodies: PathBuf,
+    data_dirs: usize,
+}
+
+impl Ctx<'_> {
+    fn fresh_dir(&mut self, name: &str) -> anyhow::Result<PathBuf> {
+        self.data_dirs += 1;
+        let dir = self.options.work.join(format!("data-{}-{name}", self.data_dirs));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)?;
+        Ok(dir)
+    }
+}
+
+fn ingest_shape(ctx: &Ctx, key: &str) -> Shape {
+    Shape {
+        method: "POST",
+        path: "/ingest/report".into(),
+        headers: vec![("Content-Type".into(), "application/json".into()), ("x-svc-project-key".into(), key.into())],
+        bodies: Some(ctx.bodies.clone()),
+    }
+}
+
+fn scenario_startup_empty(ctx: &mut Ctx) -> anyhow::Result<()> {
+    eprintln!("==> start-up on an empty data dir, idle memory");
+    let (mut ready, mut idle) = (Vec::new(), Vec::new());
+    for run in 0..ctx.options.runs {
+        let dir = ctx.fresh_dir("empty")?;
+        let svc = Svc::start(ctx.options, &format!("startup-empty-{run}"), &dir, None)?;
+        svc.bootstrap()?;
+        std::thread::sleep(Duration::from_secs(if ctx.options.smoke { 0 } else { 2 }));
+        let (rss, _) = svc.rss();
+        eprintln!("    run {}: ready in {:.0} ms, idle RSS {rss:.1} MiB", run + 1, svc.ready_ms);
+        ready.push(svc.ready_ms);
+        idle.push(rss);
+        svc.stop()?;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    ctx.table.add("Start-up, empty data dir", "ms to /readyz 200", ready, Some(Target::AtMost(300.0)), vec![]);
+    ctx.table.add("Memory, idle after start", "RSS MiB", idle, Some(Target::AtMost(40.0)), vec![]);
+    Ok(())
+}
+
+fn scenario_ceiling(ctx: &mut Ctx) -> anyhow::Result<()> {
+    eprintln!("==> ceiling: parse + validate only, {} clients", ctx.options.clients);
+    let ceiling = Ceiling::start(ctx.options)?;
+    let shape = ingest_shape(ctx, "pr_0123456789abcdefghijklmn");
+    let runs = wrk_runs(
+        ctx.options,
+        &mut ctx.table,
+        "ceiling",
+        ceiling.addr,
+        &shape,
+        ctx.options.ingest_seconds,
+        ctx.options.clients,
+    );
+    ceiling.stop();
+    let runs = runs?;
+    ctx.table.add(
+        "Ceiling (parse + validate, no storage)",
+        "requests/s",
+        column(&runs, |r| r.ok_per_s),
+        None,
+        column(&runs, |r| r.gen_cpu_pct),
+    );
+    ctx.table.add("Ceiling (parse + validate, no storage)", "p99 ms", column(&runs, |r| r.p99_ms), None, vec![]);
+    Ok(())
+}
+
+/// Text-only ingest; returns the runs. Checks the server's own count of created reports.
+fn ingest_text(ctx: &mut Ctx, label: &str, svc: &Svc, key: &str) -> anyhow::Result<Vec<WrkRun>> {
+    let created_before = reports_created(svc.addr)?;
+    let shape = ingest_shape(ctx, key);
+    let runs = wrk_runs(
+        ctx.options,
+        &mut ctx.table,
+        label,
+        svc.addr,
+        &shape,
+        ctx.options.ingest_seconds,
+        ctx.options.clients,
+    )?;
+    let created = reports_created(svc.addr)? - created_before;
+    let answered: u64 = runs.iter().map(|r| r.ok).sum();
+    // The warm-up's reports are counted by the server too.
+    if created < answered {
+        ctx.table.problem(format!("{label}: {answered} reports acknowledged but the server counts {created}"));
+    }
+    Ok(runs)
+}
+
+fn reports_created(addr: SocketAddr) -> anyhow::Result<u64> {
+    let metrics = http::get(addr, "/metrics", &[])?;
+    metrics
+        .body
+        .lines()
+        .find_map(|l| l.strip_prefix("svc_reports_created_total "))
+        .and_then(|v| v.trim().parse().ok())
+        .context("no svc_reports_created_total in /metrics")
+}
+
+fn add_ingest_rows(ctx: &mut Ctx, scenario: &str, runs: &[WrkRun], rate_target: f64) {
+    ctx.table.add(
+        scenario,
+        "reports/s (durable)",
+        column(runs, |r| r.ok_per_s),
+        Some(Target::AtLeast(rate_target)),
+        column(runs, |r| r.gen_cpu_pct),
+    );
+    ctx.table.add(scenario, "p50 ms", column(runs, |r| r.p50_ms), None, vec![]);
+    ctx.table.add(scenario, "p99 ms", column(runs, |r| r.p99_ms), Some(Target::AtMost(50.0)), vec![]);
+}
+
+fn scenario_ingest_sqlite(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let options = ctx.options;
+    eprintln!("==> ingest on SQLite: text-only ({} clients), then screenshot + report", options.clients);
+    let dir = ctx.fresh_dir("ingest")?;
+    let svc = Svc::start(options, "ingest-sqlite", &dir, None)?;
+    let boot = svc.bootstrap()?;
+    let result = (|| {
+        let runs = ingest_text(ctx, "ingest sqlite", &svc, &boot.project_key)?;
+        let scenario = "Ingest, text-only ~1 KB, SQLite";
+        add_ingest_rows(ctx, scenario, &runs, 10_000.0);
+        if let Some(ceiling) = ctx.table.median("Ceiling (parse + validate, no storage)", "requests/s") {
+            ctx.table.add(
+                scenario,
+                "% of ceiling",
+                column(&runs, |r| r.ok_per_s / ceiling * 100.0),
+                Some(Target::AtLeast(35.0)),
+                vec![],
+            );
+        }
+        let (_, peak) = svc.rss();
+        eprintln!("    peak RSS after text ingest: {peak:.1} MiB");
+        ctx.table.add("Memory, peak under text ingest", "RSS MiB", vec![peak], Some(Target::AtMost(300.0)), vec![]);
+
+        eprintln!("    screenshot (200 KB) + report, {} clients", options.blob_clients);
+        if options.warmup_seconds > 0 {
+            blobload(options, svc.addr, &boot.project_key, options.warmup_seconds)?;
+        }
+        let (mut rate, mut p50, mut p99, mut cpu) = (vec![], vec![], vec![], vec![]);
+        for run in 1..=options.runs {
+            let (result, gen_cpu) = blobload(options, svc.addr, &boot.project_key, options.ingest_seconds)?;
+            let f = |name: &str| result[name].as_f64().unwrap_or(f64::NAN);
+            eprintln!(
+                "    screenshot run {run}: {:.0} pairs/s, p50 {:.1} ms, p99 {:.1} ms (blob p99 {:.1}, report p99 {:.1}), {} errors, generator {gen_cpu:.0}% CPU",
+                f("pairs_per_s"),
+                f("p50_ms"),
+                f("p99_ms"),
+                f("blob_p99_ms"),
+                f("report_p99_ms"),
+                result["errors"]
+            );
+            if result["errors"].as_u64().unwrap_or(0) > 0 {
+                ctx.table.problem(format!(
+                    "screenshot run {run}: {} errors, first: {}",
+                    result["errors"], result["first_error"]
+                ));
+            }
+            if result["pairs"].as_u64().unwrap_or(0) == 0 {
+                ctx.table.problem(format!("screenshot run {run}: no report filed"));
+            }
+            rate.push(f("pairs_per_s"));
+            p50.push(f("p50_ms"));
+            p99.push(f("p99_ms"));
+            cpu.push(gen_cpu);
+        }
+        let scenario = "Ingest, 200 KB screenshot blob + report, SQLite";
+        ctx.table.add(scenario, "pairs/s (durable)", rate, Some(Target::AtLeast(500.0)), cpu);
+        ctx.table.add(scenario, "p50 ms (blob + report)", p50, None, vec![]);
+        ctx.table.add(scenario, "p99 ms (blob + report)", p99, None, vec![]);
+        let (_, peak) = svc.rss();
+        ctx.table.add(
+            "Memory, peak under screenshot ingest",
+            "RSS MiB",
+            vec![peak],
+            Some(Target::AtMost(300.0)),
+            vec![],
+        );
+        anyhow::Ok(())
+    })();
+    svc.stop()?;
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn scenario_ingest_postgres(ctx: &mut Ctx, base: &str) -> anyhow::Result<()> {
+    let options = ctx.options;
+    eprintln!("==> ingest on PostgreSQL: text-only ({} clients)", options.clients);
+    let (name, url) = fresh_database(&ctx.runtime, base, "ingest")?;
+    let dir = ctx.fresh_dir("ingest-pg")?;
+    let result = (|| {
+        let svc = Svc::start(options, "ingest-postgres", &dir, Some(&url))?;
+        let outcome = (|| {
+            let boot = svc.bootstrap()?;
+            let runs = ingest_text(ctx, "ingest postgres", &svc, &boot.project_key)?;
+            add_ingest_rows(ctx, "Ingest, text-only ~1 KB, PostgreSQL", &runs, 5_000.0);
+            anyhow::Ok(())
+        })();
+        svc.stop()?;
+        outcome
+    })();
+    drop_database(&ctx.runtime, base, &name);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// Mints a read/write key with the setup token.
+fn mint_key(addr: SocketAddr, boot: &Bootstrap) -> anyhow::Result<String> {
+    let bearer = format!("Bearer {}", boot.setup_token);
+    let answer = http::post_json(
+        addr,
+        &format!("/api/v1/projects/{}/keys", boot.project_id),
+        &[("Authorization", &bearer)],
+        r#"{"name":"bench reader","scopes":["feedback:read","feedback:write"]}"#,
+    )?;
+    anyhow::ensure!(answer.status == 201, "minting a key answered {}: {}", answer.status, answer.body);
+    Ok(answer.json()?["key"].as_str().context("no key in the answer")?.to_string())
+}
+
+const MCP_LIST: &str =
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_reports","arguments":{"limit":50}}}"#;
+
+/// Seeds, measures start-up with the seeded reports, then the list scenarios.
+fn scenario_lists(ctx: &mut Ctx, backend: &str, database: Option<(&str, &str)>) -> anyhow::Result<()> {
+    let options = ctx.options;
+    let reports = options.reports;
+    eprintln!(
+        "==> {backend}: {reports} reports seeded through the store, start-up, listing ({} clients)",
+        options.list_clients
+    );
+    let dir = ctx.fresh_dir(&format!("list-{backend}"))?;
+    let database_url = database.map(|(_, url)| url);
+    let svc = Svc::start(options, &format!("list-{backend}-bootstrap"), &dir, database_url)?;
+    let boot = svc.bootstrap()?;
+    svc.stop()?;
+    let store_url = match database_url {
+        Some(url) => url.to_string(),
+        None => format!("sqlite://{}", dir.join("svc.db").display()),
+    };
+    let seeded = ctx.runtime.block_on(crate::seed::run(&store_url, &boot.project_id, reports))?;
+    eprintln!("    seeded {reports} reports in {:.1} s", seeded["seconds"].as_f64().unwrap_or(0.0));
+
+    let mut ready = Vec::new();
+    let mut running = None;
+    for run in 0..options.runs {
+        let svc = Svc::start(options, &format!("list-{backend}-{run}"), &dir, database_url)?;
+        eprintln!("    start-up with {reports} reports, run {}: ready in {:.0} ms", run + 1, svc.ready_ms);
+        ready.push(svc.ready_ms);
+        if run + 1 == options.runs {
+            running = Some(svc);
+        } else {
+            svc.stop()?;
+        }
+    }
+    let svc = running.context("at least one run")?;
+    let scenario = format!("Start-up, {} reports, {backend}", number(reports as f64));
+    let target = (backend == "SQLite").then_some(Target::AtMost(1000.0));
+    ctx.table.add(&scenario, "ms to /readyz 200", ready, target, vec![]);
+
+    let result = (|| {
+        let key = mint_key(svc.addr, &boot)?;
+        let bearer = format!("Bearer {key}");
+        let feedback = format!("/api/v1/projects/{}/feedback?limit=100", boot.project_id);
+        let variants: [(&str, String); 4] = [
+            ("no filter", feedback.clone()),
+            ("status=triaged", format!("{feedback}&status=triaged")),
+            ("channelKey=idea", format!("{feedback}&channelKey=idea")),
+            ("status=new&channelKey=bug", format!("{feedback}&status=new&channelKey=bug")),
+        ];
+        for (filter, path) in variants {
+            // One checked request first: the answer must be a full page.
+            let answer = http::get(svc.addr, &path, &[("Authorization", &bearer)])?;
+            anyhow::ensure!(answer.status == 200, "GET {path} answered {}: {}", answer.status, answer.body);
+            let items = answer.json()?["items"].as_array().map(Vec::len).unwrap_or(0);
+            if items != 100.min(reports) {
+                ctx.table.problem(format!("{backend} list {filter}: {items} items on the first page"));
+            }
+            let shape = Shape {
+                method: "GET",
+                path: path.clone(),
+                headers: vec![("Authorization".into(), bearer.clone())],
+                bodies: None,
+            };
+            let label = format!("{backend} REST list {filter}");
+            let runs = wrk_runs(
+                options,
+                &mut ctx.table,
+                &label,
+                svc.addr,
+                &shape,
+                options.list_seconds,
+                options.list_clients,
+            )?;
+            let scenario = format!("REST list limit=100, {filter}, {backend}");
+            ctx.table.add(&scenario, "p50 ms", column(&runs, |r| r.p50_ms), None, vec![]);
+            ctx.table.add(
+                &scenario,
+                "p99 ms",
+                column(&runs, |r| r.p99_ms),
+                Some(Target::AtMost(10.0)),
+                column(&runs, |r| r.gen_cpu_pct),
+            );
+            ctx.table.add(&scenario, "requests/s", column(&runs, |r| r.ok_per_s), None, vec![]);
+        }
+
+        let answer = http::post_json(
+            svc.addr,
+            "/mcp",
+            &[("Authorization", &bearer), ("Accept", "application/json, text/event-stream")],
+            MCP_LIST,
+        )?;
+        anyhow::ensure!(answer.status == 200, "tool endpoint answered {}: {}", answer.status, answer.body);
+        let reply = answer.json()?;
+        let text = reply["result"]["content"][0]["text"].as_str().unwrap_or_default();
+        let items = serde_json::from_str::<Value>(text).ok().and_then(|v| v.as_array().map(Vec::len)).unwrap_or(0);
+        if reply["result"]["isError"] == true || items != 50.min(reports) {
+            ctx.table.problem(format!(
+                "{backend} list_reports: {items} items ({})",
+                answer.body.chars().take(200).collect::<String>()
+            ));
+        }
+        let bodies = options.work.join("mcp-bodies.txt");
+        std::fs::write(&bodies, format!("{MCP_LIST}\n"))?;
+        let shape = Shape {
+            method: "POST",
+            path: "/mcp".into(),
+            headers: vec![
+                ("Authorization".into(), bearer.clone()),
+                ("Content-Type".into(), "application/json".into()),
+                ("Accept".into(), "application/json, text/event-stream".into()),
+            ],
+            bodies: Some(bodies),
+        };
+        let label = format!("{backend} tool list_reports");
+        let runs =
+            wrk_runs(options, &mut ctx.table, &label, svc.addr, &shape, options.list_seconds, options.list_clients)?;
+        let scenario = format!("Tool endpoint list_reports limit=50, {backend}");
+        ctx.table.add(&scenario, "p50 ms", column(&runs, |r| r.p50_ms), None, vec![]);
+        ctx.table.add(
+            &scenario,
+            "p99 ms",
+            column(&runs, |r| r.p99_ms),
+            Some(Target::AtMost(15.0)),
+            column(&runs, |r| r.gen_cpu_pct),
+        );
+        ctx.table.add(&scenario, "requests/s", column(&runs, |r| r.ok_per_s), None, vec![]);
+        let (rss, peak) = svc.rss();
+        eprintln!("    RSS after listing: {rss:.1} MiB (peak {peak:.1} MiB)");
+        anyhow::Ok(())
+    })();
+    svc.stop()?;
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn scenario_widget(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let options = ctx.options;
+    eprintln!("==> widget: the per-project loader in Chromium, CPU throttled 4x");
+    let scenario = "Widget loader, Chromium 4x CPU throttling";
+    let chromium = std::env::var("SVC_BENCH_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    if !Path::new(&chromium).exists() {
+        ctx.table.skip(scenario, &format!("no Chromium at {chromium} (apt-get install chromium)"));
+        return Ok(());
+    }
+    let widget_dir = options.bench_dir.join("widget");
+    if !widget_dir.join("node_modules/playwright-core").exists() {
+        let installed = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+            .current_dir(&widget_dir)
+            .stdin(Stdio::null())
+            .status();
+        if !installed.is_ok_and(|s| s.success()) {
+            ctx.table.skip(scenario, "could not install playwright-core (npm ci in bench/widget)");
+            return Ok(());
+        }
+    }
+    let dir = ctx.fresh_dir("widget")?;
+    let svc = Svc::start(options, "widget", &dir, None)?;
+    let result = (|| {
+        let boot = svc.bootstrap()?;
+        let loader = http::get(svc.addr, &format!("/v1/svc/{}.js", boot.project_key), &[])?;
+        if loader.status != 200 {
+            ctx.table.skip(scenario, "widget loader not available");
+            return Ok(());
+        }
+        let output = Command::new("node")
+            .arg(widget_dir.join("widget.mjs"))
+            .env("SVC_URL", format!("http://{}", svc.addr))
+            .env("SVC_PROJECT_KEY", &boot.project_key)
+            .env("SVC_BENCH_RUNS", options.runs.to_string())
+            .env("SVC_BENCH_CHROMIUM", &chromium)
+            .stdin(Stdio::null())
+            .stderr(Stdio::inherit())
+            .output()?;
+        anyhow::ensure!(
+            output.status.success(),
+            "the widget scenario failed: {}",
+            String::from_utf8_lossy(&output.stdout)
+        );
+        let (mut longest, mut longest_any, mut visible) = (vec![], vec![], vec![]);
+        for line in String::from_utf8_lossy(&output.stdout).lines() {
+            let Ok(run) = serde_json::from_str::<Value>(line) else { continue };
+            if let Some(reason) = run["skipped"].as_str() {
+                ctx.table.skip(scenario, reason);
+                return Ok(());
+            }
+            eprintln!("    {run}");
+            longest.push(run["longest_task_ms"].as_f64().unwrap_or(f64::NAN));
+            longest_any.push(run["longest_any_task_ms"].as_f64().unwrap_or(f64::NAN));
+            visible.push(run["launcher_visible_ms"].as_f64().unwrap_or(f64::NAN));
+        }
+        anyhow::ensure!(!longest.is_empty(), "the widget scenario printed no result");
+        ctx.table.add(scenario, "longest task running loader script, ms", longest, Some(Target::AtMost(50.0)), vec![]);
+        ctx.table.add(scenario, "longest main-thread task of any kind, ms", longest_any, None, vec![]);
+        ctx.table.add(scenario, "ms to launcher visible", visible, None, vec![]);
+        anyhow::Ok(())
+    })();
+    svc.stop()?;
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn postgres_base(options: &Options) -> Option<String> {
+    options.postgres_url.clone()
+}
+
+fn machine_line() -> String {
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("model name").map(|v| v.trim_start_matches([' ', '\t', ':']).to_string()))
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    format!("{cpus} cores ({model})")
+}
+
+fn git_commit(dir: &Path) -> String {
+    Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .current_dir(dir)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+pub fn run(options: Options) -> anyhow::Result<bool> {
+    let started = Instant::now();
+    let _ = std::fs::remove_dir_all(&options.work);
+    std::fs::create_dir_all(&options.work)?;
+    let bodies = options.work.join("report-bodies.txt");
+    std::fs::write(&bodies, crate::data::report_bodies(64).join("\n") + "\n")?;
+    let load_before = load_average();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let mut ctx = Ctx { options: &options, table: Table::default(), runtime, bodies, data_dirs: 0 };
+
+    type Scenario = fn(&mut Ctx) -> anyhow::Result<()>;
+    let sqlite_lists: Scenario = |ctx| scenario_lists(ctx, "SQLite", None);
+    let steps: [(&str, Scenario); 4] = [
+        ("startup", scenario_startup_empty),
+        ("ceiling", scenario_ceiling),
+        ("ingest", scenario_ingest_sqlite),
+        ("list", sqlite_lists),
+    ];
+    let mut ok = true;
+    for (name, step) in steps {
+        if options.wants(name)
+            && let Err(error) = step(&mut ctx)
+        {
+            ctx.table.problem(format!("{name}: {error:#}"));
+            ok = false;
+        }
+    }
+    let postgres = postgres_base(&options);
+    if options.wants("pg-ingest") || options.wants("pg-list") {
+        match &postgres {
+            None => {
+                ctx.table.skip("Ingest, text-only ~1 KB, PostgreSQL", "no PostgreSQL (set SVC_BENCH_POSTGRES_URL)");
+                ctx.table.skip("Listing, PostgreSQL", "no PostgreSQL (set SVC_BENCH_POSTGRES_URL)");
+            }
+            Some(base) => {
+                if options.wants("pg-ingest")
+                    && let Err(error) = scenario_ingest_postgres(&mut ctx, base)
+                {
+                    ctx.table.problem(format!("pg-ingest: {error:#}"));
+                    ok = false;
+                }
+                if options.wants("pg-list") {
+                    let outcome = fresh_database(&ctx.runtime, base, "list").and_then(|(name, url)| {
+                        let result = scenario_lists(&mut ctx, "PostgreSQL", Some((&name, &url)));
+                        drop_database(&ctx.runtime, base, &name);
+                        result
+                    });
+                    if let Err(error) = outcome {
+                        ctx.table.problem(format!("pg-list: {error:#}"));
+                        ok = false;
+                    }
+                }
+            }
+        }
+    }
+    if options.wants("widget")
+        && let Err(error) = scenario_widget(&mut ctx)
+    {
+        ctx.table.problem(format!("widget: {error:#}"));
+        ok = false;
+    }
+    if !ctx.table.problems.is_empty() {
+        ok = false;
+    }
+
+    let load_after = load_average();
+    let when = svc_core::time::iso(svc_core::time::now_ms());
+    let header = format!(
+        "{} run, {when}, commit {}, {}; load average {} before, {} after; {:.0} s in all{}",
+        if options.smoke { "Smoke" } else { "Benchmark" },
+        git_commit(&options.bench_dir),
+        machine_line(),
+        load_before.map(|l| format!("{l:.2}")).unwrap_or_default(),
+        load_after.map(|l| format!("{l:.2}")).unwrap_or_default(),
+        started.elapsed().as_secs_f64(),
+        if options.smoke { " (smoke: tiny data, short runs, timings mean nothing)" } else { "" },
+    );
+    let text = render(&ctx.table, &options, &header);
+    println!("\n{text}");
+    if let Some(parent) = options.out.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(&options.out, format!("# Latest benchmark results\n\n{text}"))?;
+    eprintln!("written to {}", options.out.display());
+    if !options.smoke {
+        let _ = std::fs::remove_dir_all(&options.work);
+    }
+    Ok(ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn database_urls() {
+        assert_eq!(
+            database_url("postgres://postgres@127.0.0.1:5432/test", "svc_bench_x").unwrap(),
+            "postgres://postgres@127.0.0.1:5432/svc_bench_x"
+        );
+        assert_eq!(
+            database_url("postgresql://u:p@h/db?sslmode=disable", "b").unwrap(),
+            "postgresql://u:p@h/b?sslmode=disable"
+        );
+        assert_eq!(database_url("postgres://h:5432", "b").unwrap(), "postgres://h:5432/b");
+    }
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(number(12345.6), "12,346");
+        assert_eq!(number(1234567.0), "1,234,567");
+        assert_eq!(number(123.4), "123");
+        assert_eq!(number(12.34), "12.3");
+        assert_eq!(number(1.234), "1.23");
+    }
+}

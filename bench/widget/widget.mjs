@@ -1,0 +1,167 @@
+// The widget scenario: a plain page that embeds the per-project loader
+// (<script src="$SVC_URL/v1/svc/<key>.js">), opened in Chromium with the CPU throttled 4x through
+// CDP (Emulation.setCPUThrottlingRate). Per run, in a fresh browser context (nothing cached):
+//   - the longest main-thread task during page load, from a CDP trace (RunTask events on the
+//     renderer's main thread, from navigation until one second after the launcher shows);
+//   - the time from navigation start until the launcher is visible (a requestAnimationFrame probe
+//     injected before any page script);
+//   - how many tasks the page's own PerformanceObserver('longtask') saw (over 50 ms).
+// Prints one JSON line per run, or {"skipped": reason}. Env: SVC_URL, SVC_PROJECT_KEY,
+// SVC_BENCH_RUNS, SVC_BENCH_CHROMIUM.
+import http from 'node:http';
+
+const svcUrl = process.env.SVC_URL;
+const projectKey = process.env.SVC_PROJECT_KEY;
+const runs = Number(process.env.SVC_BENCH_RUNS || 3);
+const executablePath = process.env.SVC_BENCH_CHROMIUM || '/usr/bin/chromium';
+
+let chromium;
+try {
+  ({ chromium } = await import('playwright-core'));
+} catch (error) {
+  console.log(JSON.stringify({ skipped: `playwright-core is not installed (${error.code || error.message})` }));
+  process.exit(0);
+}
+
+// A small shop page, like the apps the widget is embedded in.
+const page = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>Shop: cart</title>
+<style>body{font:16px system-ui;margin:0}header,main{padding:16px 24px}li{margin:8px 0}</style></head>
+<body><header><a href="/">Shop</a> · <a href="/orders">Orders</a></header>
+<main><h1>Your cart</h1><ul>${Array.from({ length: 20 }, (_, i) => `<li>Item ${i + 1} <button>Remove</button></li>`).join('')}</ul>
+<button id="checkout">Checkout</button></main>
+<script src="${svcUrl}/v1/svc/${projectKey}.js"></script>
+</body></html>`;
+
+const server = http.createServer((request, response) => {
+  response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+  response.end(page);
+});
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const pageUrl = `http://127.0.0.1:${server.address().port}/cart`;
+
+// Runs before any page script: watches for a visible launcher in an open shadow root.
+const probe = () => {
+  window.__svcLongTasks = [];
+  try {
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) window.__svcLongTasks.push(entry.duration);
+    }).observe({ type: 'longtask', buffered: true });
+  } catch {}
+  const visible = (element) => {
+    const rect = element.getBoundingClientRect();
+    const style = getComputedStyle(element);
+    return rect.width > 0 && rect.height > 0 && style.visibility !== 'hidden' && style.display !== 'none' &&
+      Number(style.opacity) > 0 && !element.classList.contains('off');
+  };
+  // The widget's host is a child of <html> or <body>: look there only, so the probe stays cheap.
+  const launcherShown = () => {
+    const hosts = [...document.documentElement.children, ...(document.body ? document.body.children : [])];
+    for (const host of hosts) {
+      const root = host.shadowRoot;
+      if (!root) continue;
+      const launcher = root.querySelector('[part~="launcher"], .launcher') || root.querySelector('button');
+      if (launcher && visible(launcher)) return true;
+    }
+    return false;
+  };
+  // Reported through the console, so no tool script runs in the page while it loads.
+  const tick = () => {
+    if (launcherShown()) {
+      console.debug(`__svc_launcher_visible ${performance.now()}`);
+      return;
+    }
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+};
+
+// The script a trace event runs, if it names one.
+const SCRIPT_EVENTS = new Set(['EvaluateScript', 'FunctionCall', 'v8.compile', 'v8.compileModule',
+  'v8.evaluateModule', 'CompileScript', 'EventDispatch', 'TimerFire', 'FireAnimationFrame']);
+const scriptUrl = (e) => (SCRIPT_EVENTS.has(e.name) && (e.args?.data?.url || e.args?.data?.scriptName)) || '';
+
+const browser = await chromium.launch({
+  executablePath,
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+let failed = false;
+try {
+  for (let run = 0; run < runs; run++) {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const tab = await context.newPage();
+    await tab.addInitScript(probe);
+    const cdp = await context.newCDPSession(tab);
+    await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
+    const events = [];
+    cdp.on('Tracing.dataCollected', ({ value }) => events.push(...value));
+    const traced = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
+    await cdp.send('Tracing.start', {
+      categories: 'devtools.timeline,disabled-by-default-devtools.timeline,__metadata',
+      transferMode: 'ReportEvents',
+    });
+    let launcherAt = null;
+    const shown = new Promise((resolve) => {
+      tab.on('console', (message) => {
+        const match = /^__svc_launcher_visible (\S+)$/.exec(message.text());
+        if (match) resolve(Number(match[1]));
+      });
+    });
+    await tab.goto(pageUrl, { waitUntil: 'load' });
+    launcherAt = await Promise.race([shown, new Promise((resolve) => setTimeout(() => resolve(null), 15000))]);
+    if (launcherAt === null) failed = true;
+    // Whatever the loader does right after the launcher shows still counts.
+    await tab.waitForTimeout(1000);
+    const longTasks = await tab.evaluate(() => window.__svcLongTasks);
+    await cdp.send('Tracing.end');
+    await traced;
+
+    // The renderer main thread(s) of this page's process, then its longest task.
+    const mainThreads = new Set(
+      events
+        .filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain')
+        .map((e) => `${e.pid}:${e.tid}`),
+    );
+    // A task is the loader's when script of the Svc server (/v1/...) runs inside it.
+    const onMain = (e) => mainThreads.has(`${e.pid}:${e.tid}`);
+    const tasks = events.filter((e) => e.ph === 'X' && e.name === 'RunTask' && onMain(e));
+    const scripts = events.filter((e) => onMain(e) && scriptUrl(e));
+    let longest = 0;
+    let longestAny = 0;
+    for (const task of tasks) {
+      const ms = (task.dur || 0) / 1000;
+      longestAny = Math.max(longestAny, ms);
+      const loader = scripts.some((e) => e.tid === task.tid && e.pid === task.pid && e.ts >= task.ts &&
+        e.ts < task.ts + task.dur && scriptUrl(e).startsWith(svcUrl));
+      if (loader) longest = Math.max(longest, ms);
+    }
+    if (process.env.SVC_BENCH_WIDGET_DEBUG) {
+      const tasks = events
+        .filter((e) => e.ph === 'X' && e.name === 'RunTask' && mainThreads.has(`${e.pid}:${e.tid}`))
+        .sort((a, b) => b.dur - a.dur)
+        .slice(0, 6);
+      for (const task of tasks) {
+        const inside = events.filter((e) => e.pid === task.pid && e.tid === task.tid && e.ts >= task.ts &&
+          e.ts < task.ts + task.dur && e !== task && (e.dur || 0) > 2000);
+        console.error(`task ${(task.dur / 1000).toFixed(1)} ms:`, inside.map((e) =>
+          `${e.name}${e.args?.data?.url ? '(' + e.args.data.url.slice(-40) + ' ' + (e.args.data.functionName || '') + ')' : ''}${e.args?.data?.scriptName ? '[' + e.args.data.scriptName.slice(-40) + ']' : ''} ${((e.dur || 0) / 1000).toFixed(1)}`).join(', '));
+      }
+    }
+    console.log(JSON.stringify({
+      run: run + 1,
+      longest_task_ms: Math.round(longest * 10) / 10,
+      longest_any_task_ms: Math.round(longestAny * 10) / 10,
+      launcher_visible_ms: launcherAt === null ? null : Math.round(launcherAt),
+      long_tasks_over_50ms: longTasks.length,
+    }));
+    if (launcherAt === null) console.error(`run ${run + 1}: the launcher did not become visible within 15 s`);
+    await context.close();
+  }
+} finally {
+  await browser.close();
+  server.close();
+}
+process.exit(failed ? 1 : 0);

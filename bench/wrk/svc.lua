@@ -1,0 +1,50 @@
+-- wrk script for every Svc scenario where one request shape repeats (ingest, the ceiling, REST
+-- listing, the tool endpoint). The runner (svc-bench suite) sets:
+--   SVC_BENCH_METHOD   GET or POST
+--   SVC_BENCH_PATH     request path with query
+--   SVC_BENCH_HEADERS  extra headers, one "name: value" per line
+--   SVC_BENCH_BODIES   optional file with one request body per line; requests cycle through them
+-- Requests are formatted once per thread in init(), so the generator spends its CPU on sending, not
+-- on Lua. done() prints one line "JSON {...}" with counts and latency percentiles (microseconds).
+
+local requests = {}
+local count = 0
+local next_index = 0
+
+init = function(args)
+  local method = os.getenv("SVC_BENCH_METHOD") or "GET"
+  local path = os.getenv("SVC_BENCH_PATH") or "/"
+  local headers = {}
+  for line in string.gmatch(os.getenv("SVC_BENCH_HEADERS") or "", "[^\n]+") do
+    local name, value = string.match(line, "^%s*([^:]+):%s*(.-)%s*$")
+    if name then headers[name] = value end
+  end
+  local bodies = os.getenv("SVC_BENCH_BODIES")
+  if bodies and bodies ~= "" then
+    for body in io.lines(bodies) do
+      if body ~= "" then
+        count = count + 1
+        requests[count] = wrk.format(method, path, headers, body)
+      end
+    end
+  else
+    count = 1
+    requests[1] = wrk.format(method, path, headers, nil)
+  end
+  -- Threads start at different bodies.
+  next_index = math.random(count) - 1
+end
+
+request = function()
+  next_index = next_index % count + 1
+  return requests[next_index]
+end
+
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    'JSON {"requests":%d,"duration_us":%d,"bytes":%d,"non2xx":%d,"connect_errors":%d,"read_errors":%d,' ..
+    '"write_errors":%d,"timeouts":%d,"p50_us":%d,"p90_us":%d,"p99_us":%d,"max_us":%d,"mean_us":%.1f}\n',
+    summary.requests, summary.duration, summary.bytes, e.status, e.connect, e.read, e.write, e.timeout,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max, latency.mean))
+end
