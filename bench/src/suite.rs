@@ -136,6 +136,8 @@ fn render(table: &Table, options: &Options, header: &str) -> String {
         }
         let Some((median, min, max)) = summary(&row.values) else { continue };
         let (target, met) = match row.target {
+            // A smoke run's timings mean nothing: no verdict.
+            Some(t) if options.smoke => (t.describe(), "-"),
             Some(t) => (t.describe(), if t.met(median) { "yes" } else { "**no**" }),
             None => (String::new(), ""),
         };

@@ -879,6 +879,34 @@ conformance! {
         assert!(store.list_viewers(&new_id()).await.unwrap().is_empty());
     }
 
+    async fn concurrent_viewed_marks_keep_the_latest_and_fail_alone(store: DynStore) {
+        // On SQLite concurrent marks share a commit and are folded; a call naming an unknown report
+        // fails as a whole and takes no other call down with it.
+        let project = project(&store).await;
+        let first = create(&store, filed(report(&project.id))).await;
+        let second = create(&store, filed(report(&project.id))).await;
+        let at = now_ms();
+        let mut tasks = Vec::new();
+        for index in 0..30i64 {
+            let store = store.clone();
+            let mut ids = vec![first.id.clone(), second.id.clone()];
+            if index == 11 {
+                ids.push(new_id());
+            }
+            let viewer = if index % 2 == 0 { "agent:k1" } else { "user:ann" };
+            tasks.push(tokio::spawn(async move { (index, store.mark_viewed(&ids, viewer, at + index).await) }));
+        }
+        for task in tasks {
+            match task.await.unwrap() {
+                (11, result) => assert!(result.is_err(), "a mark for an unknown report fails"),
+                (index, result) => assert!(result.is_ok(), "mark {index}: {result:?}"),
+            }
+        }
+        let expected = vec![("user:ann".to_string(), at + 29), ("agent:k1".to_string(), at + 28)];
+        assert_eq!(store.list_viewers(&first.id).await.unwrap(), expected);
+        assert_eq!(store.list_viewers(&second.id).await.unwrap(), expected);
+    }
+
     async fn flags_are_set_and_read(store: DynStore) {
         let project = project(&store).await;
         let at = now_ms();

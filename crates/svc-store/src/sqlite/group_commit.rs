@@ -1,30 +1,41 @@
-//! Group commit for new reports.
+//! Group commit for new reports, blobs and viewed marks.
 //!
-//! Every report must be fsync'd before it is acknowledged, and with `synchronous=FULL` each commit
-//! costs a sync. Concurrent `create_report` calls therefore queue their reports; one task drains the
-//! queue, stores the whole batch in one transaction, commits once and then answers every caller.
+//! Every report and blob must be fsync'd before it is acknowledged, and with `synchronous=FULL` each
+//! commit costs a sync. Concurrent `create_report`, `create_blob` and `mark_viewed` calls therefore
+//! queue their rows; one task drains the queue, stores the whole batch in one transaction, commits
+//! once and then answers every caller.
 //!
-//! Inside the transaction, reports that are a single row (no blobs to bind, no idempotency key: what
-//! the widget sends most) go in with multi-row INSERTs; each report that needs several statements
-//! gets a savepoint, so one failing report rolls back only itself. If a multi-row INSERT fails (a
-//! statement is atomic, so it leaves nothing behind), its reports are retried one by one and only
-//! the failing one fails.
+//! Inside the transaction, blobs come first (a report may name a blob of the same batch), then the
+//! reports that are a single row (no blobs to bind, no idempotency key: what the widget sends most)
+//! with multi-row INSERTs; each report that needs several statements gets a savepoint, so one
+//! failing report rolls back only itself. If a multi-row INSERT fails (a statement is atomic, so it
+//! leaves nothing behind), its reports are retried one by one and only the failing one fails.
+//! Viewed marks come last (they name reports): marks of one report and viewer from several calls
+//! are folded into one upsert of the latest time (inside one transaction only the latest is ever
+//! seen); if any fails, the calls are replayed one by one, each all or nothing, as before.
+//!
+//! The task keeps the writer connection while work keeps arriving (for at most [`HOLD`], then it
+//! queues up for it again behind any other write waiting): giving it back after every batch made
+//! each batch wait for the runtime to schedule the connection's return to the pool.
 
-use sqlx::sqlite::{SqliteConnection, SqlitePool};
+use sqlx::pool::PoolConnection;
+use sqlx::sqlite::{Sqlite, SqliteConnection, SqlitePool};
 use std::sync::LazyLock;
+use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 
 use super::rows::report_columns;
-use super::{ReportText, insert_report, map_write_error};
+use super::{ReportText, insert_blob, insert_report, map_write_error};
 use crate::{CreatedReport, IDEMPOTENCY_WINDOW_MS, StoreError, StoreResult};
-use svc_core::model::NewReport;
+use std::collections::BTreeMap;
+use svc_core::model::{Blob, NewReport};
 
-static COMMIT_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-static BEGIN_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-/// Most reports stored by one commit.
+/// Most rows stored by one commit.
 const MAX_BATCH: usize = 256;
-/// Reports that may wait for the writer before callers are slowed down.
+/// Rows that may wait for the writer before callers are slowed down.
 pub(super) const QUEUE_CAPACITY: usize = 4096;
+/// Longest the task keeps the writer connection while batches keep coming.
+const HOLD: Duration = Duration::from_millis(20);
 /// Row counts of the prepared multi-row INSERTs (powers of two, so any batch is a few statements
 /// and the statement cache holds them all).
 const INSERT_SIZES: [usize; 9] = [256, 128, 64, 32, 16, 8, 4, 2, 1];
@@ -39,10 +50,30 @@ static MULTI_ROW_INSERTS: LazyLock<Vec<String>> = LazyLock::new(|| {
         .collect()
 });
 
+/// A write waiting for the next group commit.
+pub(super) enum Job {
+    Report(QueuedReport),
+    Blob(QueuedBlob),
+    Views(QueuedViews),
+}
+
 pub(super) struct QueuedReport {
     pub new: NewReport,
     pub text: ReportText,
     pub reply: oneshot::Sender<StoreResult<CreatedReport>>,
+}
+
+pub(super) struct QueuedBlob {
+    pub blob: Blob,
+    pub reply: oneshot::Sender<StoreResult<()>>,
+}
+
+/// `mark_viewed(report_ids, viewer, at)`.
+pub(super) struct QueuedViews {
+    pub report_ids: Vec<String>,
+    pub viewer: String,
+    pub at: i64,
+    pub reply: oneshot::Sender<StoreResult<()>>,
 }
 
 impl QueuedReport {
@@ -52,70 +83,95 @@ impl QueuedReport {
     }
 }
 
-/// What storing one report did (the report itself is moved into the answer afterwards).
+/// What storing one row did (a report itself is moved into its answer afterwards).
 enum Stored {
     Created,
     Repeat(String),
 }
 
 /// Runs until every sender (the store) is gone, then finishes what is queued.
-pub(super) async fn run_report_writer(writer: SqlitePool, mut queue: mpsc::Receiver<QueuedReport>) {
+pub(super) async fn run_writer(writer: SqlitePool, mut queue: mpsc::Receiver<Job>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
-    let mut stat = (0usize, 0usize, std::time::Duration::ZERO, std::time::Instant::now(), std::time::Duration::ZERO);
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        let t0 = std::time::Instant::now();
-        let outcomes = commit_batch(&writer, &batch).await;
-        stat.0 += 1;
-        stat.1 += batch.len();
-        stat.2 += t0.elapsed();
-        if stat.3.elapsed().as_secs() >= 2 {
-            eprintln!(
-                "TMPSTAT batches {} avg batch {:.1} busy {:.0}% avg cycle {:.2} ms COMMIT {:.2} ms BEGIN {:.2} ms",
-                stat.0,
-                stat.1 as f64 / stat.0 as f64,
-                stat.2.as_secs_f64() / stat.3.elapsed().as_secs_f64() * 100.0,
-                stat.2.as_secs_f64() * 1000.0 / stat.0 as f64,
-                COMMIT_NS.swap(0, std::sync::atomic::Ordering::Relaxed) as f64 / 1e6 / stat.0 as f64,
-                BEGIN_NS.swap(0, std::sync::atomic::Ordering::Relaxed) as f64 / 1e6 / stat.0 as f64
-            );
-            stat = (0, 0, std::time::Duration::ZERO, std::time::Instant::now(), std::time::Duration::ZERO);
-        }
-        for (queued, outcome) in batch.drain(..).zip(outcomes) {
-            let answer = outcome.map(|stored| match stored {
-                Stored::Created => CreatedReport::Created(queued.new.report),
-                Stored::Repeat(first_id) => CreatedReport::Repeat(first_id),
-            });
-            // A caller that gave up waiting still has its report stored; nobody to tell.
-            let _ = queued.reply.send(answer);
+        let mut connection: PoolConnection<Sqlite> = match writer.acquire().await {
+            Ok(connection) => connection,
+            Err(error) => {
+                let outcomes = failed(&error, batch.len());
+                answer(&mut batch, outcomes);
+                continue;
+            }
+        };
+        let held_since = Instant::now();
+        loop {
+            let outcomes = commit_batch(&mut connection, &batch).await;
+            answer(&mut batch, outcomes);
+            if queue.is_empty() || held_since.elapsed() >= HOLD {
+                break;
+            }
+            queue.recv_many(&mut batch, MAX_BATCH).await;
         }
     }
 }
 
-async fn commit_batch(writer: &SqlitePool, batch: &[QueuedReport]) -> Vec<StoreResult<Stored>> {
-    match try_commit_batch(writer, batch).await {
+fn answer(batch: &mut Vec<Job>, outcomes: Vec<StoreResult<Stored>>) {
+    for (job, outcome) in batch.drain(..).zip(outcomes) {
+        // A caller that gave up waiting still has its row stored; nobody to tell.
+        match job {
+            Job::Report(queued) => {
+                let answer = outcome.map(|stored| match stored {
+                    Stored::Created => CreatedReport::Created(queued.new.report),
+                    Stored::Repeat(first_id) => CreatedReport::Repeat(first_id),
+                });
+                let _ = queued.reply.send(answer);
+            }
+            Job::Blob(queued) => {
+                let _ = queued.reply.send(outcome.map(|_| ()));
+            }
+            Job::Views(queued) => {
+                let _ = queued.reply.send(outcome.map(|_| ()));
+            }
+        }
+    }
+}
+
+/// The same error for every row of a batch that could not be stored as a whole.
+fn failed(error: &sqlx::Error, rows: usize) -> Vec<StoreResult<Stored>> {
+    let message = error.to_string();
+    (0..rows).map(|_| Err(StoreError::Database(sqlx::Error::Io(std::io::Error::other(message.clone()))))).collect()
+}
+
+async fn commit_batch(connection: &mut SqliteConnection, batch: &[Job]) -> Vec<StoreResult<Stored>> {
+    match try_commit_batch(connection, batch).await {
         Ok(outcomes) => outcomes,
         Err(error) => {
-            // The transaction as a whole failed, so no report of the batch is stored.
-            tracing::error!(%error, reports = batch.len(), "report batch failed to commit");
-            let message = error.to_string();
-            batch
-                .iter()
-                .map(|_| Err(StoreError::Database(sqlx::Error::Io(std::io::Error::other(message.clone())))))
-                .collect()
+            // The transaction as a whole failed, so no row of the batch is stored.
+            tracing::error!(%error, rows = batch.len(), "write batch failed to commit");
+            failed(&error, batch.len())
         }
     }
 }
 
 async fn try_commit_batch(
-    writer: &SqlitePool,
-    batch: &[QueuedReport],
+    connection: &mut SqliteConnection,
+    batch: &[Job],
 ) -> Result<Vec<StoreResult<Stored>>, sqlx::Error> {
-    let t2 = std::time::Instant::now();
-    let mut tx = writer.begin_with("BEGIN IMMEDIATE").await?;
-    BEGIN_NS.fetch_add(t2.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+    use sqlx::Connection;
+    let mut tx = connection.begin_with("BEGIN IMMEDIATE").await?;
     let mut outcomes: Vec<Option<StoreResult<Stored>>> = batch.iter().map(|_| None).collect();
 
-    let single_rows: Vec<usize> = (0..batch.len()).filter(|&i| batch[i].is_single_row()).collect();
+    // Blobs first: one statement each, atomic by itself.
+    for (job, outcome) in batch.iter().zip(outcomes.iter_mut()) {
+        if let Job::Blob(queued) = job {
+            *outcome = Some(insert_blob(&mut tx, &queued.blob).await.map(|()| Stored::Created));
+        }
+    }
+
+    let report = |i: usize| match &batch[i] {
+        Job::Report(queued) => Some(queued),
+        _ => None,
+    };
+    let single_rows: Vec<usize> =
+        (0..batch.len()).filter(|&i| report(i).is_some_and(QueuedReport::is_single_row)).collect();
     let mut rest = &single_rows[..];
     while !rest.is_empty() {
         let (size_index, size) =
@@ -123,8 +179,8 @@ async fn try_commit_batch(
         let (chunk, after) = rest.split_at(size);
         rest = after;
         let mut query = sqlx::query(MULTI_ROW_INSERTS[size_index].as_str());
-        for &i in chunk {
-            let QueuedReport { new, text, .. } = &batch[i];
+        for queued in chunk.iter().filter_map(|&i| report(i)) {
+            let QueuedReport { new, text, .. } = queued;
             let report = &new.report;
             query = query
                 .bind(&report.id)
@@ -152,7 +208,8 @@ async fn try_commit_batch(
         }
     }
 
-    for (queued, outcome) in batch.iter().zip(outcomes.iter_mut()) {
+    for (job, outcome) in batch.iter().zip(outcomes.iter_mut()) {
+        let Job::Report(queued) = job else { continue };
         if outcome.is_some() {
             continue;
         }
@@ -169,10 +226,71 @@ async fn try_commit_batch(
         sqlx::query("RELEASE new_report").execute(&mut *tx).await?;
         *outcome = Some(stored);
     }
-    let t1 = std::time::Instant::now();
+    store_views(&mut tx, batch, &mut outcomes).await?;
     tx.commit().await?;
-    COMMIT_NS.fetch_add(t1.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
-    Ok(outcomes.into_iter().map(|o| o.expect("every report has an outcome")).collect())
+    Ok(outcomes.into_iter().map(|o| o.expect("every row has an outcome")).collect())
+}
+
+const UPSERT_VIEW: &str = "INSERT INTO viewed_marks (report_id, viewer, viewed_at) VALUES (?, ?, ?)
+     ON CONFLICT (report_id, viewer) DO UPDATE SET viewed_at = max(viewed_at, excluded.viewed_at)";
+
+/// The batch's viewed marks, folded (see the module notes).
+async fn store_views(
+    conn: &mut SqliteConnection,
+    batch: &[Job],
+    outcomes: &mut [Option<StoreResult<Stored>>],
+) -> Result<(), sqlx::Error> {
+    let views: Vec<(usize, &QueuedViews)> = batch
+        .iter()
+        .enumerate()
+        .filter_map(|(i, job)| match job {
+            Job::Views(queued) => Some((i, queued)),
+            _ => None,
+        })
+        .collect();
+    if views.is_empty() {
+        return Ok(());
+    }
+    let mut latest: BTreeMap<(&str, &str), i64> = BTreeMap::new();
+    for (_, queued) in &views {
+        for report_id in &queued.report_ids {
+            let at = latest.entry((report_id.as_str(), queued.viewer.as_str())).or_insert(queued.at);
+            *at = (*at).max(queued.at);
+        }
+    }
+    sqlx::query("SAVEPOINT viewed_marks").execute(&mut *conn).await?;
+    let mut folded = true;
+    for ((report_id, viewer), at) in &latest {
+        if sqlx::query(UPSERT_VIEW).bind(report_id).bind(viewer).bind(at).execute(&mut *conn).await.is_err() {
+            folded = false;
+            break;
+        }
+    }
+    if folded {
+        sqlx::query("RELEASE viewed_marks").execute(&mut *conn).await?;
+        for (i, _) in &views {
+            outcomes[*i] = Some(Ok(Stored::Created));
+        }
+        return Ok(());
+    }
+    sqlx::query("ROLLBACK TO viewed_marks").execute(&mut *conn).await?;
+    sqlx::query("RELEASE viewed_marks").execute(&mut *conn).await?;
+    for (i, queued) in views {
+        sqlx::query("SAVEPOINT viewed_marks").execute(&mut *conn).await?;
+        let mut outcome = Ok(Stored::Created);
+        for report_id in &queued.report_ids {
+            if let Err(error) =
+                sqlx::query(UPSERT_VIEW).bind(report_id).bind(&queued.viewer).bind(queued.at).execute(&mut *conn).await
+            {
+                outcome = Err(StoreError::Database(error));
+                sqlx::query("ROLLBACK TO viewed_marks").execute(&mut *conn).await?;
+                break;
+            }
+        }
+        sqlx::query("RELEASE viewed_marks").execute(&mut *conn).await?;
+        outcomes[i] = Some(outcome);
+    }
+    Ok(())
 }
 
 /// One report inside the batch transaction: idempotency check, the row, its blobs, its key.

@@ -21,7 +21,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::cache::HotCache;
 use crate::{CreatedReport, Store, StoreError, StoreResult};
-use group_commit::QueuedReport;
+use group_commit::{Job, QueuedBlob, QueuedReport, QueuedViews};
 use rows::{
     blob_columns, channel_columns, comment_columns, json_text, key_columns, project_columns, report_columns,
     room_columns,
@@ -41,7 +41,8 @@ const BULK_ROWS_PER_STATEMENT: usize = 500;
 pub struct SqliteStore {
     writer: SqlitePool,
     reader: SqlitePool,
-    report_queue: mpsc::Sender<QueuedReport>,
+    /// New reports and blobs waiting for their group commit.
+    write_queue: mpsc::Sender<Job>,
     /// Projects by key and active channels, for ingest (see [`crate::cache`]).
     cache: HotCache,
 }
@@ -64,6 +65,8 @@ impl SqliteStore {
         // The writer connection stays open for the life of the store. Its page cache is larger than
         // SQLite's 2 MB default: every new report touches a random leaf of the short-id index, and a
         // cached leaf saves the single writer a read from the file (memory grows only with use).
+        // Statement journals (a multi-row INSERT keeps one so it can undo itself) stay in memory
+        // instead of temporary files: they are never part of what makes a commit durable.
         let writer = SqlitePoolOptions::new()
             .max_connections(1)
             .min_connections(1)
@@ -80,17 +83,17 @@ impl SqliteStore {
             writer.clone()
         } else {
             // sqlx hands rows from a connection's thread to the caller through a bounded channel;
-            // at its default 50, a 101-row page made the two threads wake each other for nearly
-            // every row. A whole page (the largest listing is 201 rows) now fits.
+            // at its default of 50 the thread stopped half-way through a 101-row page until the
+            // caller caught up. A whole page (the largest listing is 201 rows) now fits.
             SqlitePoolOptions::new()
                 .max_connections(READ_CONNECTIONS)
                 .connect_with(options.row_buffer_size(READ_ROW_CHANNEL))
                 .await?
         };
 
-        let (report_queue, queue) = mpsc::channel(group_commit::QUEUE_CAPACITY);
-        tokio::spawn(group_commit::run_report_writer(writer.clone(), queue));
-        Ok(SqliteStore { writer, reader, report_queue, cache: HotCache::default() })
+        let (write_queue, queue) = mpsc::channel(group_commit::QUEUE_CAPACITY);
+        tokio::spawn(group_commit::run_writer(writer.clone(), queue));
+        Ok(SqliteStore { writer, reader, write_queue, cache: HotCache::default() })
     }
 
     async fn begin_write(&self) -> StoreResult<sqlx::Transaction<'static, Sqlite>> {
@@ -144,6 +147,25 @@ impl ReportText {
             identity: report.identity.as_ref().map(json_text),
         }
     }
+}
+
+pub(crate) async fn insert_blob(conn: &mut SqliteConnection, blob: &Blob) -> StoreResult<()> {
+    sqlx::query(concat!("INSERT INTO blobs (", blob_columns!(), ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"))
+        .bind(&blob.id)
+        .bind(&blob.project_id)
+        .bind(&blob.kind)
+        .bind(&blob.mime)
+        .bind(blob.bytes)
+        .bind(blob.width)
+        .bind(blob.height)
+        .bind(blob.duration_ms)
+        .bind(&blob.name)
+        .bind(&blob.report_id)
+        .bind(blob.created_at)
+        .execute(conn)
+        .await
+        .map_err(map_write_error)?;
+    Ok(())
 }
 
 pub(crate) async fn insert_report(conn: &mut SqliteConnection, report: &Report, text: &ReportText) -> StoreResult<()> {
@@ -459,9 +481,9 @@ impl Store for SqliteStore {
 
     async fn create_report(&self, new: &NewReport) -> StoreResult<CreatedReport> {
         let (reply, answer) = oneshot::channel();
-        let queued = QueuedReport { text: ReportText::of(&new.report), new: new.clone(), reply };
+        let queued = Job::Report(QueuedReport { text: ReportText::of(&new.report), new: new.clone(), reply });
         // Either failure means the writer task is gone (the runtime is shutting down).
-        self.report_queue.send(queued).await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?;
+        self.write_queue.send(queued).await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?;
         answer.await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?
     }
 
@@ -911,21 +933,12 @@ impl Store for SqliteStore {
         if report_ids.is_empty() {
             return Ok(());
         }
-        let mut tx = self.begin_write().await?;
-        for report_id in report_ids {
-            // Marks are written off the request path and may arrive out of order: keep the latest.
-            sqlx::query(
-                "INSERT INTO viewed_marks (report_id, viewer, viewed_at) VALUES (?, ?, ?)
-                 ON CONFLICT (report_id, viewer) DO UPDATE SET viewed_at = max(viewed_at, excluded.viewed_at)",
-            )
-            .bind(report_id)
-            .bind(viewer)
-            .bind(at)
-            .execute(&mut *tx)
-            .await?;
-        }
-        tx.commit().await?;
-        Ok(())
+        // Marks are written off the request path and may arrive out of order: the upsert keeps the
+        // latest. They ride the group commit with reports and blobs.
+        let (reply, answer) = oneshot::channel();
+        let queued = Job::Views(QueuedViews { report_ids: report_ids.to_vec(), viewer: viewer.to_string(), at, reply });
+        self.write_queue.send(queued).await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?;
+        answer.await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?
     }
 
     async fn list_viewers(&self, report_id: &str) -> StoreResult<Vec<(String, i64)>> {
@@ -975,22 +988,11 @@ impl Store for SqliteStore {
     // Blobs
 
     async fn create_blob(&self, blob: &Blob) -> StoreResult<()> {
-        sqlx::query(concat!("INSERT INTO blobs (", blob_columns!(), ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"))
-            .bind(&blob.id)
-            .bind(&blob.project_id)
-            .bind(&blob.kind)
-            .bind(&blob.mime)
-            .bind(blob.bytes)
-            .bind(blob.width)
-            .bind(blob.height)
-            .bind(blob.duration_ms)
-            .bind(&blob.name)
-            .bind(&blob.report_id)
-            .bind(blob.created_at)
-            .execute(&self.writer)
-            .await
-            .map_err(map_write_error)?;
-        Ok(())
+        let (reply, answer) = oneshot::channel();
+        let queued = Job::Blob(QueuedBlob { blob: blob.clone(), reply });
+        // Either failure means the writer task is gone (the runtime is shutting down).
+        self.write_queue.send(queued).await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?;
+        answer.await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?
     }
 
     async fn get_blob(&self, id: &str) -> StoreResult<Option<Blob>> {
