@@ -62,6 +62,13 @@ pub struct ListedReport {
     pub updated_at: i64,
 }
 
+/// JSON text for a column: compact, object keys in the order the value holds them. Both backends
+/// store report documents as this text and list them from it. Serializing a `Value` or a list of
+/// strings cannot fail.
+pub(crate) fn json_text(value: &impl serde::Serialize) -> String {
+    serde_json::to_string(value).expect("JSON values always serialize")
+}
+
 fn raw_json(value: &serde_json::Value) -> Box<serde_json::value::RawValue> {
     serde_json::value::to_raw_value(value).expect("JSON values always serialize")
 }

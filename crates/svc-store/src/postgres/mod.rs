@@ -348,6 +348,10 @@ impl Store for PostgresStore {
         reports::list_reports(&self.pool, filter).await
     }
 
+    async fn list_reports_text(&self, filter: &ReportFilter) -> StoreResult<Vec<crate::ListedReport>> {
+        reports::list_reports_text(&self.pool, filter).await
+    }
+
     async fn find_reports_by_short_id(
         &self,
         project_ids: &[String],

@@ -1,10 +1,8 @@
 //! Reports: filing (idempotency key, blob binding), keyset listing, status changes, bulk loading.
 
 use super::db_error;
-use super::rows::{all, report, report_columns};
-use crate::{CreatedReport, IDEMPOTENCY_WINDOW_MS, StoreError, StoreResult};
-use serde_json::Value;
-use sqlx::types::Json;
+use super::rows::{all, listed_report, report, report_columns};
+use crate::{CreatedReport, IDEMPOTENCY_WINDOW_MS, ListedReport, StoreError, StoreResult, json_text};
 use sqlx::{PgPool, Postgres, QueryBuilder, Row};
 use std::collections::{BTreeSet, HashMap};
 use svc_core::model::*;
@@ -65,16 +63,16 @@ pub(super) async fn insert_report<'e>(executor: impl sqlx::PgExecutor<'e>, repor
     sqlx::query(concat!(
         "INSERT INTO reports (",
         report_columns!(),
-        ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
+        ") VALUES ($1, $2, $3, $4, $5, $6::json, $7::json, $8::json, $9, $10, $11, $12, $13, $14, $15, $16)"
     ))
     .bind(&report.id)
     .bind(&report.project_id)
     .bind(&report.channel_key)
     .bind(&report.status)
     .bind(&report.title)
-    .bind(&report.blocks)
-    .bind(&report.context)
-    .bind(&report.identity)
+    .bind(json_text(&report.blocks))
+    .bind(json_text(&report.context))
+    .bind(report.identity.as_ref().map(json_text))
     .bind(&report.identity_error)
     .bind(&report.author.kind)
     .bind(&report.author.id)
@@ -127,11 +125,24 @@ async fn bind_blobs(tx: &mut sqlx::PgTransaction<'_>, report: &Report, blob_ids:
 }
 
 pub(super) async fn list_reports(pool: &PgPool, filter: &ReportFilter) -> StoreResult<Vec<Report>> {
+    let Some(mut query) = list_query(filter) else { return Ok(Vec::new()) };
+    let rows = query.build().fetch_all(pool).await?;
+    all(&rows, report)
+}
+
+pub(super) async fn list_reports_text(pool: &PgPool, filter: &ReportFilter) -> StoreResult<Vec<ListedReport>> {
+    let Some(mut query) = list_query(filter) else { return Ok(Vec::new()) };
+    let rows = query.build().fetch_all(pool).await?;
+    all(&rows, listed_report)
+}
+
+/// The listing query for `filter`, or `None` when it cannot match anything.
+fn list_query(filter: &ReportFilter) -> Option<QueryBuilder<Postgres>> {
     // A project named twice would list its reports twice.
     let project_ids: Vec<&str> =
         filter.project_ids.iter().map(String::as_str).collect::<BTreeSet<_>>().into_iter().collect();
     if project_ids.is_empty() || filter.limit == 0 {
-        return Ok(Vec::new());
+        return None;
     }
     let limit = i64::from(filter.limit);
     let mut query = QueryBuilder::<Postgres>::new("");
@@ -157,8 +168,7 @@ pub(super) async fn list_reports(pool: &PgPool, filter: &ReportFilter) -> StoreR
         query.push(") AS r ORDER BY r.id DESC LIMIT ");
         query.push_bind(limit);
     }
-    let rows = query.build().fetch_all(pool).await?;
-    all(&rows, report)
+    Some(query)
 }
 
 /// Appends ` AND ...` for each optional filter field.
@@ -255,7 +265,8 @@ pub(super) async fn insert_reports_bulk(pool: &PgPool, reports: &[Report]) -> St
 }
 
 /// One multi-row INSERT: each column travels as one array parameter and UNNEST zips them back
-/// into rows, so the statement has 16 parameters whatever the chunk size.
+/// into rows, so the statement has 16 parameters whatever the chunk size. The JSON columns travel
+/// as the text [`json_text`] writes and are stored as that text.
 pub(super) async fn insert_report_chunk<'e>(executor: impl sqlx::PgExecutor<'e>, chunk: &[Report]) -> StoreResult<()> {
     fn column<'r, T>(chunk: &'r [Report], field: impl Fn(&'r Report) -> T) -> Vec<T> {
         chunk.iter().map(field).collect()
@@ -263,18 +274,19 @@ pub(super) async fn insert_report_chunk<'e>(executor: impl sqlx::PgExecutor<'e>,
     sqlx::query(concat!(
         "INSERT INTO reports (",
         report_columns!(),
-        ") SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], \
-         $7::jsonb[], $8::jsonb[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], \
-         $15::bigint[], $16::bigint[])"
+        ") SELECT c1, c2, c3, c4, c5, c6::json, c7::json, c8::json, c9, c10, c11, c12, c13, c14, c15, c16 \
+         FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], \
+         $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[], \
+         $16::bigint[]) AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16)"
     ))
     .bind(column(chunk, |r| r.id.as_str()))
     .bind(column(chunk, |r| r.project_id.as_str()))
     .bind(column(chunk, |r| r.channel_key.as_str()))
     .bind(column(chunk, |r| r.status.as_str()))
     .bind(column(chunk, |r| r.title.as_str()))
-    .bind(column(chunk, |r| Json(&r.blocks)))
-    .bind(column(chunk, |r| Json(&r.context)))
-    .bind(column(chunk, |r| r.identity.as_ref().map(Json::<&Value>)))
+    .bind(column(chunk, |r| json_text(&r.blocks)))
+    .bind(column(chunk, |r| json_text(&r.context)))
+    .bind(column(chunk, |r| r.identity.as_ref().map(json_text)))
     .bind(column(chunk, |r| r.identity_error.as_deref()))
     .bind(column(chunk, |r| r.author.kind.as_str()))
     .bind(column(chunk, |r| r.author.id.as_deref()))

@@ -111,11 +111,13 @@ pub(super) fn channel(row: &PgRow) -> StoreResult<Channel> {
 
 /// An author stored as three columns `<prefix>_kind`, `<prefix>_id`, `<prefix>_label`.
 fn author(row: &PgRow, prefix: &str) -> StoreResult<Author> {
-    Ok(Author {
-        kind: row.try_get(format!("{prefix}_kind").as_str())?,
-        id: row.try_get(format!("{prefix}_id").as_str())?,
-        label: row.try_get(format!("{prefix}_label").as_str())?,
-    })
+    // The two prefixes in use get their column names without formatting them on every row.
+    let [kind, id, label] = match prefix {
+        "author" => ["author_kind", "author_id", "author_label"].map(std::borrow::Cow::Borrowed),
+        "by" => ["by_kind", "by_id", "by_label"].map(std::borrow::Cow::Borrowed),
+        _ => ["kind", "id", "label"].map(|field| std::borrow::Cow::Owned(format!("{prefix}_{field}"))),
+    };
+    Ok(Author { kind: row.try_get(&*kind)?, id: row.try_get(&*id)?, label: row.try_get(&*label)? })
 }
 
 pub(super) fn report(row: &PgRow) -> StoreResult<Report> {
@@ -128,6 +130,28 @@ pub(super) fn report(row: &PgRow) -> StoreResult<Report> {
         blocks: row.try_get("blocks")?,
         context: row.try_get("context")?,
         identity: row.try_get::<Option<Value>, _>("identity")?,
+        identity_error: row.try_get("identity_error")?,
+        author: author(row, "author")?,
+        artifact_id: row.try_get("artifact_id")?,
+        url: row.try_get("url")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+/// A report row for listings: the JSON columns (type `json`, which keeps its input text) come back
+/// as the text [`crate::json_text`] wrote, checked to be JSON but not parsed into values.
+pub(super) fn listed_report(row: &PgRow) -> StoreResult<crate::ListedReport> {
+    type Raw = Json<Box<serde_json::value::RawValue>>;
+    Ok(crate::ListedReport {
+        id: row.try_get("id")?,
+        project_id: row.try_get("project_id")?,
+        channel_key: row.try_get("channel_key")?,
+        status: row.try_get("status")?,
+        title: row.try_get("title")?,
+        blocks: row.try_get::<Raw, _>("blocks")?.0,
+        context: row.try_get::<Raw, _>("context")?.0,
+        identity: row.try_get::<Option<Raw>, _>("identity")?.map(|raw| raw.0),
         identity_error: row.try_get("identity_error")?,
         author: author(row, "author")?,
         artifact_id: row.try_get("artifact_id")?,

@@ -6,6 +6,7 @@
 //! [`group_commit`]).
 
 mod group_commit;
+mod memory;
 mod rows;
 
 use async_trait::async_trait;
@@ -51,6 +52,7 @@ impl SqliteStore {
     /// Opens (creating if missing) the database a `sqlite://path`, `sqlite:path` or bare path names,
     /// runs the migrations and starts the report writer. Must be called inside a Tokio runtime.
     pub async fn connect(url: &str) -> StoreResult<Self> {
+        memory::configure();
         let options = SqliteConnectOptions::from_str(url)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)

@@ -1,6 +1,5 @@
 //! Mapping between SQLite rows and the domain records: JSON columns are TEXT, booleans INTEGER 0/1.
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use sqlx::Row;
@@ -53,10 +52,7 @@ pub(crate) use {
     blob_columns, channel_columns, comment_columns, key_columns, project_columns, report_columns, room_columns,
 };
 
-/// JSON text for a column. Serializing a `Value` or a list of strings cannot fail.
-pub(crate) fn json_text(value: &impl Serialize) -> String {
-    serde_json::to_string(value).expect("JSON values always serialize")
-}
+pub(crate) use crate::json_text;
 
 fn parse_json<T: DeserializeOwned>(text: &str, column: &str) -> StoreResult<T> {
     serde_json::from_str(text).map_err(|error| StoreError::Corrupt(format!("{column}: {error}")))
