@@ -72,7 +72,7 @@ function loadPart(name: string, base: string, partNonce?: string): Promise<unkno
   return requested[name];
 }
 
-const env: Env = { partsBase: scriptOrigin, nonce, errors, loadPart };
+const env: Env = { partsBase: scriptOrigin, nonce, errors, loadPart, booting: true };
 
 const METHODS = [
   'report', 'attachFile', 'alpha', 'show', 'hide', 'openForm', 'setAttribute', 'setAttributes',
@@ -159,3 +159,4 @@ function boot(): void {
 }
 
 boot();
+env.booting = false;

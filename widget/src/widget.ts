@@ -22,6 +22,8 @@ export interface Env {
   nonce?: string;
   errors: ErrorBuffer;
   loadPart: (name: string, base: string, nonce?: string) => Promise<unknown>;
+  /** true while the loader script itself runs (auto-init): the launcher is drawn in a task of its own */
+  booting: boolean;
 }
 
 /** What the panel part gets from the loader: its shadow root, the widget and the sending engine. */
@@ -95,7 +97,7 @@ export class Widget {
 
     this._lastHref = location.href;
     this._reroute();
-    this._mount();
+    this._mount(_env.booting);
     this._listen(window, 'popstate', () => this._checkUrl());
     this._listen(window, 'hashchange', () => this._checkUrl());
     this._timers.push(window.setInterval(() => this._checkUrl(), 1000));
@@ -178,7 +180,11 @@ export class Widget {
 
   // ---- UI ------------------------------------------------------------------------------------
 
-  private _mount(): void {
+  /**
+   * Draws the launcher. `later`: in a task of its own, so that evaluating the loader and building
+   * the launcher's DOM, styles and mascot do not add up to one long task while the page loads.
+   */
+  private _mount(later = false): void {
     const go = () => {
       if (this.destroyed || this._ui) return;
       const ui = (this._ui = new Ui(
@@ -194,8 +200,9 @@ export class Widget {
       }
       this._updateUi();
     };
-    if (document.body) go();
-    else this._listen(document, 'DOMContentLoaded', go);
+    if (!document.body) this._listen(document, 'DOMContentLoaded', go);
+    else if (later) this._timers.push(window.setTimeout(go, 0));
+    else go();
   }
 
   private _remount(): void {
