@@ -694,6 +694,31 @@ conformance! {
         assert_eq!(ids(&found), vec![reports[2].id.clone(), reports[1].id.clone()]);
     }
 
+    async fn short_ids_find_bulk_loaded_and_new_reports_once_each(store: DynStore) {
+        let project = project(&store).await;
+        let base = now_ms();
+        let with_id = |index: i64| Report {
+            id: format!("{:012x}00000fedcba", base + index),
+            ..report_at(&project.id, base + index)
+        };
+        // Loaded in bulk (SQLite copies their short ids at once), then filed one by one (SQLite
+        // finds those in the tail not copied yet, until its indexer catches up).
+        store.insert_reports_bulk(&[with_id(0), with_id(1)]).await.unwrap();
+        for index in 2..4 {
+            create(&store, filed(with_id(index))).await;
+        }
+        let expected: Vec<String> = (0..4).rev().map(|index| with_id(index).id).collect();
+        let projects = std::slice::from_ref(&project.id);
+        assert_eq!(ids(&store.find_reports_by_short_id(projects, "fedcba", 10).await.unwrap()), expected);
+        // After the indexer's interval, each is still found exactly once.
+        tokio::time::sleep(std::time::Duration::from_millis(2_500)).await;
+        assert_eq!(ids(&store.find_reports_by_short_id(projects, "fedcba", 10).await.unwrap()), expected);
+        assert_eq!(ids(&store.find_reports_by_short_id(projects, "fedcba", 3).await.unwrap()), expected[..3].to_vec());
+        let newest = create(&store, filed(with_id(4))).await;
+        let found = store.find_reports_by_short_id(projects, "fedcba", 1).await.unwrap();
+        assert_eq!(found, vec![newest]);
+    }
+
     async fn rooms_are_inserted_then_changed_field_by_field(store: DynStore) {
         let project = project(&store).await;
         let at = now_ms();

@@ -8,6 +8,7 @@
 mod group_commit;
 mod memory;
 mod rows;
+mod short_ids;
 
 use async_trait::async_trait;
 use sqlx::sqlite::{
@@ -65,7 +66,7 @@ impl SqliteStore {
         }
 
         // The writer connection stays open for the life of the store. Its page cache is larger than
-        // SQLite's 2 MB default: every new report touches a random leaf of the short-id index, and a
+        // SQLite's 2 MB default: the short-id indexer's rounds touch leaves all over its table, and a
         // cached leaf saves the single writer a read from the file (memory grows only with use).
         // Statement journals (a multi-row INSERT keeps one so it can undo itself) stay in memory
         // instead of temporary files: they are never part of what makes a commit durable.
@@ -95,6 +96,7 @@ impl SqliteStore {
 
         let (write_queue, queue) = mpsc::channel(group_commit::QUEUE_CAPACITY);
         tokio::spawn(group_commit::run_writer(writer.clone(), queue));
+        tokio::spawn(short_ids::run_indexer(writer.clone(), reader.clone(), write_queue.downgrade()));
         Ok(SqliteStore { writer, reader, write_queue, cache: HotCache::default() })
     }
 
@@ -519,15 +521,11 @@ impl Store for SqliteStore {
         if project_ids.is_empty() || short_id.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
-        let mut query = QueryBuilder::<Sqlite>::new(concat!("SELECT ", report_columns!(), " FROM reports"));
-        if short_id.len() == 6 {
-            // Without statistics the planner prefers walking the project's id index (it yields id
-            // order) over this far more selective one, and a lookup would scan the whole project.
-            query.push(" INDEXED BY reports_by_short_id WHERE project_id IN ");
-            push_project_list(&mut query, &project_ids);
-            // The exact expression of the index.
-            query.push(" AND substr(id, -6) = ").push_bind(short_id.to_string());
+        let mut query = if short_id.len() == 6 {
+            short_ids::lookup_query(&project_ids, short_id, limit)
         } else {
+            // Any other length (never a short id the API hands out) scans the projects' reports.
+            let mut query = QueryBuilder::<Sqlite>::new(concat!("SELECT ", report_columns!(), " FROM reports"));
             query.push(" WHERE project_id IN ");
             push_project_list(&mut query, &project_ids);
             query
@@ -535,8 +533,9 @@ impl Store for SqliteStore {
                 .push_bind(short_id.len() as i64)
                 .push(") = ")
                 .push_bind(short_id.to_string());
-        }
-        query.push(" ORDER BY id DESC LIMIT ").push_bind(i64::from(limit));
+            query.push(" ORDER BY id DESC LIMIT ").push_bind(i64::from(limit));
+            query
+        };
         let rows = query.build().fetch_all(&self.reader).await?;
         rows::all(&rows, rows::report)
     }
@@ -618,6 +617,8 @@ impl Store for SqliteStore {
             });
             query.build().execute(&mut *tx).await.map_err(map_write_error)?;
         }
+        // A bulk load copies its short ids at once, in the same transaction.
+        short_ids::copy_all_in(&mut tx).await?;
         tx.commit().await?;
         Ok(())
     }
