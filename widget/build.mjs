@@ -35,10 +35,14 @@ export const BUDGETS = {
 const PARTS = ['core', 'panel', 'selector', 'mascots', 'screenshot', 'voice', 'pinpoint'];
 export const MASCOTS = ['gecko', 'owl', 'fox', 'cat', 'axolotl', 'raccoon', 'chameleon', 'otter', 'robot', 'blob'];
 
-/** An SVG source file without comments and needless white space. */
+/**
+ * An SVG source file without comments, needless white space and the namespace declaration: the
+ * widget only ever inserts these as markup into HTML (innerHTML), where `<svg>` is SVG anyway.
+ */
 function minSvg(text) {
   return text
     .replace(/<!--[\s\S]*?-->/g, '')
+    .replace(/ xmlns="http:\/\/www\.w3\.org\/2000\/svg"/, '')
     .replace(/>\s+</g, '><')
     .replace(/\s+/g, ' ')
     .trim();

@@ -72,7 +72,7 @@ function loadPart(name: string, base: string, partNonce?: string): Promise<unkno
   return requested[name];
 }
 
-const env: Env = { partsBase: scriptOrigin, nonce, errors, loadPart, booting: true };
+const env: Env = { partsBase: scriptOrigin, nonce, errors, loadPart };
 
 const METHODS = [
   'report', 'attachFile', 'alpha', 'show', 'hide', 'openForm', 'setAttribute', 'setAttributes',
@@ -81,7 +81,23 @@ const METHODS = [
 
 export function makeApi(initialPreset: Preset | null) {
   let current: Widget | null = null;
+  // The loader's own auto-init, waiting for its task (see `autoInit` below).
+  let pending: InitOptions | null = null;
+  const start = (options: InitOptions) => {
+    pending = null;
+    if (current) current.destroy();
+    current = null;
+    try {
+      current = new Widget(options, initialPreset, env);
+    } catch (e) {
+      console.warn(String((e as Error)?.message || e));
+    }
+  };
+  const settle = () => {
+    if (pending) start(pending);
+  };
   const need = (name: string): Widget => {
+    settle();
     if (!current || current.destroyed) throw new Error('[Svc] ' + name + '() needs Svc.init({projectKey}) first');
     return current;
   };
@@ -89,20 +105,13 @@ export function makeApi(initialPreset: Preset | null) {
     version: __SVC_VERSION__,
     __svc: true,
     instances: {} as Record<string, unknown>,
-    init(options: InitOptions) {
-      if (current) current.destroy();
-      current = null;
-      try {
-        current = new Widget(options, initialPreset, env);
-      } catch (e) {
-        console.warn(String((e as Error)?.message || e));
-      }
-    },
+    init: start,
     destroy() {
+      pending = null;
       if (current) current.destroy();
       current = null;
     },
-    isInitialized: () => !!current && !current.destroyed,
+    isInitialized: () => !!pending || (!!current && !current.destroyed),
     /** The reports this browser sent for the project (last 20) plus the queued ones. */
     getHistory: () => need('getHistory').history(),
   };
@@ -113,7 +122,16 @@ export function makeApi(initialPreset: Preset | null) {
       return (w[m as keyof Widget] as (...a: unknown[]) => unknown).apply(w, args);
     };
   }
-  return api;
+  /**
+   * The loader's auto-init: in a task of its own, right after the loader script (which may run
+   * inside the page's HTML parsing task: the two together made one long task). Any call that needs
+   * the widget before then initializes it at once.
+   */
+  const autoInit = (options: InitOptions) => {
+    pending = options;
+    window.setTimeout(settle, 0);
+  };
+  return { api, autoInit };
 }
 
 function boot(): void {
@@ -133,16 +151,16 @@ function boot(): void {
       svc.init(auto);
       return;
     }
-    const other = makeApi(preset);
+    const other = makeApi(preset).api;
     (other.init as (o: InitOptions) => void)(auto);
     (svc.instances as Record<string, unknown>)[auto.projectKey] = other;
     return;
   }
 
-  const api = makeApi(preset);
+  const { api, autoInit } = makeApi(preset);
   const queued = existing && Array.isArray((existing as { q?: unknown }).q) ? ((existing as { q: unknown[] }).q as ArrayLike<unknown>[]) : [];
   win.Svc = api as unknown as Win['Svc'];
-  if (auto) (api.init as (o: InitOptions) => void)(auto);
+  if (auto) autoInit(auto);
   // Calls made through an early stub: Svc('init', {...}), Svc('setAttribute', 'plan', 'pro'), ...
   for (const call of queued) {
     const [name, ...args] = Array.prototype.slice.call(call) as [string, ...unknown[]];
@@ -159,4 +177,3 @@ function boot(): void {
 }
 
 boot();
-env.booting = false;

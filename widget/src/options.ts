@@ -41,7 +41,7 @@ export function detectLocale(language: string | undefined): 'en' | 'ru' {
   return /^ru\b/i.test(language || '') ? 'ru' : 'en';
 }
 
-const str = (v: unknown) => typeof v === 'string';
+const str = (v: unknown): v is string => typeof v === 'string';
 
 /** Checks ArtifactMeta (id 1 to 200 characters, url http or https); the first invalid field, or null. */
 export function artifactProblem(a: unknown): string | null {
@@ -55,7 +55,7 @@ export function artifactProblem(a: unknown): string | null {
 }
 
 function stringList(v: unknown): v is string[] {
-  return Array.isArray(v) && v.every((s) => typeof s === 'string' && s.length > 0);
+  return Array.isArray(v) && v.every((s) => str(s) && s.length > 0);
 }
 
 /**
@@ -64,7 +64,7 @@ function stringList(v: unknown): v is string[] {
  */
 export function normalize(raw: InitOptions, project: Record<string, unknown>, fallbackApiUrl: string, language?: string): Settings {
   const o = (isObject(raw) ? raw : {}) as Record<string, unknown>;
-  const projectKey = typeof o.projectKey === 'string' ? o.projectKey.trim() : '';
+  const projectKey = str(o.projectKey) ? o.projectKey.trim() : '';
   if (!projectKey) throw new TypeError('[Svc] init: projectKey (string) is required');
 
   const bad = (name: string) => warn('invalid init option ' + name + ' (see /v1/svc.d.ts): default used');
@@ -75,16 +75,16 @@ export function normalize(raw: InitOptions, project: Record<string, unknown>, fa
     bad(name);
     return dflt;
   };
-  const oneOf = (list: string[]) => (v: unknown) => typeof v === 'string' && list.includes(v);
+  const oneOf = (list: string[]) => (v: unknown) => str(v) && list.includes(v);
   const num = (v: unknown) => typeof v === 'number' && isFinite(v);
   const fn = (v: unknown) => typeof v === 'function';
   const proj = (name: string, list: string[] | null, dflt: string | number) => {
     const v = project[name];
-    if (list ? typeof v === 'string' && list.includes(v) : typeof v === 'number' && isFinite(v)) return v as string | number;
+    if (list ? str(v) && list.includes(v) : num(v)) return v as string | number;
     return dflt;
   };
 
-  const apiUrl = pick<string>('apiUrl', (v) => typeof v === 'string' && /^https?:\/\//i.test(v), fallbackApiUrl).replace(/\/+$/, '');
+  const apiUrl = pick<string>('apiUrl', (v) => str(v) && /^https?:\/\//i.test(v), fallbackApiUrl).replace(/\/+$/, '');
   let size = pick<number>('size', num, proj('size', null, 44) as number);
   if (size < 32 || size > 64) {
     if (o.size != null) warn('init option size clamped to 32..64');
@@ -106,7 +106,7 @@ export function normalize(raw: InitOptions, project: Record<string, unknown>, fa
   let reporter: Reporter | undefined;
   if (o.reporter != null) {
     const r = o.reporter as Record<string, unknown>;
-    if (isObject(r) && (r.token === undefined || typeof r.token === 'string') && (r.profile === undefined || isObject(r.profile))) {
+    if (isObject(r) && (r.token === undefined || str(r.token)) && (r.profile === undefined || isObject(r.profile))) {
       reporter = { token: r.token as string | undefined, profile: r.profile as Record<string, unknown> | undefined };
     } else bad('reporter');
   }
@@ -114,13 +114,13 @@ export function normalize(raw: InitOptions, project: Record<string, unknown>, fa
   let structured = DEFAULT_STRUCTURED;
   if (o.structuredAttributes != null) {
     const list = o.structuredAttributes;
-    if (Array.isArray(list) && list.every((s) => isObject(s) && typeof s.attr === 'string' && s.attr && stringList(s.keys))) {
+    if (Array.isArray(list) && list.every((s) => isObject(s) && str(s.attr) && s.attr && stringList(s.keys))) {
       structured = list as StructuredAttribute[];
     } else bad('structuredAttributes');
   }
 
-  const userId = pick<string | undefined>('userId', (v) => typeof v === 'string' && v.length <= 200, undefined);
-  const widgetId = pick<string>('widgetId', (v) => typeof v === 'string' && /^[A-Za-z][\w-]{0,63}$/.test(v), 'svc-' + projectKey.replace(/^pr_/, '').slice(0, 12));
+  const userId = pick<string | undefined>('userId', (v) => str(v) && v.length <= 200, undefined);
+  const widgetId = pick<string>('widgetId', (v) => str(v) && /^[A-Za-z][\w-]{0,63}$/.test(v), 'svc-' + projectKey.replace(/^pr_/, '').slice(0, 12));
 
   return {
     projectKey,
@@ -140,7 +140,7 @@ export function normalize(raw: InitOptions, project: Record<string, unknown>, fa
     attributes: pick('attributes', isObject, {}),
     onChannelChange: pick('onChannelChange', fn, undefined),
     beforeReport: pick('beforeReport', fn, undefined),
-    pushToTalkKey: pick('pushToTalkKey', (v) => typeof v === 'string' && v.length > 0, undefined),
+    pushToTalkKey: pick('pushToTalkKey', (v) => str(v) && v.length > 0, undefined),
     mode,
     artifact,
     reporter,

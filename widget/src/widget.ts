@@ -22,8 +22,6 @@ export interface Env {
   nonce?: string;
   errors: ErrorBuffer;
   loadPart: (name: string, base: string, nonce?: string) => Promise<unknown>;
-  /** true while the loader script itself runs (auto-init): the launcher is drawn in a task of its own */
-  booting: boolean;
 }
 
 /** What the panel part gets from the loader: its shadow root, the widget and the sending engine. */
@@ -97,7 +95,7 @@ export class Widget {
 
     this._lastHref = location.href;
     this._reroute();
-    this._mount(_env.booting);
+    this._mount();
     this._listen(window, 'popstate', () => this._checkUrl());
     this._listen(window, 'hashchange', () => this._checkUrl());
     this._timers.push(window.setInterval(() => this._checkUrl(), 1000));
@@ -180,11 +178,7 @@ export class Widget {
 
   // ---- UI ------------------------------------------------------------------------------------
 
-  /**
-   * Draws the launcher. `later`: in a task of its own, so that evaluating the loader and building
-   * the launcher's DOM, styles and mascot do not add up to one long task while the page loads.
-   */
-  private _mount(later = false): void {
+  private _mount(): void {
     const go = () => {
       if (this.destroyed || this._ui) return;
       const ui = (this._ui = new Ui(
@@ -200,9 +194,8 @@ export class Widget {
       }
       this._updateUi();
     };
-    if (!document.body) this._listen(document, 'DOMContentLoaded', go);
-    else if (later) this._timers.push(window.setTimeout(go, 0));
-    else go();
+    if (document.body) go();
+    else this._listen(document, 'DOMContentLoaded', go);
   }
 
   private _remount(): void {
@@ -340,8 +333,8 @@ export class Widget {
     return {
       settings: this.s,
       ns: this._ns,
-      queueKey: this._ns + 'queue:' + this.s.projectKey,
-      historyKey: this._ns + 'history:' + this.s.projectKey,
+      queueKey: this._key('queue'),
+      historyKey: this._key('history'),
       destroyed: () => this.destroyed,
       limits: () => this._limits,
       raw: this._full ? this._raw : null,
@@ -369,8 +362,13 @@ export class Widget {
     return (await this._core()).alpha(key);
   }
 
+  /** Local storage key of the project's `queue` or `history`. */
+  private _key(kind: string): string {
+    return this._ns + kind + ':' + this.s.projectKey;
+  }
+
   history(): HistoryEntry[] {
-    return historyList(this._ns + 'history:' + this.s.projectKey, load<QueueItem[]>(this._ns + 'queue:' + this.s.projectKey, []));
+    return historyList(this._key('history'), load<QueueItem[]>(this._key('queue'), []));
   }
 
   // ---- selectors and teardown ----------------------------------------------------------------

@@ -9,10 +9,10 @@ pub const LOADER: &str = include_str!("../../../../widget/dist/svc.js");
 pub const TYPES: &str = include_str!("../../../../widget/dist/svc.d.ts");
 /// Lazy parts: (file name with its content hash, contents), served at `/v1/parts/<file>`.
 pub const PARTS: &[(&str, &str)] = &[
-    ("core.c6ae60284c.js", include_str!("../../../../widget/dist/parts/core.c6ae60284c.js")),
+    ("core.41140ef11b.js", include_str!("../../../../widget/dist/parts/core.41140ef11b.js")),
     ("panel.2580679883.js", include_str!("../../../../widget/dist/parts/panel.2580679883.js")),
     ("selector.f6fb7f023e.js", include_str!("../../../../widget/dist/parts/selector.f6fb7f023e.js")),
-    ("mascots.eea92a9cdb.js", include_str!("../../../../widget/dist/parts/mascots.eea92a9cdb.js")),
+    ("mascots.2e91b736e0.js", include_str!("../../../../widget/dist/parts/mascots.2e91b736e0.js")),
     ("screenshot.80dd99fe10.js", include_str!("../../../../widget/dist/parts/screenshot.80dd99fe10.js")),
     ("voice.c3a57d32bc.js", include_str!("../../../../widget/dist/parts/voice.c3a57d32bc.js")),
     ("pinpoint.2b98d71858.js", include_str!("../../../../widget/dist/parts/pinpoint.2b98d71858.js")),
