@@ -711,7 +711,7 @@ conformance! {
         let projects = std::slice::from_ref(&project.id);
         assert_eq!(ids(&store.find_reports_by_short_id(projects, "fedcba", 10).await.unwrap()), expected);
         // After the indexer's interval, each is still found exactly once.
-        tokio::time::sleep(std::time::Duration::from_millis(2_500)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(6_000)).await;
         assert_eq!(ids(&store.find_reports_by_short_id(projects, "fedcba", 10).await.unwrap()), expected);
         assert_eq!(ids(&store.find_reports_by_short_id(projects, "fedcba", 3).await.unwrap()), expected[..3].to_vec());
         let newest = create(&store, filed(with_id(4))).await;

@@ -5,11 +5,12 @@
 -- table yet and are found by scanning that short tail of the reports table.
 DROP INDEX reports_by_short_id;
 
+-- Small entries (no project: lookups filter on the reports they find), so a round of the indexer
+-- has few pages to touch.
 CREATE TABLE report_short_ids (
-    project_id TEXT NOT NULL,
-    short_id   TEXT NOT NULL,
-    report_id  TEXT NOT NULL,
-    PRIMARY KEY (project_id, short_id, report_id)
+    short_id  TEXT NOT NULL,
+    report_id TEXT NOT NULL,
+    PRIMARY KEY (short_id, report_id)
 ) WITHOUT ROWID;
 
 -- One row: the highest reports rowid whose short id is in report_short_ids (reports are never
@@ -19,6 +20,5 @@ CREATE TABLE short_id_progress (
     last_rowid INTEGER NOT NULL
 );
 
-INSERT INTO report_short_ids (project_id, short_id, report_id)
-    SELECT project_id, substr(id, -6), id FROM reports ORDER BY 1, 2, 3;
+INSERT INTO report_short_ids (short_id, report_id) SELECT substr(id, -6), id FROM reports ORDER BY 1, 2;
 INSERT INTO short_id_progress (singleton, last_rowid) VALUES (0, COALESCE((SELECT max(rowid) FROM reports), 0));
