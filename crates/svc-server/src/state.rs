@@ -7,6 +7,7 @@ use svc_store::DynStore;
 use crate::config::ServerConfig;
 use crate::metrics::Metrics;
 use crate::rate_limit::RateLimits;
+use crate::service::viewed::ViewedMarks;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -15,14 +16,17 @@ pub struct AppState {
     pub config: Arc<ServerConfig>,
     pub metrics: Arc<Metrics>,
     pub rate_limits: Arc<RateLimits>,
+    /// Viewed marks waiting for their write.
+    pub viewed: Arc<ViewedMarks>,
 }
 
 impl AppState {
     /// State over an in-memory blob store (tests); `serve` adds its configured one with
-    /// [`AppState::with_blob_store`].
+    /// [`AppState::with_blob_store`]. Must be called inside a Tokio runtime.
     pub fn new(store: DynStore, config: ServerConfig) -> Self {
         let rate_limits = Arc::new(RateLimits::new(&config));
         AppState {
+            viewed: ViewedMarks::start(store.clone()),
             store,
             blobs: Arc::new(BlobStore::memory()),
             config: Arc::new(config),

@@ -183,6 +183,23 @@ async fn list_reports_and_get_report_mark_the_reports_viewed_by_the_key() {
     assert_eq!(viewers(&app, &filtered_out.id, 1).await.len(), 1);
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     assert_eq!(app.store.list_viewers(&listed.id).await.unwrap().len(), 1);
+
+    // Marks are written in batches: the row ends up with the latest time it was seen.
+    let first = app.store.list_viewers(&listed.id).await.unwrap()[0].1;
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let second_call_at = svc_core::time::now_ms();
+    tool_json(&app, &key, "list_reports", json!({})).await;
+    tool_json(&app, &key, "list_reports", json!({})).await;
+    let mut latest = first;
+    for _ in 0..100 {
+        latest = app.store.list_viewers(&listed.id).await.unwrap()[0].1;
+        if latest >= second_call_at {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(latest >= second_call_at && latest > first, "{first} -> {latest}");
+    assert_eq!(app.store.list_viewers(&listed.id).await.unwrap().len(), 1);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -129,18 +129,9 @@ fn compact(report: &Report, caller: &Caller) -> Value {
     item
 }
 
-/// Records that the caller saw these reports, off the request path.
+/// Records that the caller saw these reports (written off the request path).
 fn mark_viewed(state: &AppState, caller: &Caller, report_ids: Vec<String>) {
-    if report_ids.is_empty() {
-        return;
-    }
-    let store = state.store.clone();
-    let viewer = caller.viewer();
-    tokio::spawn(async move {
-        if let Err(error) = store.mark_viewed(&report_ids, &viewer, time::now_ms()).await {
-            tracing::warn!(%error, "could not record viewed reports");
-        }
-    });
+    state.viewed.record(report_ids, &caller.viewer(), time::now_ms());
 }
 
 async fn list_reports(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {

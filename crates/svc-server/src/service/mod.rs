@@ -8,6 +8,7 @@ pub mod keys;
 pub mod projects;
 pub mod reports;
 pub mod rooms;
+pub mod viewed;
 
 use svc_store::StoreError;
 
