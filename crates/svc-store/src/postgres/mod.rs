@@ -23,6 +23,8 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("src/postgres/migratio
 
 const MAX_CONNECTIONS: u32 = 16;
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+/// A pooled connection idle longer than this is pinged before use.
+const PING_WHEN_IDLE_FOR: Duration = Duration::from_secs(30);
 /// Idle connections are closed after this, so a quiet instance does not hold server slots.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 
@@ -63,6 +65,18 @@ impl PostgresStore {
             .max_connections(max_connections)
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .idle_timeout(IDLE_TIMEOUT)
+            // A ping before every use was a second round trip per query, and as much PostgreSQL
+            // work as a page listing's own query. Only a connection idle for a while is checked
+            // (the one likely to be stale after a database restart).
+            .test_before_acquire(false)
+            .before_acquire(|connection, meta| {
+                Box::pin(async move {
+                    if meta.idle_for > PING_WHEN_IDLE_FOR {
+                        connection.ping().await?;
+                    }
+                    Ok(true)
+                })
+            })
             .connect_with(options)
             .await?;
         MIGRATOR.run(&pool).await?;
