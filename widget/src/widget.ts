@@ -189,7 +189,9 @@ export class Widget {
         LABELS[this.s.locale],
       ));
       if (ui.launcher) {
-        if (this._svg) ui.mascot(this._svg);
+        // In a task of its own: the first SVG a page parses is slow, and the launcher, the styles
+        // and the mascot together made one long task.
+        if (this._svg) this._timers.push(window.setTimeout(() => ui.mascot(this._svg), 0));
         else this._part<Record<string, string>>('mascots').then((m) => ui.mascot(m[this.s.mascot]), () => undefined);
       }
       this._updateUi();
