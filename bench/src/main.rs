@@ -96,7 +96,8 @@ struct SuiteArgs {
     /// PostgreSQL server for the PostgreSQL scenarios (a database svc_bench_* is created and dropped).
     #[arg(long, env = "SVC_BENCH_POSTGRES_URL", hide_env_values = true)]
     postgres_url: Option<String>,
-    /// Where the Markdown table goes (default bench/results/latest.md; smoke: under --work).
+    /// Where the Markdown table goes (default bench/results/latest.md for a full run; smoke.md or
+    /// partial.md under --work for --smoke or --only).
     #[arg(long)]
     out: Option<PathBuf>,
     /// Scratch folder for data dirs and logs (default target/bench-work).
@@ -124,9 +125,12 @@ fn main() -> anyhow::Result<()> {
                 postgres_url: args.postgres_url.filter(|u| !u.is_empty()),
                 svc: std::fs::canonicalize(&args.svc)?,
                 bench_bin: std::env::current_exe()?,
-                out: args
-                    .out
-                    .unwrap_or_else(|| if smoke { work.join("smoke.md") } else { bench_dir.join("results/latest.md") }),
+                // Only a full run replaces the committed table; smoke and `--only` runs stay in `work`.
+                out: args.out.unwrap_or_else(|| match (smoke, &args.only) {
+                    (true, _) => work.join("smoke.md"),
+                    (false, Some(_)) => work.join("partial.md"),
+                    (false, None) => bench_dir.join("results/latest.md"),
+                }),
                 work,
                 bench_dir,
                 only: args.only,
