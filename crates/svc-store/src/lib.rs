@@ -94,6 +94,34 @@ impl From<Report> for ListedReport {
     }
 }
 
+impl TryFrom<ListedReport> for Report {
+    type Error = StoreError;
+
+    /// Parses the JSON text of a listed report into values (both backends map a report row once,
+    /// to [`ListedReport`], and parse from there when a [`Report`] is wanted).
+    fn try_from(r: ListedReport) -> StoreResult<Report> {
+        let parse = |raw: &serde_json::value::RawValue, field: &str| {
+            serde_json::from_str(raw.get()).map_err(|error| StoreError::Corrupt(format!("{field}: {error}")))
+        };
+        Ok(Report {
+            blocks: parse(&r.blocks, "blocks")?,
+            context: parse(&r.context, "context")?,
+            identity: r.identity.as_deref().map(|raw| parse(raw, "identity")).transpose()?,
+            id: r.id,
+            project_id: r.project_id,
+            channel_key: r.channel_key,
+            status: r.status,
+            title: r.title,
+            identity_error: r.identity_error,
+            author: r.author,
+            artifact_id: r.artifact_id,
+            url: r.url,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        })
+    }
+}
+
 /// How long an idempotency key is remembered.
 pub const IDEMPOTENCY_WINDOW_MS: i64 = 24 * 60 * 60 * 1000;
 

@@ -121,22 +121,7 @@ fn author(row: &PgRow, prefix: &str) -> StoreResult<Author> {
 }
 
 pub(super) fn report(row: &PgRow) -> StoreResult<Report> {
-    Ok(Report {
-        id: row.try_get("id")?,
-        project_id: row.try_get("project_id")?,
-        channel_key: row.try_get("channel_key")?,
-        status: row.try_get("status")?,
-        title: row.try_get("title")?,
-        blocks: row.try_get("blocks")?,
-        context: row.try_get("context")?,
-        identity: row.try_get::<Option<Value>, _>("identity")?,
-        identity_error: row.try_get("identity_error")?,
-        author: author(row, "author")?,
-        artifact_id: row.try_get("artifact_id")?,
-        url: row.try_get("url")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-    })
+    listed_report(row)?.try_into()
 }
 
 /// A report row for listings: the JSON columns (type `json`, which keeps its input text) come back

@@ -116,22 +116,7 @@ pub(crate) fn channel(row: &SqliteRow) -> StoreResult<Channel> {
 }
 
 pub(crate) fn report(row: &SqliteRow) -> StoreResult<Report> {
-    Ok(Report {
-        id: row.try_get("id")?,
-        project_id: row.try_get("project_id")?,
-        channel_key: row.try_get("channel_key")?,
-        status: row.try_get("status")?,
-        title: row.try_get("title")?,
-        blocks: json_column(row, "blocks")?,
-        context: json_column(row, "context")?,
-        identity: optional_json_column(row, "identity")?,
-        identity_error: row.try_get("identity_error")?,
-        author: author_columns(row, "author")?,
-        artifact_id: row.try_get("artifact_id")?,
-        url: row.try_get("url")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-    })
+    listed_report(row)?.try_into()
 }
 
 /// JSON text of a column, checked to be JSON but not parsed into a value.
