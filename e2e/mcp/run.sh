@@ -78,57 +78,10 @@ if ! command -v curl >/dev/null 2>&1; then
 fi
 
 # --- The server --------------------------------------------------------------------------------
-# scripts/test passes the binary its `cargo test` run built (SVC_BIN); alone, build it.
-if [ -n "${SVC_BIN:-}" ]; then
-  SVC=$(cd "$(dirname "$SVC_BIN")" && pwd)/$(basename "$SVC_BIN")
-else
-  echo "Building the svc binary (debug)"
-  cargo build --quiet -p svc
-  SVC=$ROOT/target/debug/svc
-fi
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/svc-mcp-e2e.XXXXXX")
-SERVER_PID=""
-cleanup() {
-  if [ -n "$SERVER_PID" ]; then
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-# A fresh SQLite database and blob folder, whatever the caller's environment says.
-unset SVC_DATABASE_URL SVC_BLOB_STORE SVC_PUBLIC_URL SVC_BIND
-export SVC_DATA_DIR=$work/data SVC_RATE_LIMIT=off
-mkdir -p "$SVC_DATA_DIR"
-
-# Port 0: the OS picks a free loopback port; the bootstrap block's embed snippet names it.
-"$SVC" serve --data-dir "$SVC_DATA_DIR" --bind 127.0.0.1:0 >"$work/stdout" 2>"$work/stderr" &
-SERVER_PID=$!
-
-field() { sed -n "s/^$1:[[:space:]]*//p" "$work/stdout" | head -n1; }
-for _ in $(seq 1 200); do
-  if grep -q '^Setup token:' "$work/stdout" 2>/dev/null; then break; fi
-  if ! kill -0 "$SERVER_PID" 2>/dev/null; then break; fi
-  sleep 0.1
-done
-PROJECT_ID=$(field 'Project id')
-PUBLIC_KEY=$(field 'Public key')
-SETUP_TOKEN=$(field 'Setup token')
-BASE=$(grep -o 'src="http://127\.0\.0\.1:[0-9]*' "$work/stdout" | head -n1 | sed 's/^src="//')
-if [ -z "$PROJECT_ID" ] || [ -z "$PUBLIC_KEY" ] || [ -z "$SETUP_TOKEN" ] || [ -z "$BASE" ]; then
-  echo "svc serve did not print its bootstrap block:"
-  cat "$work/stdout" "$work/stderr"
-  exit 1
-fi
-ready=false
-for _ in $(seq 1 100); do
-  if curl -fsS --max-time 2 "$BASE/healthz" >/dev/null 2>&1; then ready=true; break; fi
-  sleep 0.1
-done
-$ready || { echo "svc did not answer on $BASE/healthz"; cat "$work/stderr"; exit 1; }
-echo "svc is serving on $BASE (project $PROJECT_ID)"
+# shellcheck source=../lib/serve.sh
+source "$ROOT/e2e/lib/serve.sh"
+start_svc || exit 1
+work=$WORK
 
 # --- Keys and reports --------------------------------------------------------------------------
 json_field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p"; }

@@ -67,9 +67,36 @@ fn file_type(declared: Option<&str>) -> String {
     if valid { base } else { "application/octet-stream".into() }
 }
 
-/// Width and height from an image header.
-pub fn image_dimensions(head: &[u8]) -> Option<(i64, i64)> {
-    imagesize::blob_size(head).ok().map(|size| (size.width as i64, size.height as i64))
+/// The largest width or height a screenshot may declare (JPEG's own limit is 65,535).
+pub const IMAGE_SIDE_MAX: u32 = 32_768;
+/// The most pixels a screenshot may declare: a small, highly compressed file must not claim a
+/// picture that would exhaust whoever decodes it.
+pub const IMAGE_PIXELS_MAX: u64 = 100_000_000;
+
+/// Width and height from the image's header, read by the format's own decoder (PNG's IHDR with its
+/// checksum, JPEG's frame header, WebP's frame or canvas header), so bytes that only start like an
+/// image give `None`. `data` may be the start of the file; a header that lies past it gives `None`
+/// too (the caller can retry with the whole file). Sizes outside [`IMAGE_SIDE_MAX`] and
+/// [`IMAGE_PIXELS_MAX`] give `None`.
+pub fn image_dimensions(data: &[u8]) -> Option<(i64, i64)> {
+    use std::io::Cursor;
+    let (width, height) = match image_type(data)? {
+        "image/png" => {
+            let reader = png::Decoder::new(Cursor::new(data)).read_info().ok()?;
+            (reader.info().width, reader.info().height)
+        }
+        "image/jpeg" => {
+            let mut decoder = zune_jpeg::JpegDecoder::new(Cursor::new(data));
+            decoder.decode_headers().ok()?;
+            let (w, h) = decoder.dimensions()?;
+            (u32::try_from(w).ok()?, u32::try_from(h).ok()?)
+        }
+        _ => image_webp::WebPDecoder::new(Cursor::new(data)).ok()?.dimensions(),
+    };
+    let plausible = (1..=IMAGE_SIDE_MAX).contains(&width)
+        && (1..=IMAGE_SIDE_MAX).contains(&height)
+        && u64::from(width) * u64::from(height) <= IMAGE_PIXELS_MAX;
+    plausible.then_some((i64::from(width), i64::from(height)))
 }
 
 #[cfg(test)]
@@ -81,10 +108,73 @@ mod tests {
         0x00, 0x03, 0x00, 0x00, 0x00, 0x02, 0x08, 0x06, 0x00, 0x00, 0x00,
     ];
 
+    fn png(width: u32, height: u32) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut encoder = png::Encoder::new(&mut out, width, height);
+        encoder.set_color(png::ColorType::Rgb);
+        let mut writer = encoder.write_header().unwrap();
+        writer.write_image_data(&vec![0x80; (width * height * 3) as usize]).unwrap();
+        writer.finish().unwrap();
+        out
+    }
+
+    fn webp(width: u32, height: u32) -> Vec<u8> {
+        let mut out = Vec::new();
+        image_webp::WebPEncoder::new(&mut out)
+            .encode(&vec![0x80; (width * height * 3) as usize], width, height, image_webp::ColorType::Rgb8)
+            .unwrap();
+        out
+    }
+
+    /// A baseline JPEG's frame header says 7x5; the scan data is never read for the size.
+    fn jpeg_header(width: u16, height: u16) -> Vec<u8> {
+        let mut out = vec![0xFF, 0xD8];
+        // DQT: one table of 64 ones.
+        out.extend_from_slice(&[0xFF, 0xDB, 0x00, 0x43, 0x00]);
+        out.extend_from_slice(&[1; 64]);
+        // SOF0: 8-bit, height, width, one component (id 1, 1x1 sampling, table 0).
+        out.extend_from_slice(&[0xFF, 0xC0, 0x00, 0x0B, 0x08]);
+        out.extend_from_slice(&height.to_be_bytes());
+        out.extend_from_slice(&width.to_be_bytes());
+        out.extend_from_slice(&[0x01, 0x01, 0x11, 0x00]);
+        // DHT: a DC and an AC table with one code each.
+        for class in [0x00u8, 0x10] {
+            out.extend_from_slice(&[0xFF, 0xC4, 0x00, 0x14, class, 1]);
+            out.extend_from_slice(&[0; 15]);
+            out.push(0);
+        }
+        // SOS, then one byte of scan data and EOI.
+        out.extend_from_slice(&[0xFF, 0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3F, 0x00, 0x00, 0xFF, 0xD9]);
+        out
+    }
+
+    #[test]
+    fn image_sizes_come_from_a_decoded_header() {
+        assert_eq!(image_dimensions(&png(3, 2)), Some((3, 2)));
+        // The decoder needs only the start of the file.
+        let big = png(400, 170);
+        assert_eq!(image_dimensions(&big[..200]), Some((400, 170)));
+        assert_eq!(image_dimensions(&webp(5, 4)), Some((5, 4)));
+        assert_eq!(image_dimensions(&jpeg_header(7, 5)), Some((7, 5)));
+
+        // PNG's magic followed by HTML: the bytes after the magic read as a huge width.
+        let mut fake = b"\x89PNG\r\n\x1a\n".to_vec();
+        fake.extend_from_slice(b"\0\0\0\rIHDRcxx\0\0\0\x10<html><script>alert(1)</script></html>");
+        assert_eq!(image_dimensions(&fake), None);
+        // A real header whose checksum no longer matches.
+        let mut tampered = png(3, 2);
+        tampered[19] = 0x7F; // width becomes 0x7F000003
+        assert_eq!(image_dimensions(&tampered), None);
+        assert_eq!(image_dimensions(PNG_1X1), None, "cut off inside its header");
+        assert_eq!(image_dimensions(&jpeg_header(7, 5)[..30]), None);
+        assert_eq!(image_dimensions(b"RIFF\0\0\0\0WEBPVP8 "), None);
+        // Plausible sizes only.
+        assert_eq!(image_dimensions(&png(IMAGE_SIDE_MAX + 1, 1)), None);
+    }
+
     #[test]
     fn screenshots_are_typed_by_their_bytes() {
         assert_eq!(detect(BlobKind::Screenshot, PNG_1X1, Some("image/jpeg")).as_deref(), Some("image/png"));
-        assert_eq!(image_dimensions(PNG_1X1), Some((3, 2)));
         assert_eq!(detect(BlobKind::Screenshot, b"<html><script>", Some("image/png")), None);
         assert_eq!(detect(BlobKind::Screenshot, b"<svg xmlns=", Some("image/svg+xml")), None);
         assert_eq!(detect(BlobKind::Screenshot, b"RIFF\0\0\0\0WEBPVP8 ", None).as_deref(), Some("image/webp"));

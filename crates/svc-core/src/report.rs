@@ -4,6 +4,19 @@ use serde_json::Value;
 
 const TITLE_MAX_CHARS: usize = 80;
 
+/// The page address a report links to: `context.url` when it is an absolute `http` or `https` URL
+/// with a host and nothing a browser would strip or reinterpret (white space, control characters).
+/// Anything else (`javascript:`, `file:`, text) stays in `context.url` as the reporter's text but is
+/// never the report's `url`.
+pub fn link_url(text: &str) -> Option<&str> {
+    if text.is_empty() || text.len() > 8_192 || text.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return None;
+    }
+    let parsed = url::Url::parse(text).ok()?;
+    let web = matches!(parsed.scheme(), "http" | "https") && parsed.host_str().is_some_and(|h| !h.is_empty());
+    web.then_some(text)
+}
+
 /// The title of a report (decisions §3): the first non-empty line of the first text block with
 /// Markdown stripped, cut to 80 characters; else a name for the first block's type.
 pub fn derive_title(blocks: &Value) -> String {
@@ -105,6 +118,25 @@ fn strip_markdown(line: &str, max_chars: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_web_addresses_become_the_report_link() {
+        assert_eq!(link_url("https://app.example.com/a?b=1#c"), Some("https://app.example.com/a?b=1#c"));
+        assert_eq!(link_url("http://localhost:3000/"), Some("http://localhost:3000/"));
+        for bad in [
+            "javascript:alert(1)",
+            "JavaScript:alert(1)",
+            "data:text/html,<script>",
+            "file:///etc/passwd",
+            "https://a.example/\n## Comments",
+            "https://a.example/ x",
+            "/relative/path",
+            "http://",
+            "",
+        ] {
+            assert_eq!(link_url(bad), None, "{bad:?}");
+        }
+    }
     use serde_json::json;
 
     #[test]

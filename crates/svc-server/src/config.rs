@@ -17,6 +17,8 @@ pub struct ServerConfig {
     pub ip_blobs_per_minute: u32,
     /// Ingest: reports per minute per project.
     pub project_reports_per_minute: u32,
+    /// Ingest: reports per minute an address may still file for a project whose ceiling is used up.
+    pub guaranteed_reports_per_address: u32,
     /// Proxies whose `X-Forwarded-For` is believed (`SVC_TRUSTED_PROXIES`).
     pub trusted_proxies: Vec<Cidr>,
     /// Blob sizes and report limits.
@@ -32,6 +34,7 @@ impl Default for ServerConfig {
             ip_reports_per_minute: 30,
             ip_blobs_per_minute: 60,
             project_reports_per_minute: 1_000,
+            guaranteed_reports_per_address: 5,
             trusted_proxies: vec![],
             limits: Limits::default(),
         }

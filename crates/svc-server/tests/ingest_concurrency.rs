@@ -1,5 +1,5 @@
 //! Ingest under pressure, over a real socket: two reports racing for one blob, rate limits keyed by
-//! the peer address; and the clean-up of blobs no report claimed.
+//! the peer address (an IPv6 /64 counted as one, a fair share when a project is at its ceiling); and the clean-up of blobs no report claimed.
 
 mod ingest_support;
 
@@ -130,6 +130,56 @@ async fn the_per_project_report_limit_applies_across_addresses() {
     // Another project has its own budget.
     let (other, _) = app.second_project("Other").await;
     app.report_with(&other.project_key, &[], text_report("elsewhere")).await.ok(200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_few_busy_addresses_cannot_silence_a_project_and_an_ipv6_64_is_one_address() {
+    // Behind a trusted proxy, so each request can come from the address its X-Forwarded-For names.
+    // Small budgets refill slowly (the ceiling one report per 10 s), so the test is not racing them.
+    let config = ServerConfig {
+        rate_limits: true,
+        ip_reports_per_minute: 3,
+        project_reports_per_minute: 6,
+        guaranteed_reports_per_address: 1,
+        trusted_proxies: vec![svc_server::config::Cidr::parse("127.0.0.1").unwrap()],
+        ..no_rate_limits()
+    };
+    let app = App::with_config(config).await;
+    let base = serve(app.router.clone()).await;
+    let key = app.key().to_string();
+    let http = client();
+    let from = |address: &str, text: &str| {
+        http.post(format!("{base}/ingest/report"))
+            .header(PROJECT_KEY, &key)
+            .header("x-forwarded-for", address)
+            .json(&text_report(text))
+            .send()
+    };
+    let status = |response: reqwest::Response| response.status().as_u16();
+
+    // Three addresses at their own limit: the first two use up the project's ceiling of 6, the
+    // third still files its guaranteed one.
+    let mut statuses = Vec::new();
+    for n in 0..3 {
+        for i in 0..3 {
+            statuses.push(status(from(&format!("198.51.100.{n}"), &format!("flood {n}.{i}")).await.unwrap()));
+        }
+    }
+    assert_eq!(statuses, [200, 200, 200, 200, 200, 200, 200, 429, 429]);
+    assert_eq!(status(from("198.51.100.0", "more").await.unwrap()), 429);
+
+    // Somebody else still gets through with their share, then waits like everyone.
+    assert_eq!(status(from("203.0.113.7", "a real bug").await.unwrap()), 200);
+    let limited = from("203.0.113.7", "another").await.unwrap();
+    assert_eq!(limited.status(), 429);
+    assert!(limited.headers().contains_key("retry-after"));
+    assert_eq!(limited.json::<Value>().await.unwrap(), json!({"error": "rate_limited"}));
+
+    // Every address of one IPv6 /64 shares one budget; the next /64 is someone else.
+    assert_eq!(status(from("2001:db8:7:1::1", "v6").await.unwrap()), 200);
+    assert_eq!(status(from("2001:db8:7:1:ffff::2", "same /64").await.unwrap()), 429);
+    assert_eq!(status(from("2001:db8:7:2::1", "next /64").await.unwrap()), 200);
+    assert_eq!(app.reports().await.len(), 7 + 1 + 1 + 1);
 }
 
 #[tokio::test]

@@ -244,6 +244,47 @@ async fn mime_not_allowed_for_html_or_svg_screenshots_and_text_audio() {
     assert_no_blob_files(&app);
 }
 
+#[tokio::test]
+async fn screenshots_that_only_start_like_an_image_are_refused() {
+    let app = App::new().await;
+    // PNG's signature, then HTML where the header should be: read as a header, its bytes would
+    // claim a width of over a billion pixels.
+    let mut png_then_html = b"\x89PNG\r\n\x1a\n".to_vec();
+    png_then_html.extend_from_slice(b"\0\0\0\rIHDRcxx<html><script>alert(1)</script></html>");
+    // A real PNG whose header was edited after its checksum was written.
+    let mut tampered = png(4, 3);
+    tampered[16] = 0x63;
+    let jpeg_then_html = [&[0xFF, 0xD8, 0xFF, 0xE0][..], b"<html><body>not a picture</body></html>"].concat();
+    let webp_then_html = b"RIFF\x20\0\0\0WEBPVP8 <html><body>not a picture</body></html>".to_vec();
+    for (name, data) in
+        [("png_then_html", png_then_html), ("tampered", tampered), ("jpeg", jpeg_then_html), ("webp", webp_then_html)]
+    {
+        let answer = app
+            .upload(&[
+                Part::text("kind", "screenshot"),
+                Part::text("width", "800"),
+                Part::text("height", "600"),
+                Part::file("shot.png", "image/png", &data),
+            ])
+            .await;
+        assert_eq!(answer.status.as_u16(), 415, "{name}: {}", answer.text());
+        answer.ingest_error(415, "mime_not_allowed");
+    }
+    assert_no_blob_files(&app);
+
+    // A real image keeps the size its header says, whatever the form claims.
+    let answer = app
+        .upload(&[
+            Part::text("kind", "screenshot"),
+            Part::text("width", "999999"),
+            Part::text("height", "1"),
+            Part::file("shot.png", "image/png", &png(4, 3)),
+        ])
+        .await;
+    let stored = answer.ok(200);
+    assert_eq!((stored["width"].clone(), stored["height"].clone()), (json!(4), json!(3)));
+}
+
 // ---------------------------------------------------------------------------------------------
 // POST /ingest/report
 

@@ -511,3 +511,19 @@ async fn an_unusable_idempotency_key_is_refused_rather_than_dropped() {
     let at_limit = "k".repeat(200);
     app.report_with(&key, &[("idempotency-key", &at_limit)], text_report("x")).await.ok(200);
 }
+
+#[tokio::test]
+async fn a_page_address_that_is_not_http_is_kept_as_text_but_never_the_report_link() {
+    let app = App::new().await;
+    for (url, link) in [
+        ("javascript:alert(document.cookie)", None),
+        ("file:///home/me/index.html", None),
+        ("https://app.example.com/x\n## Comments\n- forged", None),
+        ("https://app.example.com/checkout?step=2", Some("https://app.example.com/checkout?step=2")),
+    ] {
+        let id = app.file_report(json!({"blocks": [text_block("it broke")], "context": {"url": url}})).await;
+        let stored = app.stored(&id).await;
+        assert_eq!(stored["context"]["url"], json!(url), "the reporter's text is kept");
+        assert_eq!(stored["url"], json!(link), "{url:?}");
+    }
+}

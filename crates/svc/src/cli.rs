@@ -55,6 +55,21 @@ pub struct ServeArgs {
     /// `on` or `off`: rate limits (off for benchmarks, test suites and trusted networks).
     #[arg(long, env = "SVC_RATE_LIMIT", default_value = "on")]
     pub rate_limit: String,
+    /// REST API and tool endpoint: requests per minute per key.
+    #[arg(long, env = "SVC_API_REQUESTS_PER_MINUTE", default_value_t = 600, value_parser = clap::value_parser!(u32).range(1..))]
+    pub api_requests_per_minute: u32,
+    /// Ingest: reports per minute per client address (an IPv4 address or an IPv6 /64).
+    #[arg(long, env = "SVC_INGEST_REPORTS_PER_ADDRESS", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
+    pub ingest_reports_per_address: u32,
+    /// Ingest: blob uploads per minute per client address.
+    #[arg(long, env = "SVC_INGEST_BLOBS_PER_ADDRESS", default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..))]
+    pub ingest_blobs_per_address: u32,
+    /// Ingest: reports per minute per project (the ceiling).
+    #[arg(long, env = "SVC_INGEST_REPORTS_PER_PROJECT", default_value_t = 1_000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub ingest_reports_per_project: u32,
+    /// Ingest: reports per minute an address may still file for a project whose ceiling is used up.
+    #[arg(long, env = "SVC_INGEST_REPORTS_GUARANTEED_PER_ADDRESS", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub ingest_reports_guaranteed_per_address: u32,
     /// Blob storage: `s3://bucket/prefix` for S3-compatible storage; default: `<data-dir>/blobs`.
     #[arg(long, env = "SVC_BLOB_STORE")]
     pub blob_store: Option<String>,

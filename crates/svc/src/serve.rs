@@ -40,8 +40,17 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
         println!("{}", created.render(&public_url));
     }
 
-    let mut config =
-        ServerConfig { public_url: public_url.clone(), rate_limits, trusted_proxies, ..ServerConfig::default() };
+    let mut config = ServerConfig {
+        public_url: public_url.clone(),
+        rate_limits,
+        trusted_proxies,
+        key_requests_per_minute: args.api_requests_per_minute,
+        ip_reports_per_minute: args.ingest_reports_per_address,
+        ip_blobs_per_minute: args.ingest_blobs_per_address,
+        project_reports_per_minute: args.ingest_reports_per_project,
+        guaranteed_reports_per_address: args.ingest_reports_guaranteed_per_address,
+        ..ServerConfig::default()
+    };
     config.limits.file_max_bytes = args.file_max_bytes;
     let state = AppState::new(store.clone(), config).with_blob_store(blobs);
     spawn_housekeeping(state.clone());

@@ -63,12 +63,63 @@ fn documented_routes() -> OpenApiRouter<AppState> {
 
 /// The OpenAPI 3.1 document of the REST API (paths relative to the server root).
 pub fn openapi() -> utoipa::openapi::OpenApi {
-    OpenApiRouter::<AppState>::new().nest("/api/v1", documented_routes()).split_for_parts().1
+    router_and_document().1
+}
+
+fn router_and_document() -> (axum::Router<AppState>, utoipa::openapi::OpenApi) {
+    let (router, mut openapi) = OpenApiRouter::new().nest("/api/v1", documented_routes()).split_for_parts();
+    document_common_answers(&mut openapi);
+    (router, openapi)
+}
+
+/// Adds the answers every route shares, where its own description does not list them: the error
+/// shapes of authentication, rate limiting, malformed input and internal failure. Written once
+/// here, so no route can forget one.
+fn document_common_answers(openapi: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::path::{Operation, ParameterIn};
+    use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
+
+    let error = |description: &str| {
+        let content = ContentBuilder::new().schema(Some(Ref::from_schema_name("ErrorBody"))).build();
+        RefOr::T(ResponseBuilder::new().description(description).content("application/json", content).build())
+    };
+    for (path, item) in openapi.paths.paths.iter_mut() {
+        let operations: [&mut Option<Operation>; 5] =
+            [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch];
+        for operation in operations.into_iter().flatten() {
+            let has_body = operation.request_body.is_some();
+            let has_query = operation
+                .parameters
+                .iter()
+                .flatten()
+                .any(|parameter| matches!(parameter, RefOr::T(p) if matches!(p.parameter_in, ParameterIn::Query)));
+            let secured = operation.security.is_some();
+            let mut answers: Vec<(&str, &str)> = Vec::new();
+            if has_body || has_query {
+                answers.push(("400", "malformed input: a body or query the route does not accept (BAD_REQUEST)"));
+            }
+            if secured {
+                answers.push(("401", "missing, invalid, expired or revoked key (UNAUTHORIZED)"));
+                answers.push(("403", "the key lacks the scope, or belongs to another project (FORBIDDEN)"));
+                answers.push(("429", "over the per-key rate limit (RATE_LIMITED); Retry-After says when to retry"));
+            }
+            if path.contains("{projectId}") {
+                answers.push(("404", "no such project, or a malformed id (NOT_FOUND)"));
+            }
+            if has_body {
+                answers.push(("413", "body over 1 MB (PAYLOAD_TOO_LARGE)"));
+            }
+            answers.push(("500", "internal error; the message names the request id (INTERNAL)"));
+            for (status, description) in answers {
+                operation.responses.responses.entry(status.to_string()).or_insert_with(|| error(description));
+            }
+        }
+    }
 }
 
 /// The `/api/v1` router, `GET /api/v1/openapi.json` included (it needs no key).
 pub fn router() -> axum::Router<AppState> {
-    let (router, openapi) = OpenApiRouter::new().nest("/api/v1", documented_routes()).split_for_parts();
+    let (router, openapi) = router_and_document();
     let document = std::sync::Arc::new(openapi);
     router
         .route("/api/v1/openapi.json", get(move || async move { Json(document.as_ref().clone()) }))

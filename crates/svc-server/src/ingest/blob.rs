@@ -39,8 +39,6 @@ pub async fn upload(State(state): State<AppState>, request: Request<Body>) -> In
 
     let limits = state.config.limits;
     let mut kind_text: Option<String> = None;
-    let mut width: Option<String> = None;
-    let mut height: Option<String> = None;
     let mut duration: Option<String> = None;
     let mut upload: Option<Upload> = None;
 
@@ -48,8 +46,8 @@ pub async fn upload(State(state): State<AppState>, request: Request<Body>) -> In
         while let Some(field) = multipart.next_field().await.map_err(multipart_error)? {
             match field.name().unwrap_or_default() {
                 "kind" => kind_text = Some(text_field(field).await?),
-                "width" => width = Some(text_field(field).await?),
-                "height" => height = Some(text_field(field).await?),
+                // The spec's `width` and `height` are accepted and ignored: the decoded header decides.
+                "width" | "height" => drop(text_field(field).await?),
                 "durationMs" => duration = Some(text_field(field).await?),
                 "file" if upload.is_none() => {
                     // Before `kind` is known the upload is held to the largest limit and checked at the end.
@@ -67,7 +65,7 @@ pub async fn upload(State(state): State<AppState>, request: Request<Body>) -> In
     }
     .await;
     let result = match outcome {
-        Ok(()) => accept(&state, &project.id, kind_text, [width, height, duration], upload.as_ref()).await,
+        Ok(()) => accept(&state, &project.id, kind_text, duration, upload.as_ref()).await,
         Err(error) => Err(error),
     };
     if result.is_err() {
@@ -85,7 +83,7 @@ async fn accept(
     state: &AppState,
     project_id: &str,
     kind_text: Option<String>,
-    [width, height, duration]: [Option<String>; 3],
+    duration: Option<String>,
     upload: Option<&Upload>,
 ) -> IngestResult<Json<Value>> {
     let kind = kind_text.as_deref().and_then(BlobKind::parse).ok_or(IngestError::KIND_INVALID)?;
@@ -98,21 +96,23 @@ async fn accept(
     }
     let mime =
         media::detect(kind, &upload.head, upload.declared_type.as_deref()).ok_or(IngestError::MIME_NOT_ALLOWED)?;
-    let number = |text: &Option<String>| {
-        text.as_deref().and_then(|t| t.trim().parse::<f64>().ok()).filter(|n| n.is_finite() && *n >= 0.0)
-    };
     let duration_ms = match kind {
-        BlobKind::Audio => number(&duration).map(|ms| ms.round() as i64),
+        BlobKind::Audio => duration
+            .as_deref()
+            .and_then(|t| t.trim().parse::<f64>().ok())
+            .filter(|n| n.is_finite() && *n >= 0.0)
+            .map(|ms| ms.round() as i64),
         _ => None,
     };
     if duration_ms.is_some_and(|ms| ms as u64 > state.config.limits.audio_max_ms) {
         return Err(IngestError::DURATION_TOO_LONG);
     }
-    // The image header is the truth; the client's numbers only stand in when it cannot be read.
+    // The decoded image header is the truth; a screenshot whose header does not decode is no image.
     let (width, height) = match kind {
-        BlobKind::Screenshot => media::image_dimensions(&upload.head)
-            .map(|(w, h)| (Some(w), Some(h)))
-            .unwrap_or((number(&width).map(|n| n as i64), number(&height).map(|n| n as i64))),
+        BlobKind::Screenshot => {
+            let (w, h) = screenshot_dimensions(state, upload).await?.ok_or(IngestError::MIME_NOT_ALLOWED)?;
+            (Some(w), Some(h))
+        }
         _ => (None, None),
     };
     let blob = Blob {
@@ -136,6 +136,19 @@ async fn accept(
         }
     }
     Ok(Json(answer))
+}
+
+/// The screenshot's size from its header: from the bytes kept while streaming, or, when the header
+/// lies further in than those (large metadata before the frame), from the stored file.
+async fn screenshot_dimensions(state: &AppState, upload: &Upload) -> IngestResult<Option<(i64, i64)>> {
+    if let Some(size) = media::image_dimensions(&upload.head) {
+        return Ok(Some(size));
+    }
+    if upload.bytes <= upload.head.len() as u64 {
+        return Ok(None);
+    }
+    let whole = state.blobs.read_all(&upload.blob_id).await.map_err(IngestError::internal)?;
+    Ok(whole.as_deref().and_then(media::image_dimensions))
 }
 
 /// Streams the file part to the blob store, cutting it off past `limit` without buffering it.

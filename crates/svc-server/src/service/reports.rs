@@ -174,7 +174,7 @@ pub async fn file(store: &dyn Store, filing: Filing<'_>) -> Result<Filed, Filing
         status: status::INITIAL.into(),
         title: svc_core::report::derive_title(&blocks),
         artifact_id: context.get("artifactId").and_then(|v| v.as_str()).map(String::from),
-        url: context.get("url").and_then(|v| v.as_str()).map(String::from),
+        url: context.get("url").and_then(|v| v.as_str()).and_then(svc_core::report::link_url).map(String::from),
         blocks,
         context: serde_json::Value::Object(submission.context),
         identity,
