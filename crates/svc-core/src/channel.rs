@@ -90,7 +90,7 @@ fn validate_condition(condition: &Value) -> Result<(), Invalid> {
     let object = condition.as_object().ok_or_else(|| Invalid::new("must be an object"))?;
     let field = object.get("field").and_then(Value::as_str).ok_or_else(|| Invalid::new("field must be a string"))?;
     let field_ok = MATCHER_FIELDS.contains(&field)
-        || field.strip_prefix("attr.").is_some_and(|name| !name.is_empty() && name.len() <= 100);
+        || field.strip_prefix("attr.").is_some_and(|name| !name.is_empty() && name.chars().count() <= 100);
     if !field_ok {
         return Err(Invalid::new(format!("field must be one of {} or attr.<name>", MATCHER_FIELDS.join(", "))));
     }
@@ -109,7 +109,7 @@ fn validate_condition(condition: &Value) -> Result<(), Invalid> {
         }
         _ => {
             let text = value.and_then(Value::as_str).ok_or_else(|| Invalid::new("value must be a string"))?;
-            if text.len() > 2000 {
+            if text.chars().count() > 2000 {
                 return Err(Invalid::new("value must be at most 2000 characters"));
             }
         }

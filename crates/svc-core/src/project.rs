@@ -90,7 +90,7 @@ pub fn validate_url_patterns(patterns: &Value) -> Result<Vec<String>, Invalid> {
     }
     list.iter()
         .map(|item| match item.as_str() {
-            Some(s) if !s.trim().is_empty() && s.len() <= 2000 => Ok(s.to_string()),
+            Some(s) if !s.trim().is_empty() && s.chars().count() <= 2000 => Ok(s.to_string()),
             _ => Err(err()),
         })
         .collect()

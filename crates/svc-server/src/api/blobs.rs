@@ -15,7 +15,9 @@ use crate::state::AppState;
 /// (`Content-Disposition: attachment`); nothing is served for the browser to sniff.
 #[utoipa::path(get, path = "/projects/{projectId}/blobs/{blobId}", tag = "reports", security(("bearer" = [])),
     params(("projectId" = String, Path), ("blobId" = String, Path)),
-    responses((status = 200, description = "the blob's bytes", content_type = "application/octet-stream"),
+    responses((status = 200, description = "the blob's bytes with its stored type: image/png, image/jpeg or image/webp for \
+        screenshots, audio/webm, audio/ogg or audio/mp4 for voice notes, the declared type (else \
+        application/octet-stream) for file attachments", content_type = "*/*"),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get_blob(
     State(state): State<AppState>,

@@ -22,9 +22,10 @@ pub const MAX_LIMIT: u32 = 100;
 pub fn parse_limit(raw: Option<&str>, default: u32, max: u32) -> Result<u32, String> {
     match raw {
         None => Ok(default),
-        Some(text) => match text.trim().parse::<u64>() {
-            Ok(0) | Err(_) => Err(format!("limit must be a positive integer, not {text:?}")),
-            Ok(n) => Ok(n.min(max as u64) as u32),
+        // An int64 of at least 1, as the OpenAPI document says; above `max` it is cut to `max`.
+        Some(text) => match text.trim().parse::<i64>() {
+            Ok(n) if n >= 1 => Ok(n.min(i64::from(max)) as u32),
+            _ => Err(format!("limit must be a positive integer, not {text:?}")),
         },
     }
 }
@@ -33,9 +34,9 @@ pub fn parse_limit(raw: Option<&str>, default: u32, max: u32) -> Result<u32, Str
 /// `status` (any string; unknown values give an empty list), `before` (a report id: the cursor).
 #[utoipa::path(get, path = "/projects/{projectId}/feedback", tag = "reports", security(("bearer" = [])),
     params(("projectId" = String, Path),
-        ("limit" = Option<u32>, Query, description = "1 to 100 (larger is clamped), default 20"),
+        ("limit" = Option<i64>, Query, minimum = 1, description = "1 to 100 (larger is clamped), default 20"),
         ("channelKey" = Option<String>, Query), ("status" = Option<String>, Query),
-        ("before" = Option<String>, Query, description = "report id: return reports older than it (pass nextCursor)")),
+        ("before" = Option<String>, Query, pattern = "^[0-9a-f]{24}$", description = "report id: return reports older than it (pass nextCursor)")),
     responses((status = 200, body = ReportPage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list_feedback(
     State(state): State<AppState>,

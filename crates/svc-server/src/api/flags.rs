@@ -41,7 +41,7 @@ pub async fn list_flags(
 
 /// Turns a flag on or off (creating it).
 #[utoipa::path(put, path = "/projects/{projectId}/flags/{key}", tag = "flags", security(("bearer" = [])),
-    params(("projectId" = String, Path), ("key" = String, Path)),
+    params(("projectId" = String, Path), ("key" = String, Path, pattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")),
     request_body = FlagSet,
     responses((status = 200, body = FlagView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn set_flag(

@@ -45,8 +45,10 @@ pub async fn mint_key(
     let ttl_secs = match body.get("expiresInSeconds") {
         None | Some(Value::Null) => None,
         Some(value) => Some(
+            // 60.0 is an integer to JSON Schema, so to the OpenAPI document too.
             value
                 .as_i64()
+                .or_else(|| value.as_f64().filter(|n| n.fract() == 0.0 && n.abs() < 1e15).map(|n| n as i64))
                 .ok_or_else(|| ApiError::bad_request("expiresInSeconds must be an integer between 60 and 31536000"))?,
         ),
     };

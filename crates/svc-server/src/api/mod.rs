@@ -8,6 +8,7 @@ pub mod flags;
 pub mod keys;
 pub mod me;
 pub mod projects;
+mod request_schemas;
 pub mod rooms;
 pub mod views;
 

@@ -56,7 +56,7 @@ pub async fn create_room(
 
 /// Updates any of `title`, `meta` (replaced whole), `archived`. 404 when no room exists at all.
 #[utoipa::path(patch, path = "/projects/{projectId}/rooms/{artifactId}", tag = "rooms", security(("bearer" = [])),
-    params(("projectId" = String, Path), ("artifactId" = String, Path, description = "percent-encoded")),
+    params(("projectId" = String, Path), ("artifactId" = String, Path, min_length = 1, max_length = 200, description = "percent-encoded")),
     request_body = RoomPatch,
     responses((status = 200, body = RoomView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn patch_room(

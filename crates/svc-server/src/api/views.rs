@@ -1,13 +1,15 @@
 //! The REST API's response shapes (and the documented request shapes), camelCase as the spec
 //! writes them. Times are ISO 8601.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use svc_core::model::*;
 use svc_core::time::{iso, iso_opt};
 use svc_store::ListedReport;
 use utoipa::ToSchema;
+
+use super::request_schemas as rules;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -57,16 +59,21 @@ impl From<&Project> for ProjectView {
 }
 
 /// PATCH body: any of these fields; `widgetConfig` replaces the stored configuration whole.
-#[derive(ToSchema)]
+#[derive(Deserialize, ToSchema)]
 #[allow(dead_code)]
-#[schema(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProjectPatch {
+    #[schema(nullable = false, pattern = r"\S", max_length = 100)]
     name: Option<String>,
+    #[schema(schema_with = rules::url_patterns)]
     url_patterns: Option<Vec<String>>,
+    /// The key of a channel of the project that is not archived.
+    #[schema(schema_with = rules::channel_key)]
     default_channel_key: Option<String>,
     /// `mascot`, `shape`, `anchor`, `offsetX`, `offsetY`, `size`, `triggerVariant`.
-    #[schema(value_type = Option<Object>)]
+    #[schema(schema_with = rules::widget_config)]
     widget_config: Option<Value>,
+    #[schema(schema_with = rules::allowed_origins)]
     allowed_origins: Option<Vec<String>>,
 }
 
@@ -222,6 +229,7 @@ pub struct ReportPage {
 #[derive(Serialize, ToSchema)]
 pub struct StatusBody {
     /// One of `new`, `triaged`, `in-progress`, `fixed`, `verified`, `canceled`.
+    #[schema(schema_with = rules::status)]
     pub status: String,
 }
 
@@ -327,23 +335,29 @@ impl RoomView {
 }
 
 /// Room create body; `meta` holds `tool`, `source`, `goal`, `constraints`, `url`.
-#[derive(ToSchema)]
+#[derive(Deserialize, ToSchema)]
 #[allow(dead_code)]
-#[schema(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub struct RoomCreate {
+    #[schema(min_length = 1, max_length = 200)]
     artifact_id: String,
+    /// Defaults to `artifactId`.
+    #[schema(pattern = r"\S", max_length = 200)]
     title: Option<String>,
-    #[schema(value_type = Option<Object>)]
+    #[schema(schema_with = rules::room_meta)]
     meta: Option<Value>,
 }
 
 /// Room update body: any of the fields.
-#[derive(ToSchema)]
+#[derive(Deserialize, ToSchema)]
 #[allow(dead_code)]
+#[serde(deny_unknown_fields)]
 pub struct RoomPatch {
+    #[schema(pattern = r"\S", max_length = 200)]
     title: Option<String>,
-    #[schema(value_type = Option<Object>)]
+    #[schema(schema_with = rules::room_meta)]
     meta: Option<Value>,
+    #[schema(nullable = false)]
     archived: Option<bool>,
 }
 
@@ -383,43 +397,57 @@ pub struct ChannelList {
 }
 
 /// Channel create body.
-#[derive(ToSchema)]
+#[derive(Deserialize, ToSchema)]
 #[allow(dead_code)]
-#[schema(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ChannelCreate {
     /// `^[a-z0-9][a-z0-9_-]{0,39}$`, unique in the project.
+    #[schema(schema_with = rules::channel_key)]
     key: String,
+    #[schema(pattern = r"\S", max_length = 80)]
     name: String,
     /// `#rrggbb`
+    #[schema(schema_with = rules::color)]
     color: String,
+    #[schema(schema_with = rules::mascot)]
     mascot: String,
+    /// Default 0.
+    #[schema(nullable = false)]
     base_weight: Option<f64>,
-    #[schema(value_type = Option<Vec<Object>>)]
+    #[schema(schema_with = rules::matchers)]
     matchers: Option<Value>,
 }
 
 /// Channel update body: any of these fields (`key` cannot change).
-#[derive(ToSchema)]
+#[derive(Deserialize, ToSchema)]
 #[allow(dead_code)]
-#[schema(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ChannelPatch {
+    #[schema(nullable = false, pattern = r"\S", max_length = 80)]
     name: Option<String>,
+    #[schema(schema_with = rules::color)]
     color: Option<String>,
+    #[schema(schema_with = rules::mascot)]
     mascot: Option<String>,
+    #[schema(nullable = false)]
     base_weight: Option<f64>,
-    #[schema(value_type = Option<Vec<Object>>)]
+    #[schema(schema_with = rules::matchers)]
     matchers: Option<Value>,
+    #[schema(nullable = false)]
     archived: Option<bool>,
 }
 
 /// Hint body: `weight` is `suggest`, `max` or a number.
-#[derive(ToSchema)]
+#[derive(Deserialize, ToSchema)]
 #[allow(dead_code)]
-#[schema(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub struct HintCreate {
+    /// The key of a channel of the project that is not archived.
+    #[schema(schema_with = rules::channel_key)]
     channel_key: String,
-    #[schema(value_type = Object)]
+    #[schema(schema_with = rules::hint_weight)]
     weight: Value,
+    #[schema(min_length = 1, max_length = 200)]
     user_id: Option<String>,
 }
 
@@ -429,13 +457,17 @@ pub struct OkView {
 }
 
 /// Key mint body.
-#[derive(ToSchema)]
+#[derive(Deserialize, ToSchema)]
 #[allow(dead_code)]
-#[schema(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub struct KeyCreate {
+    #[schema(pattern = r"\S", max_length = 100)]
     name: String,
+    /// A non-empty subset of the project's scopes, without `*` and `apikey:write`.
+    #[schema(schema_with = rules::mintable_scopes)]
     scopes: Vec<String>,
-    /// 60 to 31,536,000; absent: no expiry.
+    /// 60 to 31,536,000; absent or null: no expiry.
+    #[schema(minimum = 60, maximum = 31_536_000)]
     expires_in_seconds: Option<i64>,
 }
 
@@ -476,7 +508,7 @@ pub struct FlagList {
     pub items: Vec<FlagView>,
 }
 
-#[derive(ToSchema)]
+#[derive(Deserialize, ToSchema)]
 #[allow(dead_code)]
 pub struct FlagSet {
     enabled: bool,
