@@ -4,10 +4,8 @@
 
 use svc_core::channel::{MATCHER_FIELDS, MATCHER_OPS};
 use svc_core::project::{ANCHORS, SHAPES, TRIGGER_VARIANTS};
-use utoipa::openapi::schema::{
-    AdditionalProperties, ArrayBuilder, Object, ObjectBuilder, OneOfBuilder, Schema, Type,
-};
 use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{AdditionalProperties, ArrayBuilder, Object, ObjectBuilder, OneOfBuilder, Schema, Type};
 
 /// A string holding something other than white space (names are trimmed before their check).
 pub const NOT_BLANK: &str = r"\S";
@@ -67,9 +65,7 @@ pub fn url_patterns() -> ArrayBuilder {
 
 /// Origins such as `https://app.example.com` or `http://localhost:3000`.
 pub fn allowed_origins() -> ArrayBuilder {
-    ArrayBuilder::new()
-        .items(string().pattern(Some("^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?/?$")))
-        .max_items(Some(100))
+    ArrayBuilder::new().items(string().pattern(Some("^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?/?$"))).max_items(Some(100))
 }
 
 /// `[{conditions: [{field, op, value}], weight, note?}]`, decisions §5: `value` is a string, an array
@@ -79,8 +75,7 @@ pub fn matchers() -> ArrayBuilder {
     let field = || string().pattern(Some(field_pattern.clone()));
     let text_ops: Vec<&str> = MATCHER_OPS.iter().copied().filter(|op| !matches!(*op, "in" | "exists")).collect();
     let condition = |op: ObjectBuilder, value: Option<Schema>| {
-        let mut builder =
-            ObjectBuilder::new().schema_type(Type::Object).property("field", field()).property("op", op);
+        let mut builder = ObjectBuilder::new().schema_type(Type::Object).property("field", field()).property("op", op);
         builder = builder.required("field").required("op");
         if let Some(value) = value {
             builder = builder.property("value", value).required("value");
@@ -89,10 +84,7 @@ pub fn matchers() -> ArrayBuilder {
     };
     let conditions = OneOfBuilder::new()
         .item(condition(one_of_strings(&text_ops), Some(string().max_length(Some(2_000)).build().into())))
-        .item(condition(
-            one_of_strings(&["in"]),
-            Some(ArrayBuilder::new().items(string()).build().into()),
-        ))
+        .item(condition(one_of_strings(&["in"]), Some(ArrayBuilder::new().items(string()).build().into())))
         .item(condition(one_of_strings(&["exists"]), None));
     let matcher = ObjectBuilder::new()
         .schema_type(Type::Object)
