@@ -5,6 +5,7 @@ pub mod channel;
 pub mod identity;
 pub mod ids;
 pub mod ingest;
+pub mod markdown;
 pub mod media;
 pub mod model;
 pub mod project;

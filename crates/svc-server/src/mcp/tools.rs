@@ -2,6 +2,7 @@
 //! `isError` result naming the problem, never a protocol error.
 
 use serde_json::{Map, Value, json};
+use svc_core::markdown::{ONE_LINE_MAX_CHARS, one_line};
 use svc_core::model::{ApiKey, Comment, Project, Report, ReportFilter, RoomChanges};
 use svc_core::{ids, status, time};
 
@@ -182,7 +183,12 @@ async fn find_report(state: &AppState, caller: &Caller, argument: &str, referenc
         1 => Ok(found.remove(0)),
         _ => Err(ToolResult::error(format!(
             "shortId {reference} is ambiguous; use the full id of one of: {}",
-            found.iter().map(|r| format!("{} ({})", r.id, r.title)).collect::<Vec<_>>().join(", ")
+            // Titles are the reporters' words: one line each, so they cannot add lines to the answer.
+            found
+                .iter()
+                .map(|r| format!("{} ({})", r.id, one_line(&r.title, ONE_LINE_MAX_CHARS)))
+                .collect::<Vec<_>>()
+                .join(", ")
         ))),
     }
 }

@@ -235,18 +235,26 @@ pub fn png(width: u32, height: u32, seed: u64) -> Vec<u8> {
 
 /// `POST /ingest/blob` with a multipart body (`kind=screenshot`, `file=<png>`); returns the blob id.
 pub async fn upload_screenshot(app: &TestApp, png: &[u8]) -> String {
+    let answer = upload_blob(app, "screenshot", "shot.png", "image/png", png).await;
+    assert_eq!(answer["mime"], json!("image/png"), "{answer}");
+    answer["blobId"].as_str().expect("blobId").to_string()
+}
+
+/// `POST /ingest/blob` with a multipart body (`kind`, then `file` with this file name and
+/// Content-Type); asserts 200 and the stored size, returns the answer.
+pub async fn upload_blob(app: &TestApp, kind: &str, file_name: &str, content_type: &str, data: &[u8]) -> Value {
     let boundary = "svc-mcp-test-boundary-7d1f";
     let mut body = Vec::new();
     body.extend_from_slice(
-        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"kind\"\r\n\r\nscreenshot\r\n").as_bytes(),
+        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"kind\"\r\n\r\n{kind}\r\n").as_bytes(),
     );
     body.extend_from_slice(
         format!(
-            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"shot.png\"\r\nContent-Type: image/png\r\n\r\n"
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\nContent-Type: {content_type}\r\n\r\n"
         )
         .as_bytes(),
     );
-    body.extend_from_slice(png);
+    body.extend_from_slice(data);
     body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
     let request = Request::builder()
         .method("POST")
@@ -256,21 +264,27 @@ pub async fn upload_screenshot(app: &TestApp, png: &[u8]) -> String {
         .body(Body::from(body))
         .unwrap();
     let resp = app.send(request).await;
-    let answer = resp.ok(200);
-    assert_eq!(answer["mime"], json!("image/png"), "{}", resp.text);
-    assert_eq!(answer["bytes"], json!(png.len()), "{}", resp.text);
-    answer["blobId"].as_str().expect("blobId").to_string()
+    let answer = resp.ok(200).clone();
+    assert_eq!(answer["bytes"], json!(data.len()), "{}", resp.text);
+    answer
 }
 
 /// `POST /ingest/report` for the app's project; returns the report id.
 pub async fn ingest_report(app: &TestApp, body: Value) -> String {
-    let request = Request::builder()
+    ingest_report_with(app, &[], body).await
+}
+
+/// [`ingest_report`] with extra headers (e.g. `x-svc-identity`).
+pub async fn ingest_report_with(app: &TestApp, headers: &[(&str, &str)], body: Value) -> String {
+    let mut builder = Request::builder()
         .method("POST")
         .uri("/ingest/report")
         .header("x-svc-project-key", &app.project.project_key)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(serde_json::to_vec(&body).unwrap()))
-        .unwrap();
+        .header(header::CONTENT_TYPE, "application/json");
+    for (name, value) in headers {
+        builder = builder.header(*name, *value);
+    }
+    let request = builder.body(Body::from(serde_json::to_vec(&body).unwrap())).unwrap();
     let resp = app.send(request).await;
     resp.ok(200)["reportId"].as_str().expect("reportId").to_string()
 }
