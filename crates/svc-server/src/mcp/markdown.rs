@@ -281,9 +281,10 @@ pub async fn render(state: &AppState, report: &Report, project: Option<&Project>
             let _ = writeln!(doc, "{}", fenced(error, "text"));
         }
     }
-    let page: Vec<(&str, &str)> = [("url", report.url.as_deref())]
+    // `context.url` as the reporter's page sent it (the report's `url` is only its http(s) form).
+    let page: Vec<(&str, &str)> = ["url", "userAgent", "language", "device"]
+        .map(|f| (f, text_of(&report.context, f)))
         .into_iter()
-        .chain(["userAgent", "language", "device"].map(|f| (f, text_of(&report.context, f))))
         .filter_map(|(field, value)| value.filter(|v| !v.is_empty()).map(|v| (field, v)))
         .collect();
     if !page.is_empty() {
