@@ -10,9 +10,6 @@ use crate::error::ApiError;
 use crate::service::keys::{self, AuthResultError};
 use crate::state::AppState;
 
-/// `last_used_at` is written at most this often per key, so reads do not become writes.
-const TOUCH_INTERVAL_MS: i64 = 60_000;
-
 /// An authenticated, project-bound API key (REST). Org-wide keys are refused here: they work on the
 /// tool endpoint only.
 pub struct RestKey(pub ApiKey);
@@ -28,17 +25,8 @@ pub async fn authenticate_key(state: &AppState, parts: &Parts) -> Result<ApiKey,
         Err(AuthResultError::Store(error)) => return Err(KeyRejection::Internal(error.into())),
     };
     state.rate_limits.check_key(&key.id).map_err(KeyRejection::RateLimited)?;
-    let now = time::now_ms();
-    if key.last_used_at.is_none_or(|at| now - at > TOUCH_INTERVAL_MS) {
-        let store = state.store.clone();
-        let id = key.id.clone();
-        // Off the request path: a slow write must not slow the answer.
-        tokio::spawn(async move {
-            if let Err(error) = store.touch_key(&id, now).await {
-                tracing::warn!(%error, "could not record key use");
-            }
-        });
-    }
+    // Off the request path: a slow write must not slow the answer.
+    state.usage.record_key_use(&key, time::now_ms());
     Ok(key)
 }
 

@@ -7,7 +7,7 @@ use svc_store::DynStore;
 use crate::config::ServerConfig;
 use crate::metrics::Metrics;
 use crate::rate_limit::RateLimits;
-use crate::service::viewed::ViewedMarks;
+use crate::service::usage::Usage;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -16,8 +16,8 @@ pub struct AppState {
     pub config: Arc<ServerConfig>,
     pub metrics: Arc<Metrics>,
     pub rate_limits: Arc<RateLimits>,
-    /// Viewed marks waiting for their write.
-    pub viewed: Arc<ViewedMarks>,
+    /// Viewed marks and key uses waiting for their write.
+    pub usage: Arc<Usage>,
 }
 
 impl AppState {
@@ -26,7 +26,7 @@ impl AppState {
     pub fn new(store: DynStore, config: ServerConfig) -> Self {
         let rate_limits = Arc::new(RateLimits::new(&config));
         AppState {
-            viewed: ViewedMarks::start(store.clone()),
+            usage: Usage::start(store.clone()),
             store,
             blobs: Arc::new(BlobStore::memory()),
             config: Arc::new(config),

@@ -78,7 +78,7 @@ async fn get_report_set_status_and_add_comment_reach_every_project_of_the_org() 
         let comments = app.store.list_comments(&report.id).await.unwrap();
         assert_eq!(comments.len(), 1);
         assert_eq!(comments[0].project_id, project.id);
-        assert!(viewers(&app, &report.id, 1).await.iter().any(|(v, _)| v == &format!("agent:{key_id}")));
+        assert!(viewers(&app, &report.id).await.iter().any(|(v, _)| v == &format!("agent:{key_id}")));
     }
 }
 

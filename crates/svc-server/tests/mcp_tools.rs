@@ -166,40 +166,30 @@ async fn list_reports_and_get_report_mark_the_reports_viewed_by_the_key() {
     let viewer = format!("agent:{key_id}");
 
     tool_json(&app, &key, "list_reports", json!({"channelKey": "bug"})).await;
-    let marks = viewers(&app, &listed.id, 1).await;
+    let marks = viewers(&app, &listed.id).await;
     assert_eq!(marks.iter().map(|(v, _)| v.as_str()).collect::<Vec<_>>(), [viewer.as_str()]);
     assert!(marks[0].1 > 0);
 
     let out = tool(&app, &key, "get_report", json!({"id": read.id})).await;
     assert!(!out.is_error);
-    let marks = viewers(&app, &read.id, 1).await;
+    let marks = viewers(&app, &read.id).await;
     assert_eq!(marks.len(), 1);
     assert_eq!(marks[0].0, viewer);
 
     // A report the key did not see has no mark; viewing again keeps one row per viewer.
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    assert!(app.store.list_viewers(&filtered_out.id).await.unwrap().is_empty());
+    assert!(viewers(&app, &filtered_out.id).await.is_empty());
     tool_json(&app, &key, "list_reports", json!({})).await;
-    assert_eq!(viewers(&app, &filtered_out.id, 1).await.len(), 1);
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    assert_eq!(app.store.list_viewers(&listed.id).await.unwrap().len(), 1);
+    assert_eq!(viewers(&app, &filtered_out.id).await.len(), 1);
+    assert_eq!(viewers(&app, &listed.id).await.len(), 1);
 
     // Marks are written in batches: the row ends up with the latest time it was seen.
-    let first = app.store.list_viewers(&listed.id).await.unwrap()[0].1;
-    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    let second_call_at = svc_core::time::now_ms();
+    let first = viewers(&app, &listed.id).await[0].1;
+    let second_call_at = first + 1_000;
+    app.state.usage.record_views([listed.id.clone()], &viewer, second_call_at);
     tool_json(&app, &key, "list_reports", json!({})).await;
-    tool_json(&app, &key, "list_reports", json!({})).await;
-    let mut latest = first;
-    for _ in 0..100 {
-        latest = app.store.list_viewers(&listed.id).await.unwrap()[0].1;
-        if latest >= second_call_at {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    assert!(latest >= second_call_at && latest > first, "{first} -> {latest}");
-    assert_eq!(app.store.list_viewers(&listed.id).await.unwrap().len(), 1);
+    let marks = viewers(&app, &listed.id).await;
+    assert_eq!(marks.len(), 1);
+    assert!(marks[0].1 >= second_call_at, "{first} -> {}", marks[0].1);
 }
 
 // ---------------------------------------------------------------------------------------------

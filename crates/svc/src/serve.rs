@@ -54,7 +54,7 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
     config.limits.file_max_bytes = args.file_max_bytes;
     let state = AppState::new(store.clone(), config).with_blob_store(blobs);
     spawn_housekeeping(state.clone());
-    let viewed = state.viewed.clone();
+    let usage = state.usage.clone();
     let app = svc_server::app(state);
     tracing::info!(address = %local, public_url = %public_url, backend = store.backend(), blobs = %blob_store_name, "svc listening");
 
@@ -72,7 +72,7 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
             tokio::time::sleep(SHUTDOWN_GRACE).await;
         } => tracing::warn!("in-flight requests did not finish within {SHUTDOWN_GRACE:?}; stopping"),
     }
-    viewed.flush().await;
+    usage.flush().await;
     tracing::info!("svc stopped");
     Ok(())
 }

@@ -132,7 +132,7 @@ fn compact(report: &Report, caller: &Caller) -> Value {
 
 /// Records that the caller saw these reports (written off the request path).
 fn mark_viewed(state: &AppState, caller: &Caller, report_ids: Vec<String>) {
-    state.viewed.record(report_ids, &caller.viewer(), time::now_ms());
+    state.usage.record_views(report_ids, &caller.viewer(), time::now_ms());
 }
 
 async fn list_reports(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {

@@ -8,7 +8,7 @@ pub mod keys;
 pub mod projects;
 pub mod reports;
 pub mod rooms;
-pub mod viewed;
+pub mod usage;
 
 use svc_store::StoreError;
 

@@ -6,7 +6,6 @@
 use axum::body::Body;
 use axum::http::{Request, header};
 use serde_json::{Value, json};
-use std::time::Duration;
 
 use super::common::{Resp, TestApp};
 
@@ -139,18 +138,11 @@ pub async fn tool_json(app: &TestApp, key: &str, name: &str, arguments: Value) -
     tool(app, key, name, arguments).await.json()
 }
 
-/// The `(viewer, at)` marks of a report, waiting up to 5 s for at least `at_least` (they are written
-/// off the request path).
-pub async fn viewers(app: &TestApp, report_id: &str, at_least: usize) -> Vec<(String, i64)> {
-    let mut marks = Vec::new();
-    for _ in 0..100 {
-        marks = app.store.list_viewers(report_id).await.expect("list viewers");
-        if marks.len() >= at_least {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    marks
+/// The `(viewer, at)` marks of a report, once every mark recorded so far is written (they are
+/// written off the request path).
+pub async fn viewers(app: &TestApp, report_id: &str) -> Vec<(String, i64)> {
+    app.state.usage.flush().await;
+    app.store.list_viewers(report_id).await.expect("list viewers")
 }
 
 // ---------------------------------------------------------------------------------------------
