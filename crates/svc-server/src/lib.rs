@@ -3,9 +3,11 @@
 
 pub mod api;
 pub mod auth;
+pub mod body;
 pub mod config;
 pub mod error;
 pub mod health;
+pub mod http_server;
 pub mod ingest;
 pub mod mcp;
 pub mod metrics;
@@ -24,6 +26,7 @@ use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, 
 use tower_http::trace::TraceLayer;
 
 pub use config::ServerConfig;
+pub use http_server::{ConnectionSettings, serve};
 pub use state::AppState;
 
 use crate::error::{ErrorBody, InternalErrorMarker};

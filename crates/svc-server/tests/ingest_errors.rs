@@ -5,6 +5,7 @@ mod ingest_support;
 use axum::body::Body;
 use ingest_support::*;
 use serde_json::{Value, json};
+use std::time::Duration;
 
 const UNKNOWN_KEY: &str = "pr_AAAAAAAAAAAAAAAAAAAAAAAA";
 const UNKNOWN_BLOB: &str = "0123456789abcdef01234567";
@@ -220,6 +221,46 @@ async fn block_too_large_for_a_report_body_over_512_kb() {
     // A body of padding that is not even JSON is refused by size first.
     let key = app.key().to_string();
     app.report_raw(&key, &[], vec![b' '; 512 * 1024 + 1]).await.ingest_error(413, "block_too_large");
+    assert!(app.reports().await.is_empty());
+}
+
+/// A body declared as 100 MB (or 200 MB for an upload) of which 4 KB arrive and then nothing, and
+/// how many bytes were taken from it.
+fn stalled_100_mb() -> (Body, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use futures_util::StreamExt;
+    let taken = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = taken.clone();
+    let stream = futures_util::stream::once(async { vec![b' '; 4096] }).chain(futures_util::stream::pending()).map(
+        move |piece: Vec<u8>| {
+            counter.fetch_add(piece.len(), std::sync::atomic::Ordering::SeqCst);
+            Ok::<_, std::io::Error>(axum::body::Bytes::from(piece))
+        },
+    );
+    (Body::from_stream(stream), taken)
+}
+
+#[tokio::test]
+async fn huge_declared_bodies_are_answered_from_the_headers_without_reading_them() {
+    let app = App::new().await;
+    let key = app.key().to_string();
+    let multipart = format!("multipart/form-data; boundary={BOUNDARY}");
+    for (path, content_type, length) in
+        [("/ingest/report", "application/json", "104857600"), ("/ingest/blob", multipart.as_str(), "209715200")]
+    {
+        let headers = [("content-type", content_type), ("content-length", length)];
+        for (key, status, code) in [
+            (None, 401, "invalid_project_key_or_origin"),
+            (Some(UNKNOWN_KEY), 401, "invalid_project_key_or_origin"),
+            (Some(key.as_str()), 413, "block_too_large"),
+        ] {
+            let (body, taken) = stalled_100_mb();
+            let resp = tokio::time::timeout(Duration::from_secs(10), app.ingest("POST", path, key, &headers, body))
+                .await
+                .unwrap_or_else(|_| panic!("{path} with {key:?}: the server waited for the body"));
+            resp.ingest_error(status, code);
+            assert_eq!(taken.load(std::sync::atomic::Ordering::SeqCst), 0, "{path} with {key:?}: the body was read");
+        }
+    }
     assert!(app.reports().await.is_empty());
 }
 

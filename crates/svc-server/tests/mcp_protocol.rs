@@ -8,6 +8,7 @@ use axum::http::header;
 use common::*;
 use mcp_support::*;
 use serde_json::{Value, json};
+use std::time::Duration;
 
 // ---------------------------------------------------------------------------------------------
 // Handshake and the plain methods
@@ -409,7 +410,62 @@ async fn a_request_body_over_one_megabyte_is_refused() {
     let message = "x".repeat(1_100_000);
     let body = serde_json::to_vec(&req(json!(1), "ping", json!({"pad": message}))).unwrap();
     let resp = post_raw(&app, Some(&key), &[], body).await;
-    assert_eq!(resp.status.as_u16(), 413, "{}", &resp.text[..resp.text.len().min(200)]);
+    expect_error(&resp, 413, &Value::Null, -32600);
+}
+
+/// Sends the head of a `POST /mcp` declaring a 100 MB body and only its first 4 KB, then reads the
+/// answer: it must come while the client has sent almost nothing.
+async fn post_100_mb_head(app: &TestApp, authorization: Option<&str>) -> RawResponse {
+    use tokio::io::AsyncWriteExt;
+    let server = Running::start(app, svc_server::ConnectionSettings::default()).await;
+    let mut stream = server.connect().await;
+    let authorization = authorization.map(|value| format!("Authorization: {value}\r\n")).unwrap_or_default();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: svc\r\n{authorization}Content-Type: application/json\r\nContent-Length: 104857600\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(&[b' '; 4096]).await.unwrap();
+    let response = read_response(&mut stream).await;
+    // The server does not wait for (or drain) the other 99.99 MB: it closes the connection.
+    wait_closed(&mut stream, Duration::from_secs(10)).await;
+    response
+}
+
+#[tokio::test]
+async fn a_100_mb_body_without_a_valid_key_is_401_before_the_body_is_read() {
+    let app = TestApp::new().await;
+    let unknown = format!("Bearer pr_sk_{}", "A".repeat(40));
+    for authorization in [None, Some(unknown.as_str())] {
+        let response = post_100_mb_head(&app, authorization).await;
+        assert_eq!(response.status, 401, "{authorization:?}: {:?}", String::from_utf8_lossy(&response.body));
+        assert_eq!(response.header("www-authenticate"), Some("Bearer"));
+        assert!(response.header("content-type").is_some_and(|t| t.starts_with("application/json")));
+        let body = response.json();
+        expect_error_value(&body, &Value::Null, -32001);
+    }
+}
+
+#[tokio::test]
+async fn a_body_over_the_limit_with_a_valid_key_is_a_json_rpc_413_declared_or_streamed() {
+    let app = TestApp::new().await;
+    let (_, key) = app.mint(&["feedback:read"]).await;
+    // Declared: refused from the Content-Length, unread.
+    let response = post_100_mb_head(&app, Some(&format!("Bearer {key}"))).await;
+    assert_eq!(response.status, 413);
+    assert!(response.header("content-type").is_some_and(|t| t.starts_with("application/json")));
+    expect_error_value(&response.json(), &Value::Null, -32600);
+
+    // Streamed without a length (chunked): refused once the limit is passed, in the same format.
+    let chunks = (0..40).map(|_| Ok::<_, std::io::Error>(axum::body::Bytes::from(vec![b' '; 64 * 1024])));
+    let request = axum::http::Request::builder()
+        .method("POST")
+        .uri("/mcp")
+        .header(header::AUTHORIZATION, format!("Bearer {key}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(axum::body::Body::from_stream(futures_util::stream::iter(chunks)))
+        .unwrap();
+    let resp = app.send(request).await;
+    expect_error(&resp, 413, &Value::Null, -32600);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,9 +2,13 @@
 
 mod common;
 
+use axum::body::Body;
+use axum::http::{Request, header};
 use common::*;
 use serde_json::{Value, json};
 use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use svc_server::ServerConfig;
 
 // ---------------------------------------------------------------------------------------------
@@ -113,6 +117,63 @@ async fn bodies_over_one_megabyte_are_413() {
     assert!(fits.len() < 1024 * 1024);
     let resp = app.raw("PATCH", &app.p(""), Some(&auth), Some(fits)).await;
     resp.error(400, "BAD_REQUEST"); // a 2000-character pattern limit, not a size error
+}
+
+/// A request declaring a 100 MB body of which 4 KB arrive and then nothing.
+fn declared_100_mb(method: &str, path: &str, authorization: Option<&str>) -> (Request<Body>, Arc<AtomicUsize>) {
+    let (body, taken) = counted_body(1, 4096, true);
+    let mut builder = Request::builder()
+        .method(method)
+        .uri(path)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::CONTENT_LENGTH, "104857600");
+    if let Some(value) = authorization {
+        builder = builder.header(header::AUTHORIZATION, value);
+    }
+    (builder.body(body).unwrap(), taken)
+}
+
+#[tokio::test]
+async fn a_100_mb_body_is_answered_from_the_headers_without_reading_it() {
+    let app = TestApp::new().await;
+    let unknown = format!("Bearer pr_sk_{}", "A".repeat(40));
+    let valid = format!("Bearer {}", app.token);
+    for (method, path) in body_routes(&app) {
+        // No key, or a bad one: 401 in the REST shape, the body untouched.
+        for authorization in [None, Some(unknown.as_str())] {
+            let (request, taken) = declared_100_mb(method, &path, authorization);
+            let resp = send_within(&app, request).await;
+            resp.error(401, "UNAUTHORIZED");
+            assert_eq!(resp.headers[header::WWW_AUTHENTICATE], "Bearer");
+            assert_eq!(taken.load(Ordering::SeqCst), 0, "{method} {path}: nothing of the body is read");
+        }
+        // A valid key: 413 from the declared length, still unread.
+        let (request, taken) = declared_100_mb(method, &path, Some(&valid));
+        send_within(&app, request).await.error(413, "PAYLOAD_TOO_LARGE");
+        assert_eq!(taken.load(Ordering::SeqCst), 0, "{method} {path}: refused by its Content-Length");
+    }
+}
+
+#[tokio::test]
+async fn a_streamed_body_over_the_limit_is_a_rest_413_and_is_read_no_further() {
+    let app = TestApp::new().await;
+    let valid = format!("Bearer {}", app.token);
+    for (method, path) in body_routes(&app) {
+        // 3 MB without a Content-Length: past the 1 MB limit and past axum's own 2 MB default,
+        // whose plain-text 413 must not be what a client sees.
+        let (body, taken) = counted_body(48, 64 * 1024, false);
+        let request = Request::builder()
+            .method(method)
+            .uri(&path)
+            .header(header::AUTHORIZATION, &valid)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .unwrap();
+        let resp = send_within(&app, request).await;
+        resp.error(413, "PAYLOAD_TOO_LARGE");
+        let read = taken.load(Ordering::SeqCst);
+        assert!(read <= 1024 * 1024 + 64 * 1024, "{method} {path}: read {read} bytes past the limit");
+    }
 }
 
 #[tokio::test]

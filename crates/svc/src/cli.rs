@@ -82,6 +82,19 @@ pub struct ServeArgs {
     /// Largest file attachment in bytes (at most 104857600).
     #[arg(long, env = "SVC_FILE_MAX_BYTES", default_value_t = 5 * 1024 * 1024)]
     pub file_max_bytes: u64,
+    /// Seconds a client has to send a request's headers: counted from connecting for the first
+    /// request, from its first byte for later ones on a kept-alive connection.
+    #[arg(long, env = "SVC_HEADER_TIMEOUT_SECS", default_value_t = 30)]
+    pub header_timeout_secs: u64,
+    /// Seconds a kept-alive connection may wait for its next request.
+    #[arg(long, env = "SVC_IDLE_TIMEOUT_SECS", default_value_t = 75)]
+    pub idle_timeout_secs: u64,
+    /// Seconds a request body has to arrive in full, counted from its headers.
+    #[arg(long, env = "SVC_BODY_TIMEOUT_SECS", default_value_t = 300)]
+    pub body_timeout_secs: u64,
+    /// Open connections at most (default: 1024, less when the file-descriptor limit is low).
+    #[arg(long, env = "SVC_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
 }
 
 #[derive(Subcommand)]

@@ -5,6 +5,7 @@ use std::time::Duration;
 use svc_blob::BlobStore;
 use svc_core::ingest::FILE_MAX_BYTES_CEILING;
 use svc_server::config::Cidr;
+use svc_server::http_server::{self, ConnectionSettings};
 use svc_server::service::{blobs, bootstrap};
 use svc_server::{AppState, ServerConfig};
 use tokio::net::TcpListener;
@@ -26,6 +27,7 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
     if args.file_max_bytes == 0 || args.file_max_bytes > FILE_MAX_BYTES_CEILING {
         anyhow::bail!("SVC_FILE_MAX_BYTES must be between 1 and {FILE_MAX_BYTES_CEILING}");
     }
+    let connections = connection_settings(&args)?;
     let store = crate::admin::open_store(storage).await?;
     let blobs = BlobStore::from_settings(args.blob_store.as_deref(), &storage.data_dir, args.s3_endpoint.as_deref())
         .context("cannot open the blob store")?;
@@ -56,17 +58,23 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
     spawn_housekeeping(state.clone());
     let usage = state.usage.clone();
     let app = svc_server::app(state);
-    tracing::info!(address = %local, public_url = %public_url, backend = store.backend(), blobs = %blob_store_name, "svc listening");
+    tracing::info!(
+        address = %local,
+        public_url = %public_url,
+        backend = store.backend(),
+        blobs = %blob_store_name,
+        max_connections = connections.max_connections,
+        "svc listening"
+    );
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let server = axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>())
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
-            let _ = stop_tx.send(true);
-        });
+    let server = svc_server::serve(listener, app, connections, async move {
+        shutdown_signal().await;
+        let _ = stop_tx.send(true);
+    });
     let mut stopping = stop_rx.clone();
     tokio::select! {
-        result = server => result?,
+        () = server => {}
         _ = async move {
             let _ = stopping.wait_for(|stop| *stop).await;
             tokio::time::sleep(SHUTDOWN_GRACE).await;
@@ -75,6 +83,42 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
     usage.flush().await;
     tracing::info!("svc stopped");
     Ok(())
+}
+
+/// Longest accepted timeout: a day.
+const TIMEOUT_CEILING_SECS: u64 = 86_400;
+
+fn connection_settings(args: &ServeArgs) -> anyhow::Result<ConnectionSettings> {
+    let seconds = |name: &str, value: u64| {
+        if (1..=TIMEOUT_CEILING_SECS).contains(&value) {
+            Ok(Duration::from_secs(value))
+        } else {
+            Err(anyhow::anyhow!("{name} must be between 1 and {TIMEOUT_CEILING_SECS} seconds, not {value}"))
+        }
+    };
+    let fitting = http_server::default_max_connections();
+    let max_connections = match args.max_connections {
+        Some(0) => anyhow::bail!("SVC_MAX_CONNECTIONS must be at least 1"),
+        Some(max) => {
+            if max > fitting {
+                let limit = http_server::descriptor_limit().unwrap_or_default();
+                tracing::warn!(
+                    max_connections = max,
+                    descriptor_limit = limit,
+                    "SVC_MAX_CONNECTIONS is more than the file-descriptor limit leaves room for ({fitting}); \
+                     accepting may fail with \"Too many open files\" (raise the limit with ulimit -n or LimitNOFILE)"
+                );
+            }
+            max
+        }
+        None => fitting,
+    };
+    Ok(ConnectionSettings {
+        header_timeout: seconds("SVC_HEADER_TIMEOUT_SECS", args.header_timeout_secs)?,
+        idle_timeout: seconds("SVC_IDLE_TIMEOUT_SECS", args.idle_timeout_secs)?,
+        body_timeout: seconds("SVC_BODY_TIMEOUT_SECS", args.body_timeout_secs)?,
+        max_connections,
+    })
 }
 
 async fn shutdown_signal() {

@@ -88,3 +88,36 @@ async fn identity_secret_set_rotate_and_clear() {
     assert!(ok);
     assert_eq!(store.get_project(&id).await.unwrap().unwrap().identity_secret, None);
 }
+
+#[test]
+fn serve_refuses_zero_timeouts_and_a_zero_connection_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    for (flag, setting) in [
+        ("--header-timeout-secs", "SVC_HEADER_TIMEOUT_SECS"),
+        ("--idle-timeout-secs", "SVC_IDLE_TIMEOUT_SECS"),
+        ("--body-timeout-secs", "SVC_BODY_TIMEOUT_SECS"),
+        ("--max-connections", "SVC_MAX_CONNECTIONS"),
+    ] {
+        let mut child = std::process::Command::new(support::svc_binary())
+            .args(["serve", "--bind", "127.0.0.1:0", flag, "0", "--data-dir"])
+            .arg(dir.path())
+            .env_remove("SVC_DATABASE_URL")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("svc runs");
+        // A server that started anyway would never exit: give it 20 s.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("svc serve {flag} 0 started instead of refusing");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{flag} 0 must be refused");
+        assert!(stderr.contains(setting), "{flag} 0: the message names {setting}: {stderr}");
+    }
+}

@@ -7,6 +7,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::HashMap;
 
+use crate::body::{BodyError, read_limited};
 use crate::error::ApiError;
 
 /// JSON request bodies are at most 1 MB.
@@ -18,10 +19,16 @@ pub struct JsonObject(pub serde_json::Map<String, Value>);
 impl<S: Send + Sync> FromRequest<S> for JsonObject {
     type Rejection = ApiError;
 
+    /// Runs after the handler's other extractors, the key among them: a caller without a valid key
+    /// is answered before any of the body is read.
     async fn from_request(request: Request, _state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = axum::body::to_bytes(request.into_body(), JSON_BODY_LIMIT)
-            .await
-            .map_err(|_| ApiError::PayloadTooLarge(format!("JSON bodies are limited to {JSON_BODY_LIMIT} bytes")))?;
+        let (parts, body) = request.into_parts();
+        let bytes = read_limited(&parts.headers, body, JSON_BODY_LIMIT).await.map_err(|error| match error {
+            BodyError::TooLarge => {
+                ApiError::PayloadTooLarge(format!("JSON bodies are limited to {JSON_BODY_LIMIT} bytes"))
+            }
+            BodyError::Unreadable => ApiError::bad_request("the request body could not be read"),
+        })?;
         parse_object(&bytes).map(JsonObject)
     }
 }

@@ -24,6 +24,12 @@ struct Upload {
     file_name: Option<String>,
 }
 
+/// The whole multipart request may be this long: the largest upload plus room for the other fields
+/// and the multipart framing. The file part itself is cut off at its kind's limit while streaming.
+pub fn request_limit(limits: &svc_core::ingest::Limits) -> usize {
+    limits.largest() as usize + 1024 * 1024
+}
+
 /// Small text fields (`kind`, `width`, `height`, `durationMs`) are at most this long.
 const TEXT_FIELD_MAX: usize = 100;
 
@@ -34,6 +40,10 @@ pub async fn upload(State(state): State<AppState>, request: Request<Body>) -> In
         .rate_limits
         .check_blob(access::client_ip(&state, &parts))
         .map_err(|secs| IngestError::RateLimited { retry_after_secs: secs })?;
+    // A declared length over what any upload may take is refused before reading.
+    if crate::body::declared_over(&parts.headers, request_limit(&state.config.limits)) {
+        return Err(IngestError::TOO_LARGE);
+    }
     let request = Request::from_parts(parts, body);
     let mut multipart = Multipart::from_request(request, &state).await.map_err(|_| IngestError::FILE_REQUIRED)?;
 

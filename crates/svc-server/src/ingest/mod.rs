@@ -29,7 +29,7 @@ pub fn router(state: &AppState) -> axum::Router<AppState> {
         .expose_headers([header::RETRY_AFTER, HeaderName::from_static("x-request-id")])
         .max_age(Duration::from_secs(600));
     // Uploads are cut off at their kind's limit while streaming; this only bounds the request.
-    let upload_limit = state.config.limits.largest() as usize + 1024 * 1024;
+    let upload_limit = blob::request_limit(&state.config.limits);
     axum::Router::new()
         .route("/ingest/config", get(widget_config::config))
         .route("/ingest/channels", get(widget_config::channels))

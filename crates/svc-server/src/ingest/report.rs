@@ -11,6 +11,7 @@ use svc_core::model::{Author, Project};
 
 use super::access::{self, IDENTITY_HEADER, IngestProject};
 use super::error::{IngestError, IngestResult};
+use crate::body::{BodyError, read_limited};
 use crate::service::reports::{self, Filing, FilingError};
 use crate::state::AppState;
 
@@ -23,7 +24,11 @@ pub async fn submit(State(state): State<AppState>, request: Request<Body>) -> In
         .rate_limits
         .check_report(access::client_ip(&state, &parts), &project.id)
         .map_err(|secs| IngestError::RateLimited { retry_after_secs: secs })?;
-    let bytes = axum::body::to_bytes(body, REPORT_BODY_MAX_BYTES).await.map_err(|_| IngestError::TOO_LARGE)?;
+    // Read only now, after the key (and the rate limit) passed.
+    let bytes = read_limited(&parts.headers, body, REPORT_BODY_MAX_BYTES).await.map_err(|error| match error {
+        BodyError::TooLarge => IngestError::TOO_LARGE,
+        BodyError::Unreadable => IngestError::BLOCKS_INVALID,
+    })?;
     let body: Value = serde_json::from_slice(&bytes).map_err(|_| IngestError::BLOCKS_INVALID)?;
     let submission = validate_submission_owned(body, &state.config.limits)?;
     let idempotency_key = match parts.headers.get("idempotency-key").map(|v| v.to_str()) {

@@ -8,7 +8,7 @@ pub mod markdown;
 pub mod tools;
 
 use axum::Json;
-use axum::body::Bytes;
+use axum::body::Body;
 use axum::extract::State;
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 use svc_core::scope;
 
 use crate::auth::{KeyRejection, authenticate_key};
+use crate::body::{BodyError, read_limited};
 use crate::state::AppState;
 use jsonrpc::{Call, error, result};
 use tools::Caller;
@@ -40,7 +41,9 @@ fn reply(status: StatusCode, body: Value) -> Response {
     (status, Json(body)).into_response()
 }
 
-async fn handle(State(state): State<AppState>, parts: Parts, body: Bytes) -> Response {
+/// The key is checked from the headers before the body is read: without a valid key nothing of the
+/// body is read, whatever its size.
+async fn handle(State(state): State<AppState>, parts: Parts, body: Body) -> Response {
     let key = match authenticate_key(&state, &parts).await {
         Ok(key) => key,
         Err(KeyRejection::Unauthorized(message)) => {
@@ -64,9 +67,21 @@ async fn handle(State(state): State<AppState>, parts: Parts, body: Bytes) -> Res
             );
         }
     };
-    if body.len() > BODY_LIMIT {
-        return reply(StatusCode::PAYLOAD_TOO_LARGE, error(Value::Null, jsonrpc::INVALID_REQUEST, "request too large"));
-    }
+    let body = match read_limited(&parts.headers, body, BODY_LIMIT).await {
+        Ok(body) => body,
+        Err(BodyError::TooLarge) => {
+            return reply(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                error(Value::Null, jsonrpc::INVALID_REQUEST, "request too large: the body is limited to 1 MB"),
+            );
+        }
+        Err(BodyError::Unreadable) => {
+            return reply(
+                StatusCode::BAD_REQUEST,
+                error(Value::Null, jsonrpc::PARSE_ERROR, "parse error: the body could not be read"),
+            );
+        }
+    };
     let message: Value = match serde_json::from_slice(&body) {
         Ok(message) => message,
         Err(_) => {

@@ -542,3 +542,159 @@ pub async fn run_scope_matrix(app: &TestApp) {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The real server on a loopback socket, and raw HTTP/1.1 for what client libraries hide: silence,
+// trickled headers, bodies that stop half-way.
+
+/// `svc_server::serve` running the app on `127.0.0.1:0`.
+pub struct Running {
+    pub address: std::net::SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    done: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Running {
+    pub async fn start(app: &TestApp, settings: svc_server::ConnectionSettings) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
+        let address = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let done = tokio::spawn(svc_server::serve(listener, app.router.clone(), settings, async move {
+            let _ = stopped.await;
+        }));
+        Running { address, stop: Some(stop), done: Some(done) }
+    }
+
+    pub async fn connect(&self) -> tokio::net::TcpStream {
+        tokio::net::TcpStream::connect(self.address).await.expect("connect to the server")
+    }
+
+    /// Sends the shutdown signal; `finished` then waits for `serve` to return.
+    pub fn shut_down(&mut self) {
+        let _ = self.stop.take().expect("shut down once").send(());
+    }
+
+    /// Whether `serve` returned within `within`.
+    pub async fn finished(&mut self, within: std::time::Duration) -> bool {
+        let done = self.done.as_mut().expect("running");
+        tokio::time::timeout(within, done).await.is_ok()
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(done) = &self.done {
+            done.abort();
+        }
+    }
+}
+
+/// A response read off the wire.
+#[derive(Debug)]
+pub struct RawResponse {
+    pub status: u16,
+    /// Header names lowercased.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl RawResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
+    }
+}
+
+/// Reads one response with a `Content-Length` body; panics if none arrives within 10 s.
+pub async fn read_response(stream: &mut tokio::net::TcpStream) -> RawResponse {
+    use tokio::io::AsyncReadExt;
+    let read = async {
+        let mut data = Vec::new();
+        let mut chunk = [0u8; 8192];
+        let head_end = loop {
+            if let Some(at) = data.windows(4).position(|w| w == b"\r\n\r\n") {
+                break at;
+            }
+            let n = stream.read(&mut chunk).await.expect("read the response");
+            assert!(n > 0, "the connection closed before a response: {:?}", String::from_utf8_lossy(&data));
+            data.extend_from_slice(&chunk[..n]);
+        };
+        let head = String::from_utf8(data[..head_end].to_vec()).expect("a text head");
+        let mut lines = head.split("\r\n");
+        let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().expect("a status code");
+        let headers: Vec<(String, String)> = lines
+            .filter_map(|line| line.split_once(':'))
+            .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_string()))
+            .collect();
+        let length: usize = headers
+            .iter()
+            .find(|(name, _)| name == "content-length")
+            .map_or(0, |(_, value)| value.parse().expect("a Content-Length"));
+        let mut body = data[head_end + 4..].to_vec();
+        while body.len() < length {
+            let n = stream.read(&mut chunk).await.expect("read the body");
+            assert!(n > 0, "the connection closed in the middle of the body");
+            body.extend_from_slice(&chunk[..n]);
+        }
+        body.truncate(length);
+        RawResponse { status, headers, body }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(10), read).await.expect("a response within 10 s")
+}
+
+/// Waits until the server closes the connection (end of stream, or a reset when it closed with
+/// unread data); returns what it sent before closing. Panics if it is still open after `within`.
+pub async fn wait_closed(stream: &mut tokio::net::TcpStream, within: std::time::Duration) -> Vec<u8> {
+    use tokio::io::AsyncReadExt;
+    let read = async {
+        let mut received = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            match stream.read(&mut chunk).await {
+                Ok(0) => return received,
+                Ok(n) => received.extend_from_slice(&chunk[..n]),
+                Err(error) if error.kind() == std::io::ErrorKind::ConnectionReset => return received,
+                Err(error) => panic!("reading failed: {error}"),
+            }
+        }
+    };
+    tokio::time::timeout(within, read)
+        .await
+        .unwrap_or_else(|_| panic!("the connection was still open after {within:?}"))
+}
+
+/// Whether the server has neither closed the connection nor sent anything on it (checked without waiting).
+pub fn still_open_and_silent(stream: &tokio::net::TcpStream) -> bool {
+    let mut byte = [0u8; 1];
+    matches!(stream.try_read(&mut byte), Err(error) if error.kind() == std::io::ErrorKind::WouldBlock)
+}
+
+/// A request body of `chunks` pieces of `chunk_size` bytes, then (when `stall`) nothing more, ever;
+/// the counter says how many bytes were taken from it.
+pub fn counted_body(
+    chunks: usize,
+    chunk_size: usize,
+    stall: bool,
+) -> (Body, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use futures_util::StreamExt;
+    let taken = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = taken.clone();
+    let pieces = futures_util::stream::iter((0..chunks).map(move |_| vec![b' '; chunk_size]));
+    let rest = if stall { futures_util::stream::pending().boxed() } else { futures_util::stream::empty().boxed() };
+    let stream = pieces.chain(rest).map(move |piece: Vec<u8>| {
+        counter.fetch_add(piece.len(), std::sync::atomic::Ordering::SeqCst);
+        Ok::<_, std::io::Error>(axum::body::Bytes::from(piece))
+    });
+    (Body::from_stream(stream), taken)
+}
+
+/// Sends `request`; panics if no answer comes within 10 s (as when a handler waits for a body that
+/// never ends).
+pub async fn send_within(app: &TestApp, request: Request<Body>) -> Resp {
+    tokio::time::timeout(std::time::Duration::from_secs(10), app.send(request))
+        .await
+        .expect("an answer without waiting for the body")
+}

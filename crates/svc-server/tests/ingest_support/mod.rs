@@ -6,7 +6,6 @@
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode, header};
 use serde_json::{Value, json};
-use std::net::SocketAddr;
 use svc_blob::BlobStore;
 use svc_core::model::Project;
 use svc_server::{AppState, ServerConfig};
@@ -236,14 +235,17 @@ pub async fn into_resp(response: axum::response::Response) -> Resp {
     Resp { status, headers, bytes, body }
 }
 
-/// Serves the router on a loopback socket (with the peer address as `ConnectInfo`, as `svc serve`
-/// does); returns the base URL.
+/// Serves the router on a loopback socket as `svc serve` does (the peer address as `ConnectInfo`,
+/// the default connection settings); returns the base URL.
 pub async fn serve(router: axum::Router) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
     let address = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>()).await.unwrap();
-    });
+    tokio::spawn(svc_server::serve(
+        listener,
+        router,
+        svc_server::ConnectionSettings::default(),
+        std::future::pending(),
+    ));
     format!("http://{address}")
 }
 

@@ -281,16 +281,12 @@ pub async fn ingest_report_with(app: &TestApp, headers: &[(&str, &str)], body: V
     resp.ok(200)["reportId"].as_str().expect("reportId").to_string()
 }
 
-/// The app on a real loopback socket; returns its base URL. The server runs until the test's
-/// runtime ends.
+/// The app on a real loopback socket, served as `svc serve` serves it; returns its base URL. The
+/// server runs until the test's runtime ends.
 pub async fn serve(app: &TestApp) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
-    let address = listener.local_addr().unwrap();
-    let router = app.router.clone();
-    tokio::spawn(async move {
-        axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>())
-            .await
-            .expect("serve");
-    });
+    let server = super::common::Running::start(app, svc_server::ConnectionSettings::default()).await;
+    let address = server.address;
+    // Left running for the rest of the test.
+    std::mem::forget(server);
     format!("http://{address}")
 }
