@@ -11,10 +11,17 @@
 //! and syncs the folder; S3 answers a put or a completed multipart upload only once it is stored.
 //!
 //! A missing blob is not an error: reads answer `Ok(None)` and deleting a missing blob is `Ok(())`.
+//!
+//! Write health: a blob write that fails because of the backend (a full disk, an unreachable or
+//! refusing bucket) marks the store as failing writes, and the next blob stored clears the mark.
+//! While it is set, [`BlobStore::ping`] (readiness) writes and deletes a tiny probe object under
+//! `health/` and fails until that works, so readiness follows whether blobs can be stored, which
+//! listing a folder or a bucket cannot tell.
 
 use std::fmt;
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -33,6 +40,10 @@ pub const OBJECT_FOLDER: &str = "objects";
 
 /// How long [`BlobStore::ping`] waits for the backend before reporting it unreachable.
 pub const PING_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The object [`BlobStore::ping`] writes and deletes while blob writes are failing. Outside
+/// [`OBJECT_FOLDER`], so it can never be taken for a blob.
+pub const PROBE_OBJECT: &str = "health/probe";
 
 /// Part size for the local folder and memory. Nothing requires a minimum there, so keep parts small.
 const LOCAL_PART_SIZE: usize = 1024 * 1024;
@@ -89,6 +100,24 @@ pub struct BlobStore {
     description: Arc<str>,
     part_size: usize,
     parts_in_flight: usize,
+    /// Whether blob writes currently fail (see the module docs); shared by every clone and writer.
+    writes_failing: Arc<AtomicBool>,
+}
+
+/// Notes a write's outcome in the write health: only failures of the backend count.
+fn note_write<T>(writes_failing: &AtomicBool, result: &Result<T, BlobError>) {
+    match result {
+        Ok(_) => {
+            // Stores only when failing: a store on every write would bounce the cache line.
+            if writes_failing.load(Ordering::Relaxed) {
+                writes_failing.store(false, Ordering::Relaxed);
+            }
+        }
+        Err(BlobError::Store(_) | BlobError::Io(_) | BlobError::Timeout(_)) => {
+            writes_failing.store(true, Ordering::Relaxed);
+        }
+        Err(_) => {}
+    }
 }
 
 #[derive(Clone)]
@@ -117,6 +146,7 @@ impl BlobStore {
             kind: Kind::Local { root },
             part_size: LOCAL_PART_SIZE,
             parts_in_flight: LOCAL_PARTS_IN_FLIGHT,
+            writes_failing: Arc::default(),
         })
     }
 
@@ -128,6 +158,7 @@ impl BlobStore {
             description: "memory".into(),
             part_size: LOCAL_PART_SIZE,
             parts_in_flight: LOCAL_PARTS_IN_FLIGHT,
+            writes_failing: Arc::default(),
         }
     }
 
@@ -182,6 +213,7 @@ impl BlobStore {
             description: description.into(),
             part_size: S3_PART_SIZE,
             parts_in_flight: S3_PARTS_IN_FLIGHT,
+            writes_failing: Arc::default(),
         })
     }
 
@@ -229,6 +261,7 @@ impl BlobStore {
             parts_in_flight: self.parts_in_flight,
             state: WriterState::Buffering(PutPayloadMut::new()),
             written: 0,
+            writes_failing: Arc::clone(&self.writes_failing),
         })
     }
 
@@ -272,10 +305,36 @@ impl BlobStore {
         }
     }
 
+    /// Whether the latest blob write failed because of the backend (see the module docs).
+    pub fn writes_failing(&self) -> bool {
+        self.writes_failing.load(Ordering::Relaxed)
+    }
+
     /// A cheap check that the backend is reachable (for `/readyz`), bounded by [`PING_TIMEOUT`]. An empty
     /// store is fine. Local: the folder exists. S3: listing the blob folder answers (one request; it
-    /// fails on a missing bucket or refused credentials).
+    /// fails on a missing bucket or refused credentials). While blob writes are failing, also writes and
+    /// deletes [`PROBE_OBJECT`], and clears the failing mark once that works.
     pub async fn ping(&self) -> Result<(), BlobError> {
+        let reachable = self.reachable();
+        tokio::time::timeout(PING_TIMEOUT, reachable).await.map_err(|_| BlobError::Timeout(PING_TIMEOUT))??;
+        if self.writes_failing() {
+            let probe = async {
+                let path = ObjectPath::parse(PROBE_OBJECT).expect("a valid object path");
+                self.inner.put(&path, Bytes::from_static(b"ok").into()).await?;
+                match self.inner.delete(&path).await {
+                    Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+                    Err(e) => Err(BlobError::from(e)),
+                }
+            };
+            let probed =
+                tokio::time::timeout(PING_TIMEOUT, probe).await.unwrap_or(Err(BlobError::Timeout(PING_TIMEOUT)));
+            note_write(&self.writes_failing, &probed);
+            probed?;
+        }
+        Ok(())
+    }
+
+    async fn reachable(&self) -> Result<(), BlobError> {
         let check = async {
             match &self.kind {
                 Kind::Local { root } => {
@@ -297,7 +356,7 @@ impl BlobStore {
                 }
             }
         };
-        tokio::time::timeout(PING_TIMEOUT, check).await.map_err(|_| BlobError::Timeout(PING_TIMEOUT))?
+        check.await
     }
 }
 
@@ -332,6 +391,8 @@ pub struct BlobWriter {
     parts_in_flight: usize,
     state: WriterState,
     written: u64,
+    /// The store's write health (see the module docs).
+    writes_failing: Arc<AtomicBool>,
 }
 
 enum WriterState {
@@ -362,6 +423,14 @@ impl BlobWriter {
     /// Append `chunk`. May wait while earlier parts are uploading (back-pressure). After an error the
     /// upload is already cleaned up and every later call fails with [`BlobError::WriterClosed`].
     pub async fn write(&mut self, chunk: Bytes) -> Result<(), BlobError> {
+        let written = self.write_chunk(chunk).await;
+        if written.is_err() {
+            note_write(&self.writes_failing, &written);
+        }
+        written
+    }
+
+    async fn write_chunk(&mut self, chunk: Bytes) -> Result<(), BlobError> {
         let len = chunk.len() as u64;
         match &mut self.state {
             WriterState::Closed => return Err(BlobError::WriterClosed),
@@ -405,6 +474,12 @@ impl BlobWriter {
     /// Store what was written under the blob id; returns its size. On `Ok` the blob is durably stored.
     /// On an error nothing is left behind.
     pub async fn finish(mut self) -> Result<u64, BlobError> {
+        let finished = self.finish_upload().await;
+        note_write(&self.writes_failing, &finished);
+        finished
+    }
+
+    async fn finish_upload(&mut self) -> Result<u64, BlobError> {
         match std::mem::replace(&mut self.state, WriterState::Closed) {
             WriterState::Buffering(buffer) => {
                 self.store.put(&self.path, buffer.freeze()).await?;
@@ -512,6 +587,8 @@ mod tests {
         inner: InMemory,
         in_flight: Arc<std::sync::atomic::AtomicUsize>,
         peak: Arc<std::sync::atomic::AtomicUsize>,
+        /// Refuse every put, as a full disk would.
+        full: Arc<AtomicBool>,
     }
 
     impl fmt::Display for Watched {
@@ -559,6 +636,12 @@ mod tests {
             payload: object_store::PutPayload,
             opts: object_store::PutOptions,
         ) -> object_store::Result<object_store::PutResult> {
+            if self.full.load(Ordering::SeqCst) {
+                return Err(object_store::Error::Generic {
+                    store: "Watched",
+                    source: "No space left on device".into(),
+                });
+            }
             self.inner.put_opts(location, payload, opts).await
         }
         async fn put_multipart_opts(
@@ -622,11 +705,13 @@ mod tests {
                     inner: InMemory::new(),
                     in_flight: Default::default(),
                     peak: Arc::clone(&peak),
+                    full: Default::default(),
                 }),
                 kind: Kind::Memory,
                 description: "watched".into(),
                 part_size,
                 parts_in_flight,
+                writes_failing: Arc::default(),
             };
             let id = "0123456789abcdef01234567";
             let mut writer = store.writer(id).unwrap();
@@ -643,5 +728,51 @@ mod tests {
             );
             assert_eq!(store.read_all(id).await.unwrap().unwrap().len(), TOTAL);
         }
+    }
+
+    /// A failed blob write makes readiness write a probe object until that works; a store that never
+    /// failed a write is not probed.
+    #[tokio::test]
+    async fn ping_fails_while_blob_writes_fail_and_recovers_by_itself() {
+        let full = Arc::new(AtomicBool::new(false));
+        let watched = Watched {
+            inner: InMemory::new(),
+            in_flight: Default::default(),
+            peak: Default::default(),
+            full: Arc::clone(&full),
+        };
+        let store = BlobStore {
+            inner: Arc::new(watched),
+            kind: Kind::Memory,
+            description: "watched".into(),
+            part_size: LOCAL_PART_SIZE,
+            parts_in_flight: LOCAL_PARTS_IN_FLIGHT,
+            writes_failing: Arc::default(),
+        };
+        let id = "0123456789abcdef01234567";
+        full.store(true, Ordering::SeqCst);
+        store.ping().await.expect("no write has failed yet");
+
+        let mut writer = store.writer(id).unwrap();
+        writer.write(Bytes::from_static(b"screenshot")).await.unwrap();
+        let error = writer.finish().await.expect_err("the store is full");
+        assert!(error.to_string().contains("No space left on device"), "{error}");
+        assert!(store.writes_failing());
+        for _ in 0..2 {
+            let not_ready = store.ping().await.expect_err("not ready while writes fail");
+            assert!(not_ready.to_string().contains("No space left on device"), "{not_ready}");
+        }
+
+        full.store(false, Ordering::SeqCst);
+        store.ping().await.expect("ready again once a write works");
+        assert!(!store.writes_failing());
+        let probe = ObjectPath::parse(PROBE_OBJECT).unwrap();
+        assert!(
+            matches!(store.inner.head(&probe).await, Err(object_store::Error::NotFound { .. })),
+            "the probe is deleted"
+        );
+        let mut writer = store.writer(id).unwrap();
+        writer.write(Bytes::from_static(b"screenshot")).await.unwrap();
+        assert_eq!(writer.finish().await.unwrap(), 10);
     }
 }

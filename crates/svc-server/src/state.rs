@@ -5,6 +5,7 @@ use svc_blob::BlobStore;
 use svc_store::DynStore;
 
 use crate::config::ServerConfig;
+use crate::health::Readiness;
 use crate::metrics::Metrics;
 use crate::rate_limit::RateLimits;
 use crate::service::usage::Usage;
@@ -18,6 +19,8 @@ pub struct AppState {
     pub rate_limits: Arc<RateLimits>,
     /// Viewed marks and key uses waiting for their write.
     pub usage: Arc<Usage>,
+    /// What `/readyz` last found (its changes are logged).
+    pub readiness: Arc<Readiness>,
 }
 
 impl AppState {
@@ -32,6 +35,7 @@ impl AppState {
             config: Arc::new(config),
             metrics: Arc::new(Metrics::default()),
             rate_limits,
+            readiness: Arc::default(),
         }
     }
 

@@ -518,6 +518,107 @@ async fn blob_already_used_for_a_blob_bound_to_another_report() {
     .await;
 }
 
+// ---------------------------------------------------------------------------------------------
+// 500 internal: a full disk, and healing once there is room again
+
+/// A small tmpfs mounted for one test. Dropping it (also when the test fails) unmounts it lazily,
+/// so files the app still holds open do not keep it mounted, then removes its folder.
+struct Tmpfs {
+    mount: std::path::PathBuf,
+    /// Dropped after the unmount: removes the then empty mount point.
+    _root: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    /// `None`, after saying so, where this machine does not let the test mount (not root).
+    fn mount(size: &str) -> Option<Self> {
+        let root = tempfile::tempdir().expect("temporary folder");
+        let mount = root.path().join("tmpfs");
+        std::fs::create_dir(&mount).unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&mount)
+            .output();
+        match mounted {
+            Ok(output) if output.status.success() => Some(Tmpfs { mount, _root: root }),
+            outcome => {
+                let why = match outcome {
+                    Ok(output) => String::from_utf8_lossy(&output.stderr).trim().to_string(),
+                    Err(error) => error.to_string(),
+                };
+                eprintln!(
+                    "skipped: cannot mount a tmpfs here ({why}); run as root to fill a real file system. \
+                     The store's own tests inject the same failures (svc-store sqlite::tests, svc-blob tests)."
+                );
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg("-l").arg(&self.mount).status();
+    }
+}
+
+/// Writes `path` until the file system has no byte left: large chunks, then smaller ones for the
+/// last partly used page.
+fn fill(path: &std::path::Path) {
+    use std::io::Write;
+    let mut file = std::fs::File::create(path).expect("create the filler");
+    let chunk = vec![0u8; 64 * 1024];
+    for size in [64 * 1024, 4096, 1] {
+        loop {
+            match file.write(&chunk[..size]) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(error) if error.kind() == std::io::ErrorKind::StorageFull => break,
+                Err(error) => panic!("filling the tmpfs: {error}"),
+            }
+        }
+    }
+}
+
+async fn readyz(app: &App) -> Resp {
+    app.ingest("GET", "/readyz", None, &[], Body::empty()).await
+}
+
+/// The data directory's file system fills up: reports and uploads answer 500 and `/readyz` 503
+/// (reads still work, so only a write can tell). Once there is room again, the same process files
+/// reports and blobs and is ready again: no restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_answers_500_and_not_ready_then_heals_once_there_is_room() {
+    let Some(tmpfs) = Tmpfs::mount("8m") else { return };
+    let app = App::in_folder(&tmpfs.mount, no_rate_limits()).await;
+    assert_eq!(readyz(&app).await.ok(200), &json!({"ok": true}));
+    let before = app.file_report(text_report("filed before the disk filled up")).await;
+
+    let filler = tmpfs.mount.join("filler");
+    fill(&filler);
+    app.report(text_report("filed on a full disk")).await.ingest_error(500, "internal");
+    let shot = png(2, 2);
+    let upload = [Part::text("kind", "screenshot"), Part::file("shot.png", "image/png", &shot)];
+    app.upload(&upload).await.ingest_error(500, "internal");
+    for _ in 0..2 {
+        let not_ready = readyz(&app).await;
+        assert_eq!(not_ready.ok(503), &json!({"ok": false, "database": false, "blobStore": false}));
+    }
+    // Reads go on while writes fail.
+    assert_eq!(app.reports().await.len(), 1);
+    app.report(text_report("filed on a full disk, again")).await.ingest_error(500, "internal");
+
+    std::fs::remove_file(&filler).unwrap();
+    let after = app.file_report(text_report("filed once there was room again")).await;
+    assert_eq!(readyz(&app).await.ok(200), &json!({"ok": true}));
+    let blob_id = app.blob("screenshot", "image/png", &shot).await;
+    app.file_report(json!({"blocks": [{"type": "screenshot", "blobId": blob_id}]})).await;
+
+    let ids: Vec<Value> = app.reports().await.iter().map(|report| report["id"].clone()).collect();
+    assert_eq!(ids.len(), 3, "the reports answered 500 were not stored: {ids:?}");
+    assert!(ids.contains(&json!(before)) && ids.contains(&json!(after)), "{ids:?}");
+}
+
 /// No refused upload leaves bytes behind in the blob folder.
 fn assert_no_blob_files(app: &App) {
     let folder = app.dir.path().join("blobs").join("objects");

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use svc_core::model::*;
 
 mod cache;
+mod health;
 pub mod postgres;
 pub mod sqlite;
 
@@ -23,7 +24,7 @@ pub enum StoreError {
     #[error("not found")]
     NotFound,
     #[error(transparent)]
-    Database(#[from] sqlx::Error),
+    Database(sqlx::Error),
     #[error(transparent)]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("stored data is corrupt: {0}")]
@@ -31,6 +32,15 @@ pub enum StoreError {
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
+
+impl From<sqlx::Error> for StoreError {
+    fn from(error: sqlx::Error) -> Self {
+        // Every database error passes here on its way out: a lost PostgreSQL connection is seen,
+        // whichever query met it, so the pool checks the connections idle since then.
+        postgres::note_if_connection_lost(&error);
+        StoreError::Database(error)
+    }
+}
 
 /// What `create_report` did.
 #[derive(Debug, Clone, PartialEq)]
@@ -131,7 +141,9 @@ pub const IDEMPOTENCY_WINDOW_MS: i64 = 24 * 60 * 60 * 1000;
 pub trait Store: Send + Sync + 'static {
     /// Backend name for logs and metrics (`sqlite`, `postgres`).
     fn backend(&self) -> &'static str;
-    /// Cheap round trip to the database (readiness).
+    /// Readiness: a cheap round trip to the database and, while writes are failing (a write
+    /// failed because of the storage and none has succeeded since), a tiny probe write that must
+    /// succeed too. An error says why the store is not ready.
     async fn ping(&self) -> StoreResult<()>;
 
     // Organizations

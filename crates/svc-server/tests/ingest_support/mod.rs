@@ -70,7 +70,15 @@ impl App {
     }
 
     pub async fn with_config(config: ServerConfig) -> Self {
-        let dir = tempfile::tempdir().expect("temporary folder");
+        Self::over(tempfile::tempdir().expect("temporary folder"), config).await
+    }
+
+    /// The app with its data (database and blob folder) in a new folder inside `parent`.
+    pub async fn in_folder(parent: &std::path::Path, config: ServerConfig) -> Self {
+        Self::over(tempfile::tempdir_in(parent).expect("temporary folder"), config).await
+    }
+
+    async fn over(dir: tempfile::TempDir, config: ServerConfig) -> Self {
         let url = format!("sqlite://{}", dir.path().join("svc.db").display());
         let store = svc_store::connect(&url).await.expect("open store");
         let blobs = BlobStore::local(&dir.path().join("blobs")).expect("blob folder");

@@ -1,6 +1,16 @@
 //! PostgreSQL backend: for several Svc instances sharing one database. Runtime sqlx queries only;
 //! migrations live in `migrations/` and run on connect (sqlx holds an advisory lock while it
 //! migrates, so instances starting together do not race).
+//!
+//! Lost connections (the server restarted, a backend was terminated, the network dropped): a
+//! connection whose query failed that way is not reused (sqlx pings a connection as it comes back
+//! to the pool and drops it if the ping fails). Idle connections are not pinged before every use,
+//! so after a restart the pool would hand out one dead connection per request until all were
+//! found; instead, once any query has seen a connection lost, every connection idle since before
+//! that moment is pinged before its next use (see [`note_if_connection_lost`]). A plain report
+//! whose connection was lost is retried once on a checked connection (see [`group_commit`]), as is
+//! the readiness round trip, so a restart costs at most the requests that meet a dead connection
+//! before the first one is noticed (one, when requests come one at a time), and no plain report.
 
 mod group_commit;
 mod reports;
@@ -14,10 +24,13 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::types::Json;
 use sqlx::{ConnectOptions, Connection, Executor};
 use std::str::FromStr;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
 use svc_core::model::*;
 
 use crate::cache::HotCache;
+use crate::health::{PROBE_WRITE, WriteHealth, is_storage_failure};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("src/postgres/migrations");
 
@@ -28,6 +41,43 @@ const PING_WHEN_IDLE_FOR: Duration = Duration::from_secs(30);
 /// Idle connections are closed after this, so a quiet instance does not hold server slots.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 
+/// The time base of [`CONNECTION_LOST_AT`].
+static EPOCH: LazyLock<Instant> = LazyLock::new(Instant::now);
+/// When this process last saw a PostgreSQL connection lost, in nanoseconds since [`EPOCH`] (0:
+/// never). Process-wide: every query's error passes through [`note_if_connection_lost`], which has
+/// no store at hand; a store that lost nothing only pays one ping per idle connection.
+static CONNECTION_LOST_AT: AtomicU64 = AtomicU64::new(0);
+
+fn nanos_since_epoch(at: Instant) -> u64 {
+    u64::try_from(at.saturating_duration_since(*EPOCH).as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Did this error come from a connection that is gone (rather than from the statement)?
+pub(crate) fn is_connection_lost(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::Protocol(_) => true,
+        // Connection exceptions, and the server's own shutdown or termination of the backend
+        // (admin_shutdown, crash_shutdown, cannot_connect_now).
+        sqlx::Error::Database(database_error) => database_error
+            .try_downcast_ref::<sqlx::postgres::PgDatabaseError>()
+            .is_some_and(|pg| matches!(pg.code(), "57P01" | "57P02" | "57P03") || pg.code().starts_with("08")),
+        _ => false,
+    }
+}
+
+/// Remembers when a connection was lost (see the module notes). Called for every database error.
+pub(crate) fn note_if_connection_lost(error: &sqlx::Error) {
+    if is_connection_lost(error) {
+        CONNECTION_LOST_AT.fetch_max(nanos_since_epoch(Instant::now()).max(1), Ordering::AcqRel);
+    }
+}
+
+/// Has this connection been idle since before the last lost connection was seen?
+fn idle_since_a_loss(idle_for: Duration) -> bool {
+    let lost_at = CONNECTION_LOST_AT.load(Ordering::Acquire);
+    lost_at != 0 && Instant::now().checked_sub(idle_for).is_some_and(|since| nanos_since_epoch(since) <= lost_at)
+}
+
 /// A PostgreSQL-backed [`Store`]. Cheap to clone (the pool is shared).
 #[derive(Clone, Debug)]
 pub struct PostgresStore {
@@ -36,6 +86,8 @@ pub struct PostgresStore {
     cache: std::sync::Arc<HotCache>,
     /// Plain reports waiting for their group commit.
     report_queue: tokio::sync::mpsc::Sender<group_commit::Queued>,
+    /// Whether writes currently fail (see [`crate::health`]).
+    health: Arc<WriteHealth>,
 }
 
 impl PostgresStore {
@@ -56,8 +108,9 @@ impl PostgresStore {
         connection.execute(sqlx::AssertSqlSafe(format!("CREATE SCHEMA \"{schema}\""))).await?;
         drop_stale_test_schemas(&mut connection).await?;
         connection.close().await?;
-        // Tests open many pools side by side; keep each small.
-        Self::connect_with(options.options([("search_path", schema.as_str())]), 4).await
+        // Tests open many pools side by side; keep each small. The schema's name is also the
+        // connections' application name, so a test can find its own backends in pg_stat_activity.
+        Self::connect_with(options.options([("search_path", schema.as_str())]).application_name(&schema), 4).await
     }
 
     async fn connect_with(options: PgConnectOptions, max_connections: u32) -> StoreResult<Self> {
@@ -71,7 +124,9 @@ impl PostgresStore {
             .test_before_acquire(false)
             .before_acquire(|connection, meta| {
                 Box::pin(async move {
-                    if meta.idle_for > PING_WHEN_IDLE_FOR {
+                    // Also one that sat idle through a lost connection: the server may have
+                    // restarted since (see the module notes).
+                    if meta.idle_for > PING_WHEN_IDLE_FOR || idle_since_a_loss(meta.idle_for) {
                         connection.ping().await?;
                     }
                     Ok(true)
@@ -80,8 +135,32 @@ impl PostgresStore {
             .connect_with(options)
             .await?;
         MIGRATOR.run(&pool).await?;
-        let report_queue = group_commit::start(pool.clone());
-        Ok(Self { pool, cache: Default::default(), report_queue })
+        let health = Arc::new(WriteHealth::new("postgres"));
+        let report_queue = group_commit::start(pool.clone(), health.clone());
+        Ok(Self { pool, cache: Default::default(), report_queue, health })
+    }
+
+    fn note_failure(&self, error: &StoreError) {
+        if let StoreError::Database(error) = error
+            && is_storage_failure(error)
+        {
+            self.health.failed(error);
+        }
+    }
+
+    /// The probe write of [`crate::health`]: succeeds only if the database accepts writes.
+    async fn probe_write(&self) -> StoreResult<()> {
+        match sqlx::query(PROBE_WRITE).execute(&self.pool).await {
+            Ok(_) => {
+                self.health.succeeded();
+                Ok(())
+            }
+            Err(error) => {
+                let error = StoreError::from(error);
+                self.note_failure(&error);
+                Err(error)
+            }
+        }
     }
 
     /// The underlying pool (for tools and benchmarks that need raw SQL).
@@ -127,7 +206,7 @@ fn db_error(error: sqlx::Error) -> StoreError {
         };
         return StoreError::Conflict(subject.to_owned());
     }
-    StoreError::Database(error)
+    StoreError::from(error)
 }
 
 /// `NotFound` when an update touched no row.
@@ -142,7 +221,17 @@ impl Store for PostgresStore {
     }
 
     async fn ping(&self) -> StoreResult<()> {
-        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        if let Err(error) = sqlx::query("SELECT 1").execute(&self.pool).await {
+            if !is_connection_lost(&error) {
+                return Err(error.into());
+            }
+            // Once more, on a connection the pool now checks first (see the module notes).
+            note_if_connection_lost(&error);
+            sqlx::query("SELECT 1").execute(&self.pool).await?;
+        }
+        if self.health.is_failing() {
+            self.probe_write().await?;
+        }
         Ok(())
     }
 
@@ -340,7 +429,13 @@ impl Store for PostgresStore {
 
     async fn create_report(&self, new: &NewReport) -> StoreResult<CreatedReport> {
         if new.idempotency_key.is_some() || !new.blob_ids.is_empty() {
-            return reports::create_report(&self.pool, new).await;
+            let created = reports::create_report(&self.pool, new).await;
+            match &created {
+                Ok(CreatedReport::Created(_)) => self.health.succeeded(),
+                Ok(CreatedReport::Repeat(_)) => {}
+                Err(error) => self.note_failure(error),
+            }
+            return created;
         }
         let (reply, answer) = tokio::sync::oneshot::channel();
         let queued = group_commit::Queued { report: new.report.clone(), reply };

@@ -202,3 +202,104 @@ async fn query_times_at_a_million_reports() {
     let schema: String = sqlx::query_scalar("SELECT current_schema()").fetch_one(store.pool()).await.unwrap();
     sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA \"{schema}\" CASCADE"))).execute(store.pool()).await.unwrap();
 }
+
+fn plain(project: &Project) -> NewReport {
+    NewReport { report: report(project, svc_core::time::now_ms(), None), blob_ids: Vec::new(), idempotency_key: None }
+}
+
+/// Terminates every backend of this store's pool (its connections carry the test schema's name as
+/// their application name, so no other test's connection is touched); returns how many.
+async fn terminate_backends(store: &PostgresStore) -> i64 {
+    let url = std::env::var("SVC_TEST_POSTGRES_URL").unwrap();
+    let application: String =
+        sqlx::query_scalar("SELECT current_setting('application_name')").fetch_one(store.pool()).await.unwrap();
+    assert!(application.starts_with("t_"), "a test store names its connections after its schema: {application}");
+    let mut admin = sqlx::PgConnection::connect(&url).await.unwrap();
+    // The timeout makes pg_terminate_backend wait until each backend is gone.
+    let terminated = sqlx::query_scalar(
+        "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000)) FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = $1",
+    )
+    .bind(&application)
+    .fetch_one(&mut admin)
+    .await
+    .unwrap();
+    admin.close().await.unwrap();
+    terminated
+}
+
+/// A server restart kills every pooled connection at once. The pool does not ping idle
+/// connections before each use, so this checks that the dead ones cost no write: the first plain
+/// report meets one, is retried on a checked connection, and every request after it gets a live
+/// connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_pooled_connection_terminated_costs_no_write() {
+    let Some(store) = fresh_store().await else { return };
+    let project = project(&store).await;
+    // Fill the pool: four connections, all idle (their return to the pool runs as a task).
+    let held: Vec<_> = hold_four_connections(&store).await;
+    drop(held);
+    let deadline = Instant::now() + std::time::Duration::from_secs(5);
+    while store.pool().num_idle() < 4 {
+        assert!(Instant::now() < deadline, "the connections came back to the pool");
+        tokio::task::yield_now().await;
+    }
+
+    assert_eq!(terminate_backends(&store).await, 4);
+
+    for _ in 0..4 {
+        store.create_report(&plain(&project)).await.expect("a plain report is filed despite the lost connections");
+    }
+    let keyed = NewReport { idempotency_key: Some("after-restart".into()), ..plain(&project) };
+    assert!(matches!(store.create_report(&keyed).await, Ok(CreatedReport::Created(_))), "a report in a transaction");
+    let filter = ReportFilter { project_ids: vec![project.id.clone()], limit: 50, ..Default::default() };
+    assert_eq!(store.list_reports(&filter).await.unwrap().len(), 5, "each report stored once");
+    store.ping().await.expect("ready");
+
+    // Readiness after the next loss: its own round trip is retried too.
+    terminate_backends(&store).await;
+    store.ping().await.expect("ready after the connections were lost again");
+}
+
+/// Four connections of the pool at once.
+async fn hold_four_connections(store: &PostgresStore) -> Vec<sqlx::pool::PoolConnection<sqlx::Postgres>> {
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(store.pool().acquire().await.unwrap());
+    }
+    held
+}
+
+/// A server out of disk space answers writes with SQLSTATE 53100 while reads keep working. A
+/// trigger in the test's own schema raises exactly that for the reports and the probe table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ping_fails_while_the_server_refuses_writes_and_recovers_by_itself() {
+    let Some(store) = fresh_store().await else { return };
+    let project = project(&store).await;
+    store.ping().await.expect("a new store is ready");
+    for statement in [
+        "CREATE FUNCTION refuse_write() RETURNS trigger LANGUAGE plpgsql AS \
+         $$ BEGIN RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full'; END $$",
+        "CREATE TRIGGER full_disk BEFORE INSERT OR UPDATE ON reports EXECUTE FUNCTION refuse_write()",
+        "CREATE TRIGGER full_disk BEFORE INSERT OR UPDATE ON write_probe EXECUTE FUNCTION refuse_write()",
+    ] {
+        sqlx::query(statement).execute(store.pool()).await.unwrap();
+    }
+
+    let error = store.create_report(&plain(&project)).await.expect_err("the write is refused");
+    assert!(error.to_string().contains("No space left on device"), "{error}");
+    for _ in 0..2 {
+        let not_ready = store.ping().await.expect_err("not ready while writes fail");
+        assert!(not_ready.to_string().contains("No space left on device"), "{not_ready}");
+    }
+
+    for table in ["reports", "write_probe"] {
+        sqlx::query(sqlx::AssertSqlSafe(format!("DROP TRIGGER full_disk ON {table}")))
+            .execute(store.pool())
+            .await
+            .unwrap();
+    }
+    store.ping().await.expect("ready again once writes work");
+    assert!(!store.health.is_failing());
+    assert!(matches!(store.create_report(&plain(&project)).await, Ok(CreatedReport::Created(_))));
+}

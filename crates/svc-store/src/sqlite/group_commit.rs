@@ -17,15 +17,21 @@
 //! The task keeps the writer connection while work keeps arriving (for at most [`HOLD`], then it
 //! queues up for it again behind any other write waiting): giving it back after every batch made
 //! each batch wait for the runtime to schedule the connection's return to the pool.
+//!
+//! A failure of the storage itself (a full disk, an I/O error) is different from a row's own failure:
+//! SQLite may have rolled the whole transaction back, and the statements after it would run outside
+//! any transaction. The batch then stops and fails as a whole, its connection goes back to the pool
+//! (which replaces it if it is unusable, see the [`super`] notes), and the write health notes it.
 
 use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{Sqlite, SqliteConnection, SqlitePool};
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 
 use super::rows::report_columns;
 use super::{ReportText, insert_blob, insert_report, map_write_error};
+use crate::health::{WriteHealth, is_storage_failure};
 use crate::{CreatedReport, IDEMPOTENCY_WINDOW_MS, StoreError, StoreResult};
 use std::collections::BTreeMap;
 use svc_core::model::{Blob, NewReport};
@@ -90,12 +96,13 @@ enum Stored {
 }
 
 /// Runs until every sender (the store) is gone, then finishes what is queued.
-pub(super) async fn run_writer(writer: SqlitePool, mut queue: mpsc::Receiver<Job>) {
+pub(super) async fn run_writer(writer: SqlitePool, mut queue: mpsc::Receiver<Job>, health: Arc<WriteHealth>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let mut connection: PoolConnection<Sqlite> = match writer.acquire().await {
             Ok(connection) => connection,
             Err(error) => {
+                note_failure(&health, &error, batch.len());
                 let outcomes = failed(&error, batch.len());
                 answer(&mut batch, outcomes);
                 continue;
@@ -103,13 +110,27 @@ pub(super) async fn run_writer(writer: SqlitePool, mut queue: mpsc::Receiver<Job
         };
         let held_since = Instant::now();
         loop {
-            let outcomes = commit_batch(&mut connection, &batch).await;
-            answer(&mut batch, outcomes);
-            if queue.is_empty() || held_since.elapsed() >= HOLD {
+            let committed = commit_batch(&mut connection, &batch, &health).await;
+            let failed_as_a_whole = committed.is_err();
+            answer(&mut batch, committed.unwrap_or_else(|outcomes| outcomes));
+            // After a failed batch the connection goes back to the pool, which checks it.
+            if failed_as_a_whole || queue.is_empty() || held_since.elapsed() >= HOLD {
                 break;
             }
             queue.recv_many(&mut batch, MAX_BATCH).await;
         }
+    }
+}
+
+/// Logs a batch that failed as a whole. A failure of the storage goes to the write health, which
+/// logs the first of a run as an error; the batches after it are logged quietly, so a full disk
+/// under load does not flood the log.
+fn note_failure(health: &WriteHealth, error: &sqlx::Error, rows: usize) {
+    if is_storage_failure(error) {
+        tracing::debug!(%error, rows, "write batch failed to commit");
+        health.failed(error);
+    } else {
+        tracing::error!(%error, rows, "write batch failed to commit");
     }
 }
 
@@ -140,14 +161,34 @@ fn failed(error: &sqlx::Error, rows: usize) -> Vec<StoreResult<Stored>> {
     (0..rows).map(|_| Err(StoreError::Database(sqlx::Error::Io(std::io::Error::other(message.clone()))))).collect()
 }
 
-async fn commit_batch(connection: &mut SqliteConnection, batch: &[Job]) -> Vec<StoreResult<Stored>> {
+/// Each row's outcome; `Err` when the batch failed as a whole (no row of it is stored).
+async fn commit_batch(
+    connection: &mut SqliteConnection,
+    batch: &[Job],
+    health: &WriteHealth,
+) -> Result<Vec<StoreResult<Stored>>, Vec<StoreResult<Stored>>> {
     match try_commit_batch(connection, batch).await {
-        Ok(outcomes) => outcomes,
-        Err(error) => {
-            // The transaction as a whole failed, so no row of the batch is stored.
-            tracing::error!(%error, rows = batch.len(), "write batch failed to commit");
-            failed(&error, batch.len())
+        Ok(outcomes) => {
+            // Only a commit that stored a row shows that writing works (one that stored nothing
+            // may not have written a page).
+            if health.is_failing() && outcomes.iter().any(|outcome| matches!(outcome, Ok(Stored::Created))) {
+                health.succeeded();
+            }
+            Ok(outcomes)
         }
+        Err(error) => {
+            note_failure(health, &error, batch.len());
+            Err(failed(&error, batch.len()))
+        }
+    }
+}
+
+/// A row's own failure is its outcome; a failure of the storage stops the whole batch (see the
+/// module notes).
+fn unless_storage_failed<T>(outcome: StoreResult<T>) -> Result<StoreResult<T>, sqlx::Error> {
+    match outcome {
+        Err(StoreError::Database(error)) if is_storage_failure(&error) => Err(error),
+        outcome => Ok(outcome),
     }
 }
 
@@ -162,7 +203,7 @@ async fn try_commit_batch(
     // Blobs first: one statement each, atomic by itself.
     for (job, outcome) in batch.iter().zip(outcomes.iter_mut()) {
         if let Job::Blob(queued) = job {
-            *outcome = Some(insert_blob(&mut tx, &queued.blob).await.map(|()| Stored::Created));
+            *outcome = Some(unless_storage_failed(insert_blob(&mut tx, &queued.blob).await)?.map(|()| Stored::Created));
         }
     }
 
@@ -200,11 +241,15 @@ async fn try_commit_batch(
                 .bind(report.created_at)
                 .bind(report.updated_at);
         }
-        // On failure the statement left nothing behind; its reports go one by one below.
-        if query.execute(&mut *tx).await.is_ok() {
-            for &i in chunk {
-                outcomes[i] = Some(Ok(Stored::Created));
+        // On a row's failure the statement left nothing behind; its reports go one by one below.
+        match query.execute(&mut *tx).await {
+            Ok(_) => {
+                for &i in chunk {
+                    outcomes[i] = Some(Ok(Stored::Created));
+                }
             }
+            Err(error) if is_storage_failure(&error) => return Err(error),
+            Err(_) => {}
         }
     }
 
@@ -215,11 +260,12 @@ async fn try_commit_batch(
         }
         if queued.is_single_row() {
             // One statement is atomic by itself: no savepoint needed.
-            *outcome = Some(insert_report(&mut tx, &queued.new.report, &queued.text).await.map(|()| Stored::Created));
+            let stored = insert_report(&mut tx, &queued.new.report, &queued.text).await;
+            *outcome = Some(unless_storage_failed(stored)?.map(|()| Stored::Created));
             continue;
         }
         sqlx::query("SAVEPOINT new_report").execute(&mut *tx).await?;
-        let stored = store_new_report(&mut tx, queued).await;
+        let stored = unless_storage_failed(store_new_report(&mut tx, queued).await)?;
         if stored.is_err() {
             sqlx::query("ROLLBACK TO new_report").execute(&mut *tx).await?;
         }
@@ -261,9 +307,13 @@ async fn store_views(
     sqlx::query("SAVEPOINT viewed_marks").execute(&mut *conn).await?;
     let mut folded = true;
     for ((report_id, viewer), at) in &latest {
-        if sqlx::query(UPSERT_VIEW).bind(report_id).bind(viewer).bind(at).execute(&mut *conn).await.is_err() {
-            folded = false;
-            break;
+        match sqlx::query(UPSERT_VIEW).bind(report_id).bind(viewer).bind(at).execute(&mut *conn).await {
+            Ok(_) => {}
+            Err(error) if is_storage_failure(&error) => return Err(error),
+            Err(_) => {
+                folded = false;
+                break;
+            }
         }
     }
     if folded {
@@ -282,6 +332,9 @@ async fn store_views(
             if let Err(error) =
                 sqlx::query(UPSERT_VIEW).bind(report_id).bind(&queued.viewer).bind(queued.at).execute(&mut *conn).await
             {
+                if is_storage_failure(&error) {
+                    return Err(error);
+                }
                 outcome = Err(StoreError::Database(error));
                 sqlx::query("ROLLBACK TO viewed_marks").execute(&mut *conn).await?;
                 break;

@@ -4,11 +4,20 @@
 //! allows one writer at a time anyway, and queuing in-process beats spinning on `SQLITE_BUSY`); reads
 //! use their own small pool, so they never wait behind a write. New reports are group-committed (see
 //! [`group_commit`]).
+//!
+//! A write that fails because of the storage (a full disk, an I/O error) must not break the writes
+//! after it. SQLite rolls a transaction back by itself when a statement or the COMMIT fails that
+//! way, and sqlx then still counts it as open (its ROLLBACK fails: there is nothing to roll back), so
+//! every later `BEGIN` on that connection would fail. The writer pool therefore closes a connection
+//! that comes back still inside a transaction, and opens a fresh one with the same settings; the
+//! failure is noted in the store's write health (see [`crate::health`]), which `ping` reports.
 
 mod group_commit;
 mod memory;
 mod rows;
 mod short_ids;
+#[cfg(test)]
+mod tests;
 
 use async_trait::async_trait;
 use sqlx::sqlite::{
@@ -17,11 +26,13 @@ use sqlx::sqlite::{
 use sqlx::{QueryBuilder, Row, Sqlite};
 use std::collections::{BTreeSet, HashMap};
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 use svc_core::model::*;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::cache::HotCache;
+use crate::health::{PROBE_WRITE, WriteHealth, is_storage_failure};
 use crate::{CreatedReport, Store, StoreError, StoreResult};
 use group_commit::{Job, QueuedBlob, QueuedReport, QueuedViews};
 use rows::{
@@ -47,6 +58,8 @@ pub struct SqliteStore {
     write_queue: mpsc::Sender<Job>,
     /// Projects by key and active channels, for ingest (see [`crate::cache`]).
     cache: HotCache,
+    /// Whether writes currently fail (see [`crate::health`]).
+    health: Arc<WriteHealth>,
 }
 
 impl SqliteStore {
@@ -70,14 +83,20 @@ impl SqliteStore {
         // cached leaf saves the single writer a read from the file (memory grows only with use).
         // Statement journals (a multi-row INSERT keeps one so it can undo itself) stay in memory
         // instead of temporary files: they are never part of what makes a commit durable.
-        let writer = SqlitePoolOptions::new()
+        let mut writer_options = SqlitePoolOptions::new()
             .max_connections(1)
             .min_connections(1)
             .idle_timeout(None)
             .max_lifetime(None)
             // A local file cannot drop the connection: no ping before every write transaction
             // (a round trip to the connection's thread, on the group commit's critical path).
-            .test_before_acquire(false)
+            .test_before_acquire(false);
+        if !in_memory {
+            // An in-memory database lives only in its connection: closing it would lose everything.
+            writer_options =
+                writer_options.after_release(|connection, _| Box::pin(discard_if_still_in_transaction(connection)));
+        }
+        let writer = writer_options
             .connect_with(options.clone().pragma("cache_size", WRITER_CACHE_KIB).pragma("temp_store", "memory"))
             .await?;
         sqlx::migrate!("src/sqlite/migrations").run(&writer).await?;
@@ -94,17 +113,62 @@ impl SqliteStore {
                 .await?
         };
 
+        let health = Arc::new(WriteHealth::new("sqlite"));
         let (write_queue, queue) = mpsc::channel(group_commit::QUEUE_CAPACITY);
-        tokio::spawn(group_commit::run_writer(writer.clone(), queue));
-        tokio::spawn(short_ids::run_indexer(writer.clone(), reader.clone(), write_queue.downgrade()));
-        Ok(SqliteStore { writer, reader, write_queue, cache: HotCache::default() })
+        tokio::spawn(group_commit::run_writer(writer.clone(), queue, health.clone()));
+        tokio::spawn(short_ids::run_indexer(writer.clone(), reader.clone(), write_queue.downgrade(), health.clone()));
+        Ok(SqliteStore { writer, reader, write_queue, cache: HotCache::default(), health })
     }
 
     async fn begin_write(&self) -> StoreResult<sqlx::Transaction<'static, Sqlite>> {
         // IMMEDIATE takes the write lock up front, so a transaction that reads before it writes
         // cannot fail half-way on a lock held by another process (the CLI, for example).
-        Ok(self.writer.begin_with("BEGIN IMMEDIATE").await?)
+        Ok(self.writer.begin_with("BEGIN IMMEDIATE").await.inspect_err(|error| self.note_failure(error))?)
     }
+
+    /// Commits a transaction of [`Self::begin_write`], noting a failure in the write health.
+    async fn commit_write(&self, tx: sqlx::Transaction<'static, Sqlite>) -> StoreResult<()> {
+        Ok(tx.commit().await.inspect_err(|error| self.note_failure(error))?)
+    }
+
+    fn note_failure(&self, error: &sqlx::Error) {
+        if is_storage_failure(error) {
+            self.health.failed(error);
+        }
+    }
+
+    /// The probe write of [`crate::health`]: succeeds only if the database accepts writes.
+    async fn probe_write(&self) -> StoreResult<()> {
+        match sqlx::query(PROBE_WRITE).execute(&self.writer).await {
+            Ok(_) => {
+                self.health.succeeded();
+                Ok(())
+            }
+            Err(error) => {
+                self.note_failure(&error);
+                Err(error.into())
+            }
+        }
+    }
+}
+
+/// The writer pool's check of a connection coming back (see the module notes): closes it if sqlx
+/// still counts an open transaction once any queued ROLLBACK has run. Costs one atomic load when
+/// the connection is clean.
+async fn discard_if_still_in_transaction(connection: &mut SqliteConnection) -> Result<bool, sqlx::Error> {
+    use sqlx::Connection;
+    if !connection.is_in_transaction() {
+        return Ok(true);
+    }
+    // A dropped transaction queues its ROLLBACK on the connection's thread; a ping runs after it.
+    connection.ping().await?;
+    if connection.is_in_transaction() {
+        tracing::warn!(
+            "closing the SQLite writer connection: a failed transaction left it unusable; opening a new one"
+        );
+        return Ok(false);
+    }
+    Ok(true)
 }
 
 /// A broken uniqueness rule becomes `Conflict` naming what was duplicated (the same subjects as the
@@ -287,6 +351,9 @@ impl Store for SqliteStore {
 
     async fn ping(&self) -> StoreResult<()> {
         sqlx::query("SELECT 1").execute(&self.reader).await?;
+        if self.health.is_failing() {
+            self.probe_write().await?;
+        }
         Ok(())
     }
 
@@ -352,7 +419,7 @@ impl Store for SqliteStore {
         for channel in channels {
             insert_channel(&mut tx, channel).await?;
         }
-        tx.commit().await?;
+        self.commit_write(tx).await?;
         self.cache.clear();
         Ok(())
     }
@@ -572,7 +639,7 @@ impl Store for SqliteStore {
         .bind(at)
         .execute(&mut *tx)
         .await?;
-        tx.commit().await?;
+        self.commit_write(tx).await?;
         Ok(StatusChange {
             report_id: report_id.to_string(),
             from_status,
@@ -619,7 +686,7 @@ impl Store for SqliteStore {
         }
         // A bulk load copies its short ids at once, in the same transaction.
         short_ids::copy_all_in(&mut tx).await?;
-        tx.commit().await?;
+        self.commit_write(tx).await?;
         Ok(())
     }
 
@@ -691,7 +758,7 @@ impl Store for SqliteStore {
                 (stored, false)
             }
         };
-        tx.commit().await?;
+        self.commit_write(tx).await?;
         Ok((stored, inserted))
     }
 

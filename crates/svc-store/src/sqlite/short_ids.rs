@@ -11,6 +11,7 @@
 use sqlx::sqlite::{Sqlite, SqliteConnection, SqlitePool};
 use sqlx::{Connection, QueryBuilder};
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
@@ -18,6 +19,7 @@ use super::group_commit::Job;
 use super::push_project_list;
 use super::rows::report_columns;
 use crate::StoreResult;
+use crate::health::{WriteHealth, is_storage_failure_of};
 
 /// How often the indexer looks for reports to copy. The longer, the more reports share each page a
 /// round touches (under a sustained 12,000 reports/s, a round every second rewrote most of the
@@ -91,32 +93,46 @@ async fn pending(reader: &SqlitePool) -> StoreResult<bool> {
     .await?)
 }
 
-/// The indexer task: runs until the store is dropped (its write queue closes).
-pub(super) async fn run_indexer(writer: SqlitePool, reader: SqlitePool, alive: mpsc::WeakSender<Job>) {
+/// The indexer task: runs until the store is dropped (its write queue closes). Its writes feed the
+/// write health like the group commit's. A transaction of it that fails goes back to the writer
+/// pool with its connection, which replaces the connection if the failure left it unusable.
+pub(super) async fn run_indexer(
+    writer: SqlitePool,
+    reader: SqlitePool,
+    alive: mpsc::WeakSender<Job>,
+    health: Arc<WriteHealth>,
+) {
     loop {
         tokio::time::sleep(INTERVAL).await;
         if alive.upgrade().is_none() {
             return;
         }
-        if let Err(error) = copy_round(&writer, &reader).await {
-            // The reports are safe either way; lookups scan what is not copied yet.
-            tracing::warn!(%error, "could not update the short-id table; will retry");
+        match copy_round(&writer, &reader).await {
+            Ok(true) => health.succeeded(),
+            Ok(false) => {}
+            Err(error) => {
+                if is_storage_failure_of(&error) {
+                    health.failed(&error);
+                }
+                // The reports are safe either way; lookups scan what is not copied yet.
+                tracing::warn!(%error, "could not update the short-id table; will retry");
+            }
         }
     }
 }
 
 /// One round: reads the pending entries, writes them in key order, one slice per transaction,
 /// and moves the mark with the last slice. Lookups see a slice's entries in the table and, until
-/// the mark moves, in the tail too; `id IN (...)` counts each report once.
-async fn copy_round(writer: &SqlitePool, reader: &SqlitePool) -> StoreResult<()> {
+/// the mark moves, in the tail too; `id IN (...)` counts each report once. Whether it wrote.
+async fn copy_round(writer: &SqlitePool, reader: &SqlitePool) -> StoreResult<bool> {
     if !pending(reader).await? {
-        return Ok(());
+        return Ok(false);
     }
     let (entries, last) = {
         let mut conn = reader.acquire().await?;
         pending_entries(&mut conn, MAX_ROWS_PER_ROUND).await?
     };
-    let Some(last) = last else { return Ok(()) };
+    let Some(last) = last else { return Ok(false) };
     let slices: Vec<&[Entry]> = entries.chunks(ROWS_PER_TRANSACTION).collect();
     for (index, slice) in slices.iter().enumerate() {
         let mut conn = writer.acquire().await?;
@@ -127,7 +143,7 @@ async fn copy_round(writer: &SqlitePool, reader: &SqlitePool) -> StoreResult<()>
         }
         tx.commit().await?;
     }
-    Ok(())
+    Ok(true)
 }
 
 /// `SELECT` of the reports of these projects whose id ends with the 6 characters `short_id`,

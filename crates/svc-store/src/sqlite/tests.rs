@@ -1,0 +1,143 @@
+//! Writes that fail because of the storage, with faults injected on the writer connection: a cap
+//! on the database's size (`max_page_count`: the same "database or disk is full" as a full disk,
+//! without needing a file system to fill) and `query_only` (the storage refuses every write, as a
+//! file system remounted read-only would). The server's tests fill a real tmpfs where they can.
+
+use super::*;
+use serde_json::json;
+use svc_core::ids::new_id;
+
+async fn open(folder: &std::path::Path) -> SqliteStore {
+    SqliteStore::connect(&format!("sqlite://{}", folder.join("svc.db").display())).await.expect("open store")
+}
+
+async fn project(store: &SqliteStore) -> Project {
+    let org = Organization { id: new_id(), name: "Default".into(), created_at: 1 };
+    store.create_organization(&org).await.unwrap();
+    let project = Project {
+        id: new_id(),
+        org_id: org.id,
+        name: "Default".into(),
+        slug: "default".into(),
+        project_key: svc_core::ids::new_project_key(),
+        url_patterns: Vec::new(),
+        default_channel_key: "bug".into(),
+        widget_config: json!({}),
+        allowed_origins: Vec::new(),
+        identity_secret: None,
+        created_at: 1,
+    };
+    store.create_project(&project, &[]).await.unwrap();
+    project
+}
+
+fn plain(project: &Project) -> NewReport {
+    let at = svc_core::time::now_ms();
+    let report = Report {
+        id: new_id(),
+        project_id: project.id.clone(),
+        channel_key: "bug".into(),
+        status: "new".into(),
+        title: "The save button does nothing".into(),
+        blocks: json!([{"type": "text", "text": "The save button does nothing. ".repeat(20)}]),
+        context: json!({"url": "https://app.example.com/settings"}),
+        identity: None,
+        identity_error: None,
+        author: Author { kind: "reporter".into(), id: None, label: None },
+        artifact_id: None,
+        url: Some("https://app.example.com/settings".into()),
+        created_at: at,
+        updated_at: at,
+    };
+    NewReport { report, blob_ids: Vec::new(), idempotency_key: None }
+}
+
+/// Runs a statement on the writer connection (the pool has exactly one).
+async fn on_writer(store: &SqliteStore, statement: &str) {
+    sqlx::query(sqlx::AssertSqlSafe(statement.to_string())).execute(&store.writer).await.expect(statement);
+}
+
+/// Caps the database at its current size: the next write that needs a new page fails with
+/// SQLITE_FULL, in the statement that needs it. That rolls back the whole transaction (a
+/// single-row INSERT keeps no statement journal), the case that used to leave the writer
+/// connection unusable.
+async fn cap_at_current_size(store: &SqliteStore) {
+    let pages: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(&store.writer).await.unwrap();
+    on_writer(store, &format!("PRAGMA max_page_count = {pages}")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_database_fails_the_batch_and_the_next_write_works_once_there_is_room() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = open(folder.path()).await;
+    let project = project(&store).await;
+    cap_at_current_size(&store).await;
+
+    let mut failure = None;
+    for _ in 0..1_000 {
+        if let Err(error) = store.create_report(&plain(&project)).await {
+            failure = Some(error);
+            break;
+        }
+    }
+    let failure = failure.expect("the capped database fills up");
+    assert!(failure.to_string().contains("database or disk is full"), "{failure}");
+    assert!(store.health.is_failing());
+    let stored_before = store
+        .list_reports(&ReportFilter { project_ids: vec![project.id.clone()], limit: 200, ..Default::default() })
+        .await
+        .unwrap()
+        .len();
+
+    // The cap belonged to the connection the failure discarded: the pool's fresh connection has
+    // room. (Before, every later write failed: "attempted to call begin_with at non-zero
+    // transaction depth".)
+    let created = store.create_report(&plain(&project)).await.expect("the writer works again");
+    let CreatedReport::Created(report) = created else { panic!("a new report") };
+    assert!(!store.health.is_failing(), "a stored report clears the failing mark");
+    store.ping().await.expect("ready again");
+    let keyed = NewReport { idempotency_key: Some("k-1".into()), ..plain(&project) };
+    assert!(matches!(store.create_report(&keyed).await, Ok(CreatedReport::Created(_))));
+    let by = Author { kind: "agent".into(), id: None, label: None };
+    store.set_report_status(&report.id, "triaged", &by, 5).await.expect("a write transaction works too");
+    let filter = ReportFilter { project_ids: vec![project.id.clone()], limit: 200, ..Default::default() };
+    assert_eq!(
+        store.list_reports(&filter).await.unwrap().len(),
+        stored_before + 2,
+        "nothing of the failed batch was stored"
+    );
+
+    // The same again on the replacement connection, through a write transaction of its own.
+    cap_at_current_size(&store).await;
+    let many: Vec<Report> = (0..2_000).map(|_| plain(&project).report).collect();
+    let error = store.insert_reports_bulk(&many).await.expect_err("no room for 2,000 reports");
+    assert!(error.to_string().contains("database or disk is full"), "{error}");
+    on_writer(&store, "PRAGMA max_page_count = 4294967294").await;
+    store.insert_reports_bulk(&many).await.expect("room again");
+    assert!(matches!(store.create_report(&plain(&project)).await, Ok(CreatedReport::Created(_))));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ping_fails_while_writes_fail_and_recovers_by_itself() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = open(folder.path()).await;
+    let project = project(&store).await;
+    store.ping().await.expect("a new store is ready");
+
+    on_writer(&store, "PRAGMA query_only = 1").await;
+    // Reads still work, and nothing has tried to write yet: still ready.
+    store.ping().await.expect("ready until a write fails");
+    let error = store.create_report(&plain(&project)).await.expect_err("writes are refused");
+    assert!(error.to_string().contains("readonly"), "{error}");
+    // Each readiness check tries a write of its own, and fails while the storage refuses.
+    for _ in 0..2 {
+        let not_ready = store.ping().await.expect_err("not ready while writes fail");
+        assert!(not_ready.to_string().contains("readonly"), "{not_ready}");
+    }
+
+    on_writer(&store, "PRAGMA query_only = 0").await;
+    // No report needed: the readiness check's own write shows writing works again.
+    store.ping().await.expect("ready again once writes work");
+    assert!(!store.health.is_failing());
+    assert!(matches!(store.create_report(&plain(&project)).await, Ok(CreatedReport::Created(_))));
+}
