@@ -3,7 +3,7 @@
 //! own fresh schema when `SVC_TEST_POSTGRES_URL` is set and passes silently otherwise.
 
 use super::*;
-use crate::Store;
+use crate::prelude::*;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Instant;
@@ -192,7 +192,7 @@ async fn query_times_at_a_million_reports() {
         );
         let short_id_time = timed.elapsed();
         let timed = Instant::now();
-        assert_eq!(store.list_rooms(&project.id, false).await.unwrap().len(), 500);
+        assert_eq!(store.room_rows(&project.id).await.unwrap().activity.len(), 500);
         let rooms_time = timed.elapsed();
         eprintln!(
             "page {page_time:?}, status page {status_time:?}, two projects by artifact {across_time:?}, \

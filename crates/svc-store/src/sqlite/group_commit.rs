@@ -29,10 +29,11 @@ use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 
+use super::map_write_error;
+use super::queries::{insert_blob, insert_report};
 use super::rows::report_columns;
-use super::{ReportText, insert_blob, insert_report, map_write_error};
 use crate::health::{WriteHealth, is_storage_failure};
-use crate::{CreatedReport, IDEMPOTENCY_WINDOW_MS, StoreError, StoreResult};
+use crate::{CreatedReport, IDEMPOTENCY_WINDOW_MS, ReportText, StoreError, StoreResult};
 use std::collections::BTreeMap;
 use svc_core::model::{Blob, NewReport};
 
@@ -203,7 +204,8 @@ async fn try_commit_batch(
     // Blobs first: one statement each, atomic by itself.
     for (job, outcome) in batch.iter().zip(outcomes.iter_mut()) {
         if let Job::Blob(queued) = job {
-            *outcome = Some(unless_storage_failed(insert_blob(&mut tx, &queued.blob).await)?.map(|()| Stored::Created));
+            *outcome =
+                Some(unless_storage_failed(insert_blob(&mut *tx, &queued.blob).await)?.map(|()| Stored::Created));
         }
     }
 
@@ -260,7 +262,7 @@ async fn try_commit_batch(
         }
         if queued.is_single_row() {
             // One statement is atomic by itself: no savepoint needed.
-            let stored = insert_report(&mut tx, &queued.new.report, &queued.text).await;
+            let stored = insert_report(&mut *tx, &queued.new.report, &queued.text).await;
             *outcome = Some(unless_storage_failed(stored)?.map(|()| Stored::Created));
             continue;
         }

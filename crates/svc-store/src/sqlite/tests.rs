@@ -4,6 +4,7 @@
 //! file system remounted read-only would). The server's tests fill a real tmpfs where they can.
 
 use super::*;
+use crate::prelude::*;
 use serde_json::json;
 use svc_core::ids::new_id;
 
