@@ -48,7 +48,7 @@ use std::time::{Duration, Instant};
 use svc_core::model::*;
 
 use crate::cache::HotCache;
-use crate::health::{PROBE_WRITE, WriteHealth, is_storage_failure};
+use crate::health::WriteHealth;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("src/postgres/migrations");
 
@@ -156,29 +156,6 @@ impl PostgresStore {
         let health = Arc::new(WriteHealth::new("postgres"));
         let report_queue = group_commit::start(pool.clone(), health.clone());
         Ok(Self { pool, cache: Default::default(), report_queue, health })
-    }
-
-    fn note_failure(&self, error: &StoreError) {
-        if let StoreError::Database(error) = error
-            && is_storage_failure(error)
-        {
-            self.health.failed(error);
-        }
-    }
-
-    /// The probe write of [`crate::health`]: succeeds only if the database accepts writes.
-    async fn probe_write(&self) -> StoreResult<()> {
-        match sqlx::query(PROBE_WRITE).execute(&self.pool).await {
-            Ok(_) => {
-                self.health.succeeded();
-                Ok(())
-            }
-            Err(error) => {
-                let error = StoreError::from(error);
-                self.note_failure(&error);
-                Err(error)
-            }
-        }
     }
 
     /// The underlying pool (for tools and benchmarks that need raw SQL).

@@ -17,7 +17,32 @@ use svc_core::model::*;
 use super::rows::{self, *};
 // `for_update!` and `status_change_order!` are the including module's, in scope by position.
 use super::{Db, ThisStore, list_query, map_write_error, report_json};
+use crate::health::{PROBE_WRITE, is_storage_failure_of};
 use crate::*;
+
+impl ThisStore {
+    /// Notes a write that failed because of the storage in the write health (see [`crate::health`]).
+    pub(super) fn note_failure(&self, error: &StoreError) {
+        if is_storage_failure_of(error) {
+            self.health.failed(error);
+        }
+    }
+
+    /// The probe write of [`crate::health`]: succeeds only if the database accepts writes.
+    pub(super) async fn probe_write(&self) -> StoreResult<()> {
+        match sqlx::query(PROBE_WRITE).execute(self.write_pool()).await {
+            Ok(_) => {
+                self.health.succeeded();
+                Ok(())
+            }
+            Err(error) => {
+                let error = StoreError::from(error);
+                self.note_failure(&error);
+                Err(error)
+            }
+        }
+    }
+}
 
 fn found_or_not(rows_affected: u64) -> StoreResult<()> {
     if rows_affected == 0 { Err(StoreError::NotFound) } else { Ok(()) }
@@ -29,31 +54,36 @@ pub(super) async fn insert_report<'e>(
     report: &Report,
     text: &ReportText,
 ) -> StoreResult<()> {
-    sqlx::query(concat!(
+    let query = sqlx::query(concat!(
         "INSERT INTO reports (",
         report_columns!(),
         ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
-    ))
-    .bind(&report.id)
-    .bind(&report.project_id)
-    .bind(&report.channel_key)
-    .bind(&report.status)
-    .bind(&report.title)
-    .bind(report_json(&text.blocks))
-    .bind(report_json(&text.context))
-    .bind(text.identity.as_deref().map(report_json))
-    .bind(&report.identity_error)
-    .bind(&report.author.kind)
-    .bind(&report.author.id)
-    .bind(&report.author.label)
-    .bind(&report.artifact_id)
-    .bind(&report.url)
-    .bind(report.created_at)
-    .bind(report.updated_at)
-    .execute(executor)
-    .await
-    .map_err(map_write_error)?;
+    ));
+    bind_report(query, report, text).execute(executor).await.map_err(map_write_error)?;
     Ok(())
+}
+
+pub(super) type Query<'q> = sqlx::query::Query<'q, Db, <Db as sqlx::Database>::Arguments>;
+
+/// Binds a report's columns in `report_columns!` order (once per row of a multi-row INSERT).
+pub(super) fn bind_report<'q>(query: Query<'q>, report: &Report, text: &ReportText) -> Query<'q> {
+    query
+        .bind(&report.id)
+        .bind(&report.project_id)
+        .bind(&report.channel_key)
+        .bind(&report.status)
+        .bind(&report.title)
+        .bind(report_json(&text.blocks))
+        .bind(report_json(&text.context))
+        .bind(text.identity.as_deref().map(report_json))
+        .bind(&report.identity_error)
+        .bind(&report.author.kind)
+        .bind(&report.author.id)
+        .bind(&report.author.label)
+        .bind(&report.artifact_id)
+        .bind(&report.url)
+        .bind(report.created_at)
+        .bind(report.updated_at)
 }
 
 pub(super) async fn insert_blob<'e>(executor: impl Executor<'e, Database = Db>, blob: &Blob) -> StoreResult<()> {

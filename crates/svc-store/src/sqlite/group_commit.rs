@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 
 use super::map_write_error;
-use super::queries::{insert_blob, insert_report};
+use super::queries::{bind_report, insert_blob, insert_report};
 use super::rows::report_columns;
 use crate::health::{WriteHealth, is_storage_failure};
 use crate::{CreatedReport, IDEMPOTENCY_WINDOW_MS, ReportText, StoreError, StoreResult};
@@ -223,25 +223,7 @@ async fn try_commit_batch(
         rest = after;
         let mut query = sqlx::query(MULTI_ROW_INSERTS[size_index].as_str());
         for queued in chunk.iter().filter_map(|&i| report(i)) {
-            let QueuedReport { new, text, .. } = queued;
-            let report = &new.report;
-            query = query
-                .bind(&report.id)
-                .bind(&report.project_id)
-                .bind(&report.channel_key)
-                .bind(&report.status)
-                .bind(&report.title)
-                .bind(&text.blocks)
-                .bind(&text.context)
-                .bind(&text.identity)
-                .bind(&report.identity_error)
-                .bind(&report.author.kind)
-                .bind(&report.author.id)
-                .bind(&report.author.label)
-                .bind(&report.artifact_id)
-                .bind(&report.url)
-                .bind(report.created_at)
-                .bind(report.updated_at);
+            query = bind_report(query, &queued.new.report, &queued.text);
         }
         // On a row's failure the statement left nothing behind; its reports go one by one below.
         match query.execute(&mut *tx).await {

@@ -52,7 +52,7 @@ use svc_core::model::*;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::cache::HotCache;
-use crate::health::{PROBE_WRITE, WriteHealth, is_storage_failure};
+use crate::health::WriteHealth;
 use crate::{CreatedReport, ReportText, Store, StoreError, StoreResult, json_text};
 use group_commit::{Job, QueuedBlob, QueuedReport, QueuedViews};
 use rows::report_columns;
@@ -140,32 +140,16 @@ impl SqliteStore {
     async fn begin_write(&self) -> StoreResult<sqlx::Transaction<'static, Sqlite>> {
         // IMMEDIATE takes the write lock up front, so a transaction that reads before it writes
         // cannot fail half-way on a lock held by another process (the CLI, for example).
-        Ok(self.writer.begin_with("BEGIN IMMEDIATE").await.inspect_err(|error| self.note_failure(error))?)
+        self.writer
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(StoreError::from)
+            .inspect_err(|error| self.note_failure(error))
     }
 
     /// Commits a transaction of [`Self::begin_write`], noting a failure in the write health.
     async fn commit_write(&self, tx: sqlx::Transaction<'static, Sqlite>) -> StoreResult<()> {
-        Ok(tx.commit().await.inspect_err(|error| self.note_failure(error))?)
-    }
-
-    fn note_failure(&self, error: &sqlx::Error) {
-        if is_storage_failure(error) {
-            self.health.failed(error);
-        }
-    }
-
-    /// The probe write of [`crate::health`]: succeeds only if the database accepts writes.
-    async fn probe_write(&self) -> StoreResult<()> {
-        match sqlx::query(PROBE_WRITE).execute(&self.writer).await {
-            Ok(_) => {
-                self.health.succeeded();
-                Ok(())
-            }
-            Err(error) => {
-                self.note_failure(&error);
-                Err(error.into())
-            }
-        }
+        tx.commit().await.map_err(StoreError::from).inspect_err(|error| self.note_failure(error))
     }
 }
 
