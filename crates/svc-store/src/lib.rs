@@ -11,6 +11,8 @@ mod cache;
 mod health;
 pub mod postgres;
 pub mod sqlite;
+#[cfg(test)]
+mod test_fixtures;
 
 pub use cache::TTL as HOT_CACHE_TTL;
 
