@@ -30,9 +30,12 @@ macro_rules! status_change_order {
 }
 
 mod group_commit;
+// Compiled once per backend on purpose (see `shared/queries.rs`).
+#[allow(clippy::duplicate_mod)]
 #[path = "../shared/queries.rs"]
 mod queries;
 mod reports;
+#[allow(clippy::duplicate_mod)]
 #[path = "../shared/rows.rs"]
 mod rows;
 

@@ -31,8 +31,11 @@ macro_rules! status_change_order {
 
 mod group_commit;
 mod memory;
+// Compiled once per backend on purpose (see `shared/queries.rs`).
+#[allow(clippy::duplicate_mod)]
 #[path = "../shared/queries.rs"]
 mod queries;
+#[allow(clippy::duplicate_mod)]
 #[path = "../shared/rows.rs"]
 mod rows;
 mod short_ids;
