@@ -1,6 +1,7 @@
-//! Storage for Svc: one domain-level [`Store`] trait with two implementations, SQLite (the embedded
-//! default) and PostgreSQL (for several instances). Each backend carries its own migrations and
-//! runs them when it connects.
+//! Storage for Svc: domain-level store traits, one per area, gathered in [`Store`], with two
+//! implementations, SQLite (the embedded default) and PostgreSQL (for several instances). The
+//! queries both databases share are written once in `shared/` (see `docs/architecture.md`,
+//! "Storage"); each backend keeps only what differs, and its own migrations, run when it connects.
 
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -10,6 +11,8 @@ mod cache;
 mod health;
 pub mod postgres;
 pub mod sqlite;
+#[cfg(test)]
+mod test_fixtures;
 
 pub use cache::TTL as HOT_CACHE_TTL;
 
@@ -79,6 +82,24 @@ pub(crate) fn json_text(value: &impl serde::Serialize) -> String {
     serde_json::to_string(value).expect("JSON values always serialize")
 }
 
+/// The JSON columns of a report as [`json_text`], serialized before the report reaches a writer
+/// (SQLite's group commit serializes them on the caller's task, not on the single writer's).
+pub(crate) struct ReportText {
+    pub blocks: String,
+    pub context: String,
+    pub identity: Option<String>,
+}
+
+impl ReportText {
+    pub(crate) fn of(report: &Report) -> Self {
+        ReportText {
+            blocks: json_text(&report.blocks),
+            context: json_text(&report.context),
+            identity: report.identity.as_ref().map(json_text),
+        }
+    }
+}
+
 fn raw_json(value: &serde_json::Value) -> Box<serde_json::value::RawValue> {
     serde_json::value::to_raw_value(value).expect("JSON values always serialize")
 }
@@ -135,24 +156,36 @@ impl TryFrom<ListedReport> for Report {
 /// How long an idempotency key is remembered.
 pub const IDEMPOTENCY_WINDOW_MS: i64 = 24 * 60 * 60 * 1000;
 
-/// Every operation Svc needs from its database. Implementations are safe to share across tasks;
-/// each multi-row change is one transaction.
-#[async_trait]
-pub trait Store: Send + Sync + 'static {
-    /// Backend name for logs and metrics (`sqlite`, `postgres`).
-    fn backend(&self) -> &'static str;
-    /// Readiness: a cheap round trip to the database and, while writes are failing (a write
-    /// failed because of the storage and none has succeeded since), a tiny probe write that must
-    /// succeed too. An error says why the store is not ready.
-    async fn ping(&self) -> StoreResult<()>;
+/// Report count and newest report time of one artifact id (what makes a room implicit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactActivity {
+    pub artifact_id: String,
+    pub report_count: i64,
+    pub last_report_at: i64,
+}
 
-    // Organizations
+/// What a room listing is made of, read in one snapshot so a report filed in between is not
+/// half-counted: every stored room of the project (archived ones too) and the report activity of
+/// every artifact id its reports carry. The service merges them (see `svc-server`'s rooms).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RoomRows {
+    pub stored: Vec<Room>,
+    pub activity: Vec<ArtifactActivity>,
+}
+
+// The operations Svc needs from its database, one trait per area; [`Store`] is all of them.
+// Implementations are safe to share across tasks; each multi-row change is one transaction.
+
+#[async_trait]
+pub trait OrganizationStore: Send + Sync {
     async fn create_organization(&self, org: &Organization) -> StoreResult<()>;
     async fn get_organization(&self, id: &str) -> StoreResult<Option<Organization>>;
     async fn find_organization_by_name(&self, name: &str) -> StoreResult<Option<Organization>>;
     async fn count_organizations(&self) -> StoreResult<i64>;
+}
 
-    // Projects
+#[async_trait]
+pub trait ProjectStore: Send + Sync {
     /// Creates a project with its first channels in one transaction. A slug already used in the
     /// organization is `Conflict`.
     async fn create_project(&self, project: &Project, channels: &[Channel]) -> StoreResult<()>;
@@ -162,8 +195,10 @@ pub trait Store: Send + Sync + 'static {
     /// Writes name, url_patterns, default_channel_key, widget_config and allowed_origins.
     async fn update_project(&self, project: &Project) -> StoreResult<()>;
     async fn set_identity_secret(&self, project_id: &str, secret: Option<&str>) -> StoreResult<()>;
+}
 
-    // Channels
+#[async_trait]
+pub trait ChannelStore: Send + Sync {
     /// Oldest first; archived ones only when asked.
     async fn list_channels(&self, project_id: &str, include_archived: bool) -> StoreResult<Vec<Channel>>;
     async fn get_channel(&self, project_id: &str, key: &str) -> StoreResult<Option<Channel>>;
@@ -171,8 +206,10 @@ pub trait Store: Send + Sync + 'static {
     async fn create_channel(&self, channel: &Channel) -> StoreResult<()>;
     /// Writes name, color, mascot, base_weight, matchers, archived, updated_at.
     async fn update_channel(&self, channel: &Channel) -> StoreResult<()>;
+}
 
-    // Reports
+#[async_trait]
+pub trait ReportStore: Send + Sync {
     /// Stores a report, binds its blobs (each must be unbound and of the report's project, else
     /// `BlobAlreadyUsed` / `NotFound`) and remembers its idempotency key, all in one durable
     /// transaction. A known idempotency key (same project, within 24 hours) stores nothing.
@@ -180,11 +217,8 @@ pub trait Store: Send + Sync + 'static {
     async fn get_report(&self, id: &str) -> StoreResult<Option<Report>>;
     /// Newest first, at most `filter.limit` reports.
     async fn list_reports(&self, filter: &ReportFilter) -> StoreResult<Vec<Report>>;
-    /// [`Store::list_reports`] with the JSON fields as JSON text. By default the listed values
-    /// are serialized; a backend that stores exactly that text returns it as it is.
-    async fn list_reports_text(&self, filter: &ReportFilter) -> StoreResult<Vec<ListedReport>> {
-        Ok(self.list_reports(filter).await?.into_iter().map(ListedReport::from).collect())
-    }
+    /// [`ReportStore::list_reports`] with the JSON fields as the JSON text the database holds.
+    async fn list_reports_text(&self, filter: &ReportFilter) -> StoreResult<Vec<ListedReport>>;
     /// Reports of these projects whose id ends with `short_id` (at most `limit`).
     async fn find_reports_by_short_id(
         &self,
@@ -199,18 +233,23 @@ pub trait Store: Send + Sync + 'static {
     async fn status_history(&self, report_id: &str) -> StoreResult<Vec<StatusChange>>;
     /// Bulk load for benchmarks and imports: reports only, no blobs or idempotency keys.
     async fn insert_reports_bulk(&self, reports: &[Report]) -> StoreResult<()>;
+    async fn delete_expired_idempotency_keys(&self, before: i64) -> StoreResult<u64>;
+}
 
-    // Rooms
+#[async_trait]
+pub trait RoomStore: Send + Sync {
     async fn get_room(&self, project_id: &str, artifact_id: &str) -> StoreResult<Option<Room>>;
     /// Number of reports carrying this artifact id (is the room implicit?).
     async fn count_room_reports(&self, project_id: &str, artifact_id: &str) -> StoreResult<i64>;
     /// Inserts the room, or when one with the same artifact id exists, applies `changes` to it.
     /// Returns the stored room and whether it was inserted.
     async fn upsert_room(&self, room: &Room, changes: &RoomChanges) -> StoreResult<(Room, bool)>;
-    /// Stored rooms merged with implicit ones, most recent activity first.
-    async fn list_rooms(&self, project_id: &str, include_archived: bool) -> StoreResult<Vec<RoomSummary>>;
+    /// The project's stored rooms and the activity of its reports' artifact ids, in no order.
+    async fn room_rows(&self, project_id: &str) -> StoreResult<RoomRows>;
+}
 
-    // API keys
+#[async_trait]
+pub trait KeyStore: Send + Sync {
     async fn create_key(&self, key: &ApiKey) -> StoreResult<()>;
     async fn find_key_by_hash(&self, key_hash: &str) -> StoreResult<Option<ApiKey>>;
     async fn get_key(&self, id: &str) -> StoreResult<Option<ApiKey>>;
@@ -219,38 +258,85 @@ pub trait Store: Send + Sync + 'static {
     async fn revoke_key(&self, project_id: &str, key_id: &str, at: i64) -> StoreResult<Option<i64>>;
     async fn touch_key(&self, key_id: &str, at: i64) -> StoreResult<()>;
     async fn set_key_agent(&self, key_id: &str, agent_name: &str, owner: Option<&str>) -> StoreResult<()>;
+}
 
-    // Channel hints
+#[async_trait]
+pub trait HintStore: Send + Sync {
     async fn create_hint(&self, hint: &Hint) -> StoreResult<()>;
     /// Unexpired hints of the project that carry no user id, plus those for `user_id`.
     async fn list_active_hints(&self, project_id: &str, user_id: Option<&str>, now: i64) -> StoreResult<Vec<Hint>>;
     async fn delete_expired_hints(&self, now: i64) -> StoreResult<u64>;
+}
 
-    // Comments
+#[async_trait]
+pub trait CommentStore: Send + Sync {
     async fn create_comment(&self, comment: &Comment) -> StoreResult<()>;
     /// Oldest first, drafts included.
     async fn list_comments(&self, report_id: &str) -> StoreResult<Vec<Comment>>;
     async fn publish_comment(&self, comment_id: &str, at: i64) -> StoreResult<Option<Comment>>;
+}
 
-    // Viewed marks
+#[async_trait]
+pub trait ViewStore: Send + Sync {
     /// Upserts one (report, viewer) row per report with the last view time.
     async fn mark_viewed(&self, report_ids: &[String], viewer: &str, at: i64) -> StoreResult<()>;
     /// (viewer, last viewed at) for a report.
     async fn list_viewers(&self, report_id: &str) -> StoreResult<Vec<(String, i64)>>;
+}
 
-    // Flags
+#[async_trait]
+pub trait FlagStore: Send + Sync {
     async fn list_flags(&self, project_id: &str) -> StoreResult<Vec<Flag>>;
     async fn get_flag(&self, project_id: &str, key: &str) -> StoreResult<Option<Flag>>;
     async fn set_flag(&self, flag: &Flag) -> StoreResult<()>;
+}
 
-    // Blobs
+/// The rows describing uploaded blobs (their bytes live in `svc-blob`).
+#[async_trait]
+pub trait BlobRowStore: Send + Sync {
     async fn create_blob(&self, blob: &Blob) -> StoreResult<()>;
     async fn get_blob(&self, id: &str) -> StoreResult<Option<Blob>>;
     /// Unbound blobs created before `before` (at most `limit`).
     async fn list_unbound_blobs(&self, before: i64, limit: u32) -> StoreResult<Vec<Blob>>;
     /// Deletes the blob's row only if it is still unbound; returns whether it did.
     async fn delete_unbound_blob(&self, id: &str) -> StoreResult<bool>;
-    async fn delete_expired_idempotency_keys(&self, before: i64) -> StoreResult<u64>;
+}
+
+/// Every operation Svc needs from its database, held as [`DynStore`]. Bring the area traits into
+/// scope to call them (`use svc_store::prelude::*`).
+#[async_trait]
+pub trait Store:
+    OrganizationStore
+    + ProjectStore
+    + ChannelStore
+    + ReportStore
+    + RoomStore
+    + KeyStore
+    + HintStore
+    + CommentStore
+    + ViewStore
+    + FlagStore
+    + BlobRowStore
+    + 'static
+{
+    /// Backend name for logs and metrics (`sqlite`, `postgres`).
+    fn backend(&self) -> &'static str;
+    /// Readiness: a cheap round trip to the database and, while writes are failing (a write
+    /// failed because of the storage and none has succeeded since), a tiny probe write that must
+    /// succeed too. An error says why the store is not ready.
+    async fn ping(&self) -> StoreResult<()>;
+    /// One round of the backend's own background upkeep, now (SQLite: copying new reports' short
+    /// ids into their table; PostgreSQL: nothing). The background task keeps doing it on its own;
+    /// tests call this instead of waiting for it.
+    async fn run_maintenance_once(&self) -> StoreResult<()>;
+}
+
+/// The store traits, for `use svc_store::prelude::*` where store methods are called.
+pub mod prelude {
+    pub use crate::{
+        BlobRowStore, ChannelStore, CommentStore, FlagStore, HintStore, KeyStore, OrganizationStore, ProjectStore,
+        ReportStore, RoomStore, Store, ViewStore,
+    };
 }
 
 pub type DynStore = Arc<dyn Store>;

@@ -18,7 +18,9 @@ use std::sync::Arc;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use super::is_connection_lost;
-use super::reports::{insert_report, insert_report_chunk};
+use super::queries::insert_report;
+use super::reports::insert_report_chunk;
+use crate::ReportText;
 use crate::health::{WriteHealth, is_storage_failure_of};
 use crate::{StoreError, StoreResult};
 use svc_core::model::Report;
@@ -63,7 +65,11 @@ async fn dispatch(pool: PgPool, mut queue: mpsc::Receiver<Queued>, health: Arc<W
 
 /// The batch as one statement.
 async fn insert(pool: &PgPool, reports: &[Report]) -> StoreResult<()> {
-    if reports.len() == 1 { insert_report(pool, &reports[0]).await } else { insert_report_chunk(pool, reports).await }
+    if reports.len() == 1 {
+        insert_report(pool, &reports[0], &ReportText::of(&reports[0])).await
+    } else {
+        insert_report_chunk(pool, reports).await
+    }
 }
 
 /// [`insert`], once more if the connection was lost (see the module notes).
@@ -108,7 +114,7 @@ async fn commit(pool: &PgPool, batch: Vec<Queued>, health: &WriteHealth) {
         }
         Err(_) => {
             for (report, reply) in reports.into_iter().zip(replies) {
-                let outcome = insert_report(pool, &report).await.map(|()| report);
+                let outcome = insert_report(pool, &report, &ReportText::of(&report)).await.map(|()| report);
                 let _ = reply.send(outcome);
             }
         }

@@ -1,11 +1,46 @@
 //! Reports: filing (idempotency key, blob binding), keyset listing, status changes, bulk loading.
 
-use super::db_error;
-use super::rows::{all, listed_report, report, report_columns};
-use crate::{CreatedReport, IDEMPOTENCY_WINDOW_MS, ListedReport, StoreError, StoreResult, json_text};
-use sqlx::{PgPool, Postgres, QueryBuilder, Row};
+use super::queries::{insert_report, push_optional_filters};
+use super::rows::report_columns;
+use super::{DbRow, map_write_error};
+use crate::{CreatedReport, IDEMPOTENCY_WINDOW_MS, ReportText, StoreError, StoreResult, json_text};
+use serde_json::value::RawValue;
+use sqlx::encode::IsNull;
+use sqlx::error::BoxDynError;
+use sqlx::postgres::types::Oid;
+use sqlx::postgres::{PgArgumentBuffer, PgTypeInfo};
+use sqlx::types::Json;
+use sqlx::{Encode, PgPool, Postgres, QueryBuilder, Row, Type};
 use std::collections::{BTreeSet, HashMap};
 use svc_core::model::*;
+
+/// A report's JSON text, sent as a `json` value: the `json` type keeps its input text as it is, so
+/// listings return exactly what [`json_text`] wrote (`jsonb` would reorder and respace it).
+pub(super) struct JsonText<'a>(&'a str);
+
+pub(super) fn report_json(text: &str) -> JsonText<'_> {
+    JsonText(text)
+}
+
+impl Type<Postgres> for JsonText<'_> {
+    fn type_info() -> PgTypeInfo {
+        // The built-in `json` type's OID.
+        PgTypeInfo::with_oid(Oid(114))
+    }
+}
+
+impl Encode<'_, Postgres> for JsonText<'_> {
+    fn encode_by_ref(&self, buf: &mut PgArgumentBuffer) -> Result<IsNull, BoxDynError> {
+        // The binary form of `json` is its text.
+        <&str as Encode<Postgres>>::encode_by_ref(&self.0, buf)
+    }
+}
+
+/// A report's JSON text column (type `json`, which returns its input text), checked to be JSON but
+/// not parsed into values.
+pub(super) fn raw_json_column(row: &DbRow, column: &str) -> StoreResult<Option<Box<RawValue>>> {
+    Ok(row.try_get::<Option<Json<Box<RawValue>>>, _>(column)?.map(|raw| raw.0))
+}
 
 /// Rows per statement in `insert_reports_bulk`: large enough to amortize round trips, small enough
 /// to keep each statement's parameter arrays a few megabytes.
@@ -50,42 +85,12 @@ pub(super) async fn create_report(pool: &PgPool, new: &NewReport) -> StoreResult
         }
     }
 
-    insert_report(&mut *tx, report).await?;
+    insert_report(&mut *tx, report, &ReportText::of(report)).await?;
 
     bind_blobs(&mut tx, report, &new.blob_ids).await?;
 
     tx.commit().await?;
     Ok(CreatedReport::Created(report.clone()))
-}
-
-/// One report row, as a single statement.
-pub(super) async fn insert_report<'e>(executor: impl sqlx::PgExecutor<'e>, report: &Report) -> StoreResult<()> {
-    sqlx::query(concat!(
-        "INSERT INTO reports (",
-        report_columns!(),
-        ") VALUES ($1, $2, $3, $4, $5, $6::json, $7::json, $8::json, $9, $10, $11, $12, $13, $14, $15, $16)"
-    ))
-    .bind(&report.id)
-    .bind(&report.project_id)
-    .bind(&report.channel_key)
-    .bind(&report.status)
-    .bind(&report.title)
-    .bind(json_text(&report.blocks))
-    .bind(json_text(&report.context))
-    .bind(report.identity.as_ref().map(json_text))
-    .bind(&report.identity_error)
-    .bind(&report.author.kind)
-    .bind(&report.author.id)
-    .bind(&report.author.label)
-    .bind(&report.artifact_id)
-    .bind(&report.url)
-    .bind(report.created_at)
-    .bind(report.updated_at)
-    .execute(executor)
-    .await
-    .map_err(db_error)?;
-
-    Ok(())
 }
 
 /// Binds the named blobs to the report: each must exist in the report's project and be unbound.
@@ -124,20 +129,8 @@ async fn bind_blobs(tx: &mut sqlx::PgTransaction<'_>, report: &Report, blob_ids:
     Ok(())
 }
 
-pub(super) async fn list_reports(pool: &PgPool, filter: &ReportFilter) -> StoreResult<Vec<Report>> {
-    let Some(mut query) = list_query(filter) else { return Ok(Vec::new()) };
-    let rows = query.build().fetch_all(pool).await?;
-    all(&rows, report)
-}
-
-pub(super) async fn list_reports_text(pool: &PgPool, filter: &ReportFilter) -> StoreResult<Vec<ListedReport>> {
-    let Some(mut query) = list_query(filter) else { return Ok(Vec::new()) };
-    let rows = query.build().fetch_all(pool).await?;
-    all(&rows, listed_report)
-}
-
 /// The listing query for `filter`, or `None` when it cannot match anything.
-fn list_query(filter: &ReportFilter) -> Option<QueryBuilder<Postgres>> {
+pub(super) fn list_query(filter: &ReportFilter) -> Option<QueryBuilder<Postgres>> {
     // A project named twice would list its reports twice.
     let project_ids: Vec<&str> =
         filter.project_ids.iter().map(String::as_str).collect::<BTreeSet<_>>().into_iter().collect();
@@ -149,7 +142,7 @@ fn list_query(filter: &ReportFilter) -> Option<QueryBuilder<Postgres>> {
     if let [project_id] = project_ids.as_slice() {
         query.push(concat!("SELECT ", report_columns!(), " FROM reports WHERE project_id = "));
         query.push_bind(project_id);
-        push_filter_conditions(&mut query, filter);
+        push_optional_filters(&mut query, filter);
         query.push(" ORDER BY id DESC LIMIT ");
         query.push_bind(limit);
     } else {
@@ -162,7 +155,7 @@ fn list_query(filter: &ReportFilter) -> Option<QueryBuilder<Postgres>> {
             report_columns!(),
             " FROM reports WHERE reports.project_id = wanted.project_id"
         ));
-        push_filter_conditions(&mut query, filter);
+        push_optional_filters(&mut query, filter);
         query.push(" ORDER BY id DESC LIMIT ");
         query.push_bind(limit);
         query.push(") AS r ORDER BY r.id DESC LIMIT ");
@@ -171,31 +164,12 @@ fn list_query(filter: &ReportFilter) -> Option<QueryBuilder<Postgres>> {
     Some(query)
 }
 
-/// Appends ` AND ...` for each optional filter field.
-fn push_filter_conditions(query: &mut QueryBuilder<Postgres>, filter: &ReportFilter) {
-    if let Some(status) = &filter.status {
-        query.push(" AND status = ").push_bind(status);
-    }
-    if let Some(channel_key) = &filter.channel_key {
-        query.push(" AND channel_key = ").push_bind(channel_key);
-    }
-    if let Some(artifact_id) = &filter.artifact_id {
-        query.push(" AND artifact_id = ").push_bind(artifact_id);
-    }
-    if let Some(before) = &filter.before {
-        query.push(" AND id < ").push_bind(before);
-    }
-}
-
-pub(super) async fn find_reports_by_short_id(
+pub(super) async fn short_id_rows(
     pool: &PgPool,
     project_ids: &[String],
     short_id: &str,
     limit: u32,
-) -> StoreResult<Vec<Report>> {
-    if project_ids.is_empty() || short_id.is_empty() || limit == 0 {
-        return Ok(Vec::new());
-    }
+) -> StoreResult<Vec<DbRow>> {
     // `right(id, 6)` matches the expression index for the usual 6-character short id.
     let sql = if short_id.len() == 6 {
         concat!(
@@ -210,49 +184,7 @@ pub(super) async fn find_reports_by_short_id(
             " FROM reports WHERE project_id = ANY($1) AND right(id, length($2)) = $2 ORDER BY id DESC LIMIT $3"
         )
     };
-    let rows = sqlx::query(sql).bind(project_ids).bind(short_id).bind(i64::from(limit)).fetch_all(pool).await?;
-    all(&rows, report)
-}
-
-pub(super) async fn set_report_status(
-    pool: &PgPool,
-    report_id: &str,
-    status: &str,
-    by: &Author,
-    at: i64,
-) -> StoreResult<StatusChange> {
-    let mut tx = pool.begin().await?;
-    // Lock the report so concurrent changes record a consistent from → to chain.
-    let from_status: Option<String> = sqlx::query_scalar("SELECT status FROM reports WHERE id = $1 FOR UPDATE")
-        .bind(report_id)
-        .fetch_optional(&mut *tx)
-        .await?;
-    let Some(from_status) = from_status else {
-        return Err(StoreError::NotFound);
-    };
-    sqlx::query("UPDATE reports SET status = $2, updated_at = $3 WHERE id = $1")
-        .bind(report_id)
-        .bind(status)
-        .bind(at)
-        .execute(&mut *tx)
-        .await?;
-    let change =
-        StatusChange { report_id: report_id.to_owned(), from_status, to_status: status.to_owned(), by: by.clone(), at };
-    sqlx::query(
-        "INSERT INTO status_changes (report_id, from_status, to_status, by_kind, by_id, by_label, at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    )
-    .bind(&change.report_id)
-    .bind(&change.from_status)
-    .bind(&change.to_status)
-    .bind(&change.by.kind)
-    .bind(&change.by.id)
-    .bind(&change.by.label)
-    .bind(change.at)
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok(change)
+    Ok(sqlx::query(sql).bind(project_ids).bind(short_id).bind(i64::from(limit)).fetch_all(pool).await?)
 }
 
 pub(super) async fn insert_reports_bulk(pool: &PgPool, reports: &[Report]) -> StoreResult<()> {
@@ -297,6 +229,6 @@ pub(super) async fn insert_report_chunk<'e>(executor: impl sqlx::PgExecutor<'e>,
     .bind(column(chunk, |r| r.updated_at))
     .execute(executor)
     .await
-    .map_err(db_error)?;
+    .map_err(map_write_error)?;
     Ok(())
 }

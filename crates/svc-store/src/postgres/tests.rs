@@ -3,35 +3,16 @@
 //! own fresh schema when `SVC_TEST_POSTGRES_URL` is set and passes silently otherwise.
 
 use super::*;
-use crate::Store;
+use crate::prelude::*;
+use crate::test_fixtures::project;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Instant;
-use svc_core::ids::{new_id, new_id_at, new_project_key, short_id};
+use svc_core::ids::{new_id, new_id_at, short_id};
 
 async fn fresh_store() -> Option<Arc<PostgresStore>> {
     let url = std::env::var("SVC_TEST_POSTGRES_URL").ok()?;
     Some(Arc::new(PostgresStore::connect_fresh_schema(&url).await.expect("fresh schema")))
-}
-
-async fn project(store: &PostgresStore) -> Project {
-    let org = Organization { id: new_id(), name: "Default".into(), created_at: 1 };
-    store.create_organization(&org).await.unwrap();
-    let project = Project {
-        id: new_id(),
-        org_id: org.id,
-        name: "Default".into(),
-        slug: "default".into(),
-        project_key: new_project_key(),
-        url_patterns: Vec::new(),
-        default_channel_key: "bug".into(),
-        widget_config: json!({}),
-        allowed_origins: Vec::new(),
-        identity_secret: None,
-        created_at: 1,
-    };
-    store.create_project(&project, &[]).await.unwrap();
-    project
 }
 
 fn report(project: &Project, at: i64, artifact_id: Option<String>) -> Report {
@@ -74,7 +55,7 @@ async fn stored_blob(store: &PostgresStore, project: &Project) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_requests_with_one_idempotency_key_file_one_report() {
     let Some(store) = fresh_store().await else { return };
-    let project = project(&store).await;
+    let project = project(&*store).await;
     let blob_id = stored_blob(&store, &project).await;
     // Retries of one queued report carry the same key and the same blobs: the losers must repeat
     // the winner, not fail on the blob it bound.
@@ -106,7 +87,7 @@ async fn concurrent_requests_with_one_idempotency_key_file_one_report() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reports_naming_overlapping_blobs_in_opposite_orders_do_not_deadlock() {
     let Some(store) = fresh_store().await else { return };
-    let project = project(&store).await;
+    let project = project(&*store).await;
     for round in 0..10 {
         let first = stored_blob(&store, &project).await;
         let second = stored_blob(&store, &project).await;
@@ -131,7 +112,7 @@ async fn reports_naming_overlapping_blobs_in_opposite_orders_do_not_deadlock() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_project_named_twice_lists_its_reports_once() {
     let Some(store) = fresh_store().await else { return };
-    let project = project(&store).await;
+    let project = project(&*store).await;
     let filed = report(&project, 3_000_000, None);
     store.insert_reports_bulk(std::slice::from_ref(&filed)).await.unwrap();
     let filter = ReportFilter {
@@ -148,7 +129,7 @@ async fn a_project_named_twice_lists_its_reports_once() {
 #[ignore = "slow: seeds a million reports"]
 async fn query_times_at_a_million_reports() {
     let Some(store) = fresh_store().await else { return };
-    let project = project(&store).await;
+    let project = project(&*store).await;
     let total: i64 = std::env::var("PERF_REPORTS").ok().and_then(|n| n.parse().ok()).unwrap_or(1_000_000);
     let statuses = ["new", "triaged", "in-progress", "fixed", "verified", "canceled"];
     let started = Instant::now();
@@ -192,7 +173,7 @@ async fn query_times_at_a_million_reports() {
         );
         let short_id_time = timed.elapsed();
         let timed = Instant::now();
-        assert_eq!(store.list_rooms(&project.id, false).await.unwrap().len(), 500);
+        assert_eq!(store.room_rows(&project.id).await.unwrap().activity.len(), 500);
         let rooms_time = timed.elapsed();
         eprintln!(
             "page {page_time:?}, status page {status_time:?}, two projects by artifact {across_time:?}, \
@@ -235,7 +216,7 @@ async fn terminate_backends(store: &PostgresStore) -> i64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_pooled_connection_terminated_costs_no_write() {
     let Some(store) = fresh_store().await else { return };
-    let project = project(&store).await;
+    let project = project(&*store).await;
     // Fill the pool: four connections, all idle (their return to the pool runs as a task).
     let held: Vec<_> = hold_four_connections(&store).await;
     drop(held);
@@ -275,7 +256,7 @@ async fn hold_four_connections(store: &PostgresStore) -> Vec<sqlx::pool::PoolCon
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ping_fails_while_the_server_refuses_writes_and_recovers_by_itself() {
     let Some(store) = fresh_store().await else { return };
-    let project = project(&store).await;
+    let project = project(&*store).await;
     store.ping().await.expect("a new store is ready");
     for statement in [
         "CREATE FUNCTION refuse_write() RETURNS trigger LANGUAGE plpgsql AS \

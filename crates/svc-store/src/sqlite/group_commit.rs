@@ -29,10 +29,11 @@ use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 
+use super::map_write_error;
+use super::queries::{bind_report, insert_blob, insert_report};
 use super::rows::report_columns;
-use super::{ReportText, insert_blob, insert_report, map_write_error};
 use crate::health::{WriteHealth, is_storage_failure};
-use crate::{CreatedReport, IDEMPOTENCY_WINDOW_MS, StoreError, StoreResult};
+use crate::{CreatedReport, IDEMPOTENCY_WINDOW_MS, ReportText, StoreError, StoreResult};
 use std::collections::BTreeMap;
 use svc_core::model::{Blob, NewReport};
 
@@ -203,7 +204,8 @@ async fn try_commit_batch(
     // Blobs first: one statement each, atomic by itself.
     for (job, outcome) in batch.iter().zip(outcomes.iter_mut()) {
         if let Job::Blob(queued) = job {
-            *outcome = Some(unless_storage_failed(insert_blob(&mut tx, &queued.blob).await)?.map(|()| Stored::Created));
+            *outcome =
+                Some(unless_storage_failed(insert_blob(&mut *tx, &queued.blob).await)?.map(|()| Stored::Created));
         }
     }
 
@@ -221,25 +223,7 @@ async fn try_commit_batch(
         rest = after;
         let mut query = sqlx::query(MULTI_ROW_INSERTS[size_index].as_str());
         for queued in chunk.iter().filter_map(|&i| report(i)) {
-            let QueuedReport { new, text, .. } = queued;
-            let report = &new.report;
-            query = query
-                .bind(&report.id)
-                .bind(&report.project_id)
-                .bind(&report.channel_key)
-                .bind(&report.status)
-                .bind(&report.title)
-                .bind(&text.blocks)
-                .bind(&text.context)
-                .bind(&text.identity)
-                .bind(&report.identity_error)
-                .bind(&report.author.kind)
-                .bind(&report.author.id)
-                .bind(&report.author.label)
-                .bind(&report.artifact_id)
-                .bind(&report.url)
-                .bind(report.created_at)
-                .bind(report.updated_at);
+            query = bind_report(query, &queued.new.report, &queued.text);
         }
         // On a row's failure the statement left nothing behind; its reports go one by one below.
         match query.execute(&mut *tx).await {
@@ -260,7 +244,7 @@ async fn try_commit_batch(
         }
         if queued.is_single_row() {
             // One statement is atomic by itself: no savepoint needed.
-            let stored = insert_report(&mut tx, &queued.new.report, &queued.text).await;
+            let stored = insert_report(&mut *tx, &queued.new.report, &queued.text).await;
             *outcome = Some(unless_storage_failed(stored)?.map(|()| Stored::Created));
             continue;
         }

@@ -12,8 +12,31 @@
 //! that comes back still inside a transaction, and opens a fresh one with the same settings; the
 //! failure is noted in the store's write health (see [`crate::health`]), which `ping` reports.
 
+// What the shared queries need (see `shared/queries.rs`): this backend's types, two SQL
+// fragments, and the inherent methods and functions further down.
+type Db = Sqlite;
+type DbRow = sqlx::sqlite::SqliteRow;
+type ThisStore = SqliteStore;
+/// A write transaction starts with `BEGIN IMMEDIATE`: it holds the write lock already.
+macro_rules! for_update {
+    () => {
+        ""
+    };
+}
+macro_rules! status_change_order {
+    () => {
+        "at, seq"
+    };
+}
+
 mod group_commit;
 mod memory;
+// Compiled once per backend on purpose (see `shared/queries.rs`).
+#[allow(clippy::duplicate_mod)]
+#[path = "../shared/queries.rs"]
+mod queries;
+#[allow(clippy::duplicate_mod)]
+#[path = "../shared/rows.rs"]
 mod rows;
 mod short_ids;
 #[cfg(test)]
@@ -24,7 +47,7 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 use sqlx::{QueryBuilder, Row, Sqlite};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,13 +55,10 @@ use svc_core::model::*;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::cache::HotCache;
-use crate::health::{PROBE_WRITE, WriteHealth, is_storage_failure};
-use crate::{CreatedReport, Store, StoreError, StoreResult};
+use crate::health::WriteHealth;
+use crate::{CreatedReport, ReportText, Store, StoreError, StoreResult, json_text};
 use group_commit::{Job, QueuedBlob, QueuedReport, QueuedViews};
-use rows::{
-    blob_columns, channel_columns, comment_columns, json_text, key_columns, project_columns, report_columns,
-    room_columns,
-};
+use rows::report_columns;
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const READ_CONNECTIONS: u32 = 4;
@@ -123,32 +143,16 @@ impl SqliteStore {
     async fn begin_write(&self) -> StoreResult<sqlx::Transaction<'static, Sqlite>> {
         // IMMEDIATE takes the write lock up front, so a transaction that reads before it writes
         // cannot fail half-way on a lock held by another process (the CLI, for example).
-        Ok(self.writer.begin_with("BEGIN IMMEDIATE").await.inspect_err(|error| self.note_failure(error))?)
+        self.writer
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(StoreError::from)
+            .inspect_err(|error| self.note_failure(error))
     }
 
     /// Commits a transaction of [`Self::begin_write`], noting a failure in the write health.
     async fn commit_write(&self, tx: sqlx::Transaction<'static, Sqlite>) -> StoreResult<()> {
-        Ok(tx.commit().await.inspect_err(|error| self.note_failure(error))?)
-    }
-
-    fn note_failure(&self, error: &sqlx::Error) {
-        if is_storage_failure(error) {
-            self.health.failed(error);
-        }
-    }
-
-    /// The probe write of [`crate::health`]: succeeds only if the database accepts writes.
-    async fn probe_write(&self) -> StoreResult<()> {
-        match sqlx::query(PROBE_WRITE).execute(&self.writer).await {
-            Ok(_) => {
-                self.health.succeeded();
-                Ok(())
-            }
-            Err(error) => {
-                self.note_failure(&error);
-                Err(error.into())
-            }
-        }
+        tx.commit().await.map_err(StoreError::from).inspect_err(|error| self.note_failure(error))
     }
 }
 
@@ -195,108 +199,19 @@ pub(crate) fn map_write_error(error: sqlx::Error) -> StoreError {
     StoreError::Database(error)
 }
 
-fn found_or_not(rows_affected: u64) -> StoreResult<()> {
-    if rows_affected == 0 { Err(StoreError::NotFound) } else { Ok(()) }
+/// A report's JSON text binds as text: the columns are TEXT.
+fn report_json(text: &str) -> &str {
+    text
 }
 
-/// The JSON columns of a report as text, serialized by the caller before the report is queued, so
-/// the single writer task spends its time writing, not serializing.
-pub(crate) struct ReportText {
-    pub blocks: String,
-    pub context: String,
-    pub identity: Option<String>,
-}
-
-impl ReportText {
-    pub(crate) fn of(report: &Report) -> Self {
-        ReportText {
-            blocks: json_text(&report.blocks),
-            context: json_text(&report.context),
-            identity: report.identity.as_ref().map(json_text),
-        }
-    }
-}
-
-pub(crate) async fn insert_blob(conn: &mut SqliteConnection, blob: &Blob) -> StoreResult<()> {
-    sqlx::query(concat!("INSERT INTO blobs (", blob_columns!(), ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"))
-        .bind(&blob.id)
-        .bind(&blob.project_id)
-        .bind(&blob.kind)
-        .bind(&blob.mime)
-        .bind(blob.bytes)
-        .bind(blob.width)
-        .bind(blob.height)
-        .bind(blob.duration_ms)
-        .bind(&blob.name)
-        .bind(&blob.report_id)
-        .bind(blob.created_at)
-        .execute(conn)
-        .await
-        .map_err(map_write_error)?;
-    Ok(())
-}
-
-pub(crate) async fn insert_report(conn: &mut SqliteConnection, report: &Report, text: &ReportText) -> StoreResult<()> {
-    sqlx::query(concat!(
-        "INSERT INTO reports (",
-        report_columns!(),
-        ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    ))
-    .bind(&report.id)
-    .bind(&report.project_id)
-    .bind(&report.channel_key)
-    .bind(&report.status)
-    .bind(&report.title)
-    .bind(&text.blocks)
-    .bind(&text.context)
-    .bind(&text.identity)
-    .bind(&report.identity_error)
-    .bind(&report.author.kind)
-    .bind(&report.author.id)
-    .bind(&report.author.label)
-    .bind(&report.artifact_id)
-    .bind(&report.url)
-    .bind(report.created_at)
-    .bind(report.updated_at)
-    .execute(conn)
-    .await
-    .map_err(map_write_error)?;
-    Ok(())
-}
-
-async fn insert_channel(conn: &mut SqliteConnection, channel: &Channel) -> StoreResult<()> {
-    sqlx::query(concat!("INSERT INTO channels (", channel_columns!(), ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"))
-        .bind(&channel.id)
-        .bind(&channel.project_id)
-        .bind(&channel.key)
-        .bind(&channel.name)
-        .bind(&channel.color)
-        .bind(&channel.mascot)
-        .bind(channel.base_weight)
-        .bind(json_text(&channel.matchers))
-        .bind(channel.archived)
-        .bind(channel.created_at)
-        .bind(channel.updated_at)
-        .execute(conn)
-        .await
-        .map_err(map_write_error)?;
-    Ok(())
-}
-
-/// The optional filters of a report listing, after its project condition.
-fn push_optional_filters(query: &mut QueryBuilder<Sqlite>, filter: &ReportFilter) {
-    if let Some(status) = &filter.status {
-        query.push(" AND status = ").push_bind(status.clone());
-    }
-    if let Some(channel_key) = &filter.channel_key {
-        query.push(" AND channel_key = ").push_bind(channel_key.clone());
-    }
-    if let Some(artifact_id) = &filter.artifact_id {
-        query.push(" AND artifact_id = ").push_bind(artifact_id.clone());
-    }
-    if let Some(before) = &filter.before {
-        query.push(" AND id < ").push_bind(before.clone());
-    }
+/// A report's JSON text column, checked to be JSON but not parsed (the text moves, no copy).
+fn raw_json_column(row: &DbRow, column: &str) -> StoreResult<Option<Box<serde_json::value::RawValue>>> {
+    let text: Option<String> = row.try_get(column)?;
+    text.map(|text| {
+        serde_json::value::RawValue::from_string(text)
+            .map_err(|error| StoreError::Corrupt(format!("{column}: {error}")))
+    })
+    .transpose()
 }
 
 fn push_project_list(query: &mut QueryBuilder<Sqlite>, project_ids: &BTreeSet<&str>) {
@@ -319,7 +234,7 @@ fn list_query(filter: &ReportFilter) -> Option<QueryBuilder<Sqlite>> {
     if project_ids.len() == 1 || project_ids.len() > MAX_PROJECTS_PER_UNION {
         query.push(concat!("SELECT ", report_columns!(), " FROM reports WHERE project_id IN "));
         push_project_list(&mut query, &project_ids);
-        push_optional_filters(&mut query, filter);
+        queries::push_optional_filters(&mut query, filter);
     } else {
         // Each project's newest `limit` reports come straight off its index, then the union is
         // merged and cut: an `IN` list over several projects cannot be read in id order.
@@ -329,7 +244,7 @@ fn list_query(filter: &ReportFilter) -> Option<QueryBuilder<Sqlite>> {
             }
             query.push(concat!("SELECT * FROM (SELECT ", report_columns!(), " FROM reports WHERE project_id = "));
             query.push_bind(project_id.to_string());
-            push_optional_filters(&mut query, filter);
+            queries::push_optional_filters(&mut query, filter);
             query.push(" ORDER BY id DESC LIMIT ").push_bind(limit).push(")");
         }
     }
@@ -337,257 +252,48 @@ fn list_query(filter: &ReportFilter) -> Option<QueryBuilder<Sqlite>> {
     Some(query)
 }
 
-/// What the reports say about one artifact id: how many, and the newest one's time.
-struct ArtifactActivity {
-    count: i64,
-    last_report_at: i64,
-}
-
-#[async_trait]
-impl Store for SqliteStore {
-    fn backend(&self) -> &'static str {
-        "sqlite"
+impl SqliteStore {
+    fn read_pool(&self) -> &SqlitePool {
+        &self.reader
     }
 
-    async fn ping(&self) -> StoreResult<()> {
-        sqlx::query("SELECT 1").execute(&self.reader).await?;
-        if self.health.is_failing() {
-            self.probe_write().await?;
-        }
-        Ok(())
+    fn write_pool(&self) -> &SqlitePool {
+        &self.writer
     }
 
-    // Organizations
-
-    async fn create_organization(&self, org: &Organization) -> StoreResult<()> {
-        sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)")
-            .bind(&org.id)
-            .bind(&org.name)
-            .bind(org.created_at)
-            .execute(&self.writer)
-            .await
-            .map_err(map_write_error)?;
-        Ok(())
+    /// A read transaction: one snapshot of the database for all its queries.
+    async fn begin_snapshot(&self) -> StoreResult<sqlx::Transaction<'static, Sqlite>> {
+        Ok(self.reader.begin().await?)
     }
 
-    async fn get_organization(&self, id: &str) -> StoreResult<Option<Organization>> {
-        let row = sqlx::query("SELECT id, name, created_at FROM organizations WHERE id = ?")
-            .bind(id)
-            .fetch_optional(&self.reader)
-            .await?;
-        row.as_ref().map(rows::organization).transpose()
-    }
-
-    async fn find_organization_by_name(&self, name: &str) -> StoreResult<Option<Organization>> {
-        // Names are not unique; the oldest organization of that name is the one meant.
-        let row = sqlx::query(
-            "SELECT id, name, created_at FROM organizations WHERE name = ? ORDER BY created_at, id LIMIT 1",
-        )
-        .bind(name)
-        .fetch_optional(&self.reader)
-        .await?;
-        row.as_ref().map(rows::organization).transpose()
-    }
-
-    async fn count_organizations(&self) -> StoreResult<i64> {
-        Ok(sqlx::query_scalar("SELECT count(*) FROM organizations").fetch_one(&self.reader).await?)
-    }
-
-    // Projects
-
-    async fn create_project(&self, project: &Project, channels: &[Channel]) -> StoreResult<()> {
-        let mut tx = self.begin_write().await?;
-        sqlx::query(concat!(
-            "INSERT INTO projects (",
-            project_columns!(),
-            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        ))
-        .bind(&project.id)
-        .bind(&project.org_id)
-        .bind(&project.name)
-        .bind(&project.slug)
-        .bind(&project.project_key)
-        .bind(json_text(&project.url_patterns))
-        .bind(&project.default_channel_key)
-        .bind(json_text(&project.widget_config))
-        .bind(json_text(&project.allowed_origins))
-        .bind(&project.identity_secret)
-        .bind(project.created_at)
-        .execute(&mut *tx)
-        .await
-        .map_err(map_write_error)?;
-        for channel in channels {
-            insert_channel(&mut tx, channel).await?;
-        }
-        self.commit_write(tx).await?;
-        self.cache.clear();
-        Ok(())
-    }
-
-    async fn get_project(&self, id: &str) -> StoreResult<Option<Project>> {
-        let row = sqlx::query(concat!("SELECT ", project_columns!(), " FROM projects WHERE id = ?"))
-            .bind(id)
-            .fetch_optional(&self.reader)
-            .await?;
-        row.as_ref().map(rows::project).transpose()
-    }
-
-    async fn get_project_by_key(&self, project_key: &str) -> StoreResult<Option<Project>> {
-        if let Some(project) = self.cache.project_by_key(project_key) {
-            return Ok(Some(project));
-        }
-        let generation = self.cache.generation();
-        let row = sqlx::query(concat!("SELECT ", project_columns!(), " FROM projects WHERE project_key = ?"))
-            .bind(project_key)
-            .fetch_optional(&self.reader)
-            .await?;
-        let project = row.as_ref().map(rows::project).transpose()?;
-        if let Some(project) = &project {
-            self.cache.remember_project(generation, project);
-        }
-        Ok(project)
-    }
-
-    async fn list_projects(&self, org_id: &str) -> StoreResult<Vec<Project>> {
-        let rows = sqlx::query(concat!(
-            "SELECT ",
-            project_columns!(),
-            " FROM projects WHERE org_id = ? ORDER BY created_at, id"
-        ))
-        .bind(org_id)
-        .fetch_all(&self.reader)
-        .await?;
-        rows::all(&rows, rows::project)
-    }
-
-    async fn update_project(&self, project: &Project) -> StoreResult<()> {
-        let result = sqlx::query(
-            "UPDATE projects SET name = ?, url_patterns = ?, default_channel_key = ?, widget_config = ?, allowed_origins = ?
-             WHERE id = ?",
-        )
-        .bind(&project.name)
-        .bind(json_text(&project.url_patterns))
-        .bind(&project.default_channel_key)
-        .bind(json_text(&project.widget_config))
-        .bind(json_text(&project.allowed_origins))
-        .bind(&project.id)
-        .execute(&self.writer)
-        .await
-        .map_err(map_write_error)?;
-        self.cache.clear();
-        found_or_not(result.rows_affected())
-    }
-
-    async fn set_identity_secret(&self, project_id: &str, secret: Option<&str>) -> StoreResult<()> {
-        let result = sqlx::query("UPDATE projects SET identity_secret = ? WHERE id = ?")
-            .bind(secret)
-            .bind(project_id)
-            .execute(&self.writer)
-            .await?;
-        self.cache.clear();
-        found_or_not(result.rows_affected())
-    }
-
-    // Channels
-
-    async fn list_channels(&self, project_id: &str, include_archived: bool) -> StoreResult<Vec<Channel>> {
-        if !include_archived && let Some(channels) = self.cache.active_channels(project_id) {
-            return Ok(channels);
-        }
-        let generation = self.cache.generation();
-        let rows = sqlx::query(concat!(
-            "SELECT ",
-            channel_columns!(),
-            " FROM channels WHERE project_id = ? AND (? OR archived = 0) ORDER BY created_at, id"
-        ))
-        .bind(project_id)
-        .bind(include_archived)
-        .fetch_all(&self.reader)
-        .await?;
-        let channels = rows::all(&rows, rows::channel)?;
-        if !include_archived {
-            self.cache.remember_channels(generation, project_id, &channels);
-        }
-        Ok(channels)
-    }
-
-    async fn get_channel(&self, project_id: &str, key: &str) -> StoreResult<Option<Channel>> {
-        let row =
-            sqlx::query(concat!("SELECT ", channel_columns!(), " FROM channels WHERE project_id = ? AND key = ?"))
-                .bind(project_id)
-                .bind(key)
-                .fetch_optional(&self.reader)
-                .await?;
-        row.as_ref().map(rows::channel).transpose()
-    }
-
-    async fn create_channel(&self, channel: &Channel) -> StoreResult<()> {
-        let mut conn = self.writer.acquire().await?;
-        let result = insert_channel(&mut conn, channel).await;
-        self.cache.clear();
-        result
-    }
-
-    async fn update_channel(&self, channel: &Channel) -> StoreResult<()> {
-        let result = sqlx::query(
-            "UPDATE channels SET name = ?, color = ?, mascot = ?, base_weight = ?, matchers = ?, archived = ?, updated_at = ?
-             WHERE id = ?",
-        )
-        .bind(&channel.name)
-        .bind(&channel.color)
-        .bind(&channel.mascot)
-        .bind(channel.base_weight)
-        .bind(json_text(&channel.matchers))
-        .bind(channel.archived)
-        .bind(channel.updated_at)
-        .bind(&channel.id)
-        .execute(&self.writer)
-        .await
-        .map_err(map_write_error)?;
-        self.cache.clear();
-        found_or_not(result.rows_affected())
-    }
-
-    // Reports
-
-    async fn create_report(&self, new: &NewReport) -> StoreResult<CreatedReport> {
-        let (reply, answer) = oneshot::channel();
-        let queued = Job::Report(QueuedReport { text: ReportText::of(&new.report), new: new.clone(), reply });
+    /// Queues a write for the group commit and waits for its outcome.
+    async fn through_group_commit<T>(&self, job: Job, answer: oneshot::Receiver<StoreResult<T>>) -> StoreResult<T> {
         // Either failure means the writer task is gone (the runtime is shutting down).
-        self.write_queue.send(queued).await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?;
+        self.write_queue.send(job).await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?;
         answer.await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?
     }
 
-    async fn get_report(&self, id: &str) -> StoreResult<Option<Report>> {
-        let row = sqlx::query(concat!("SELECT ", report_columns!(), " FROM reports WHERE id = ?"))
-            .bind(id)
-            .fetch_optional(&self.reader)
-            .await?;
-        row.as_ref().map(rows::report).transpose()
+    async fn file_report(&self, new: &NewReport) -> StoreResult<CreatedReport> {
+        let (reply, answer) = oneshot::channel();
+        let job = Job::Report(QueuedReport { text: ReportText::of(&new.report), new: new.clone(), reply });
+        self.through_group_commit(job, answer).await
     }
 
-    async fn list_reports(&self, filter: &ReportFilter) -> StoreResult<Vec<Report>> {
-        let Some(mut query) = list_query(filter) else { return Ok(Vec::new()) };
-        let rows = query.build().fetch_all(&self.reader).await?;
-        rows::all(&rows, rows::report)
+    async fn file_blob(&self, blob: &Blob) -> StoreResult<()> {
+        let (reply, answer) = oneshot::channel();
+        self.through_group_commit(Job::Blob(QueuedBlob { blob: blob.clone(), reply }), answer).await
     }
 
-    async fn list_reports_text(&self, filter: &ReportFilter) -> StoreResult<Vec<crate::ListedReport>> {
-        let Some(mut query) = list_query(filter) else { return Ok(Vec::new()) };
-        let rows = query.build().fetch_all(&self.reader).await?;
-        rows::all(&rows, rows::listed_report)
+    /// Marks are written off the request path and may arrive out of order: the upsert keeps the
+    /// latest. They ride the group commit with reports and blobs.
+    async fn record_views(&self, report_ids: &[String], viewer: &str, at: i64) -> StoreResult<()> {
+        let (reply, answer) = oneshot::channel();
+        let job = Job::Views(QueuedViews { report_ids: report_ids.to_vec(), viewer: viewer.to_string(), at, reply });
+        self.through_group_commit(job, answer).await
     }
 
-    async fn find_reports_by_short_id(
-        &self,
-        project_ids: &[String],
-        short_id: &str,
-        limit: u32,
-    ) -> StoreResult<Vec<Report>> {
+    async fn short_id_rows(&self, project_ids: &[String], short_id: &str, limit: u32) -> StoreResult<Vec<DbRow>> {
         let project_ids: BTreeSet<&str> = project_ids.iter().map(String::as_str).collect();
-        if project_ids.is_empty() || short_id.is_empty() || limit == 0 {
-            return Ok(Vec::new());
-        }
         let mut query = if short_id.len() == 6 {
             short_ids::lookup_query(&project_ids, short_id, limit)
         } else {
@@ -603,64 +309,10 @@ impl Store for SqliteStore {
             query.push(" ORDER BY id DESC LIMIT ").push_bind(i64::from(limit));
             query
         };
-        let rows = query.build().fetch_all(&self.reader).await?;
-        rows::all(&rows, rows::report)
+        Ok(query.build().fetch_all(&self.reader).await?)
     }
 
-    async fn set_report_status(
-        &self,
-        report_id: &str,
-        status: &str,
-        by: &Author,
-        at: i64,
-    ) -> StoreResult<StatusChange> {
-        let mut tx = self.begin_write().await?;
-        let from_status: String = sqlx::query_scalar("SELECT status FROM reports WHERE id = ?")
-            .bind(report_id)
-            .fetch_optional(&mut *tx)
-            .await?
-            .ok_or(StoreError::NotFound)?;
-        sqlx::query("UPDATE reports SET status = ?, updated_at = ? WHERE id = ?")
-            .bind(status)
-            .bind(at)
-            .bind(report_id)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query(
-            "INSERT INTO status_changes (report_id, from_status, to_status, by_kind, by_id, by_label, at)
-             VALUES (?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(report_id)
-        .bind(&from_status)
-        .bind(status)
-        .bind(&by.kind)
-        .bind(&by.id)
-        .bind(&by.label)
-        .bind(at)
-        .execute(&mut *tx)
-        .await?;
-        self.commit_write(tx).await?;
-        Ok(StatusChange {
-            report_id: report_id.to_string(),
-            from_status,
-            to_status: status.to_string(),
-            by: by.clone(),
-            at,
-        })
-    }
-
-    async fn status_history(&self, report_id: &str) -> StoreResult<Vec<StatusChange>> {
-        let rows = sqlx::query(
-            "SELECT report_id, from_status, to_status, by_kind, by_id, by_label, at FROM status_changes
-             WHERE report_id = ? ORDER BY at, seq",
-        )
-        .bind(report_id)
-        .fetch_all(&self.reader)
-        .await?;
-        rows::all(&rows, rows::status_change)
-    }
-
-    async fn insert_reports_bulk(&self, reports: &[Report]) -> StoreResult<()> {
+    async fn load_reports_bulk(&self, reports: &[Report]) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
         for chunk in reports.chunks(BULK_ROWS_PER_STATEMENT) {
             let mut query = QueryBuilder::<Sqlite>::new(concat!("INSERT INTO reports (", report_columns!(), ") "));
@@ -689,412 +341,23 @@ impl Store for SqliteStore {
         self.commit_write(tx).await?;
         Ok(())
     }
+}
 
-    // Rooms
-
-    async fn get_room(&self, project_id: &str, artifact_id: &str) -> StoreResult<Option<Room>> {
-        let row =
-            sqlx::query(concat!("SELECT ", room_columns!(), " FROM rooms WHERE project_id = ? AND artifact_id = ?"))
-                .bind(project_id)
-                .bind(artifact_id)
-                .fetch_optional(&self.reader)
-                .await?;
-        row.as_ref().map(rows::room).transpose()
+#[async_trait]
+impl Store for SqliteStore {
+    fn backend(&self) -> &'static str {
+        "sqlite"
     }
 
-    async fn count_room_reports(&self, project_id: &str, artifact_id: &str) -> StoreResult<i64> {
-        Ok(sqlx::query_scalar("SELECT count(*) FROM reports WHERE project_id = ? AND artifact_id = ?")
-            .bind(project_id)
-            .bind(artifact_id)
-            .fetch_one(&self.reader)
-            .await?)
-    }
-
-    async fn upsert_room(&self, room: &Room, changes: &RoomChanges) -> StoreResult<(Room, bool)> {
-        let mut tx = self.begin_write().await?;
-        let existing =
-            sqlx::query(concat!("SELECT ", room_columns!(), " FROM rooms WHERE project_id = ? AND artifact_id = ?"))
-                .bind(&room.project_id)
-                .bind(&room.artifact_id)
-                .fetch_optional(&mut *tx)
-                .await?;
-        let (stored, inserted) = match existing.as_ref().map(rows::room).transpose()? {
-            None => {
-                sqlx::query(concat!("INSERT INTO rooms (", room_columns!(), ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)"))
-                    .bind(&room.id)
-                    .bind(&room.project_id)
-                    .bind(&room.artifact_id)
-                    .bind(&room.title)
-                    .bind(room.meta.as_ref().map(json_text))
-                    .bind(room.archived)
-                    .bind(room.created_at)
-                    .bind(room.updated_at)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(map_write_error)?;
-                (room.clone(), true)
-            }
-            Some(mut stored) => {
-                if *changes != RoomChanges::default() {
-                    if let Some(title) = &changes.title {
-                        stored.title = title.clone();
-                    }
-                    if let Some(meta) = &changes.meta {
-                        stored.meta = meta.clone();
-                    }
-                    if let Some(archived) = changes.archived {
-                        stored.archived = archived;
-                    }
-                    stored.updated_at = room.updated_at;
-                    sqlx::query("UPDATE rooms SET title = ?, meta = ?, archived = ?, updated_at = ? WHERE id = ?")
-                        .bind(&stored.title)
-                        .bind(stored.meta.as_ref().map(json_text))
-                        .bind(stored.archived)
-                        .bind(stored.updated_at)
-                        .bind(&stored.id)
-                        .execute(&mut *tx)
-                        .await?;
-                }
-                (stored, false)
-            }
-        };
-        self.commit_write(tx).await?;
-        Ok((stored, inserted))
-    }
-
-    async fn list_rooms(&self, project_id: &str, include_archived: bool) -> StoreResult<Vec<RoomSummary>> {
-        // One snapshot for both queries, so a report filed in between is not half-counted.
-        let mut tx = self.reader.begin().await?;
-        let stored_rows = sqlx::query(concat!("SELECT ", room_columns!(), " FROM rooms WHERE project_id = ?"))
-            .bind(project_id)
-            .fetch_all(&mut *tx)
-            .await?;
-        // Walks only the artifact index (it carries created_at), never the report rows.
-        let activity_rows = sqlx::query(
-            "SELECT artifact_id, count(*) AS report_count, max(created_at) AS last_report_at FROM reports
-             WHERE project_id = ? AND artifact_id IS NOT NULL GROUP BY artifact_id",
-        )
-        .bind(project_id)
-        .fetch_all(&mut *tx)
-        .await?;
-        tx.commit().await?;
-
-        let mut activity: HashMap<String, ArtifactActivity> = HashMap::with_capacity(activity_rows.len());
-        for row in &activity_rows {
-            let artifact_id: String = row.try_get("artifact_id")?;
-            activity.insert(
-                artifact_id,
-                ArtifactActivity {
-                    count: row.try_get("report_count")?,
-                    last_report_at: row.try_get("last_report_at")?,
-                },
-            );
+    async fn ping(&self) -> StoreResult<()> {
+        sqlx::query("SELECT 1").execute(&self.reader).await?;
+        if self.health.is_failing() {
+            self.probe_write().await?;
         }
-
-        let mut summaries = Vec::with_capacity(stored_rows.len() + activity.len());
-        for room in rows::all(&stored_rows, rows::room)? {
-            let reports = activity.remove(&room.artifact_id);
-            if room.archived && !include_archived {
-                continue;
-            }
-            let (count, last_report_at) = reports.map_or((0, i64::MIN), |a| (a.count, a.last_report_at));
-            summaries.push(RoomSummary {
-                id: Some(room.id),
-                artifact_id: room.artifact_id,
-                title: room.title,
-                meta: room.meta,
-                archived: room.archived,
-                last_activity: room.updated_at.max(last_report_at),
-                count,
-            });
-        }
-        // What is left are implicit rooms: only reports carry their artifact id.
-        for (artifact_id, reports) in activity {
-            summaries.push(RoomSummary {
-                id: None,
-                title: artifact_id.clone(),
-                artifact_id,
-                meta: None,
-                archived: false,
-                last_activity: reports.last_report_at,
-                count: reports.count,
-            });
-        }
-        summaries.sort_by(|a, b| b.last_activity.cmp(&a.last_activity).then_with(|| a.artifact_id.cmp(&b.artifact_id)));
-        Ok(summaries)
-    }
-
-    // API keys
-
-    async fn create_key(&self, key: &ApiKey) -> StoreResult<()> {
-        sqlx::query(concat!(
-            "INSERT INTO api_keys (",
-            key_columns!(),
-            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        ))
-        .bind(&key.id)
-        .bind(&key.project_id)
-        .bind(&key.org_id)
-        .bind(&key.name)
-        .bind(&key.key_hash)
-        .bind(json_text(&key.scopes))
-        .bind(key.origin.as_str())
-        .bind(key.expires_at)
-        .bind(key.revoked_at)
-        .bind(key.last_used_at)
-        .bind(&key.agent_name)
-        .bind(&key.agent_owner)
-        .bind(key.created_at)
-        .execute(&self.writer)
-        .await
-        .map_err(map_write_error)?;
         Ok(())
     }
 
-    async fn find_key_by_hash(&self, key_hash: &str) -> StoreResult<Option<ApiKey>> {
-        let row = sqlx::query(concat!("SELECT ", key_columns!(), " FROM api_keys WHERE key_hash = ?"))
-            .bind(key_hash)
-            .fetch_optional(&self.reader)
-            .await?;
-        row.as_ref().map(rows::api_key).transpose()
-    }
-
-    async fn get_key(&self, id: &str) -> StoreResult<Option<ApiKey>> {
-        let row = sqlx::query(concat!("SELECT ", key_columns!(), " FROM api_keys WHERE id = ?"))
-            .bind(id)
-            .fetch_optional(&self.reader)
-            .await?;
-        row.as_ref().map(rows::api_key).transpose()
-    }
-
-    async fn list_keys(&self, project_id: &str) -> StoreResult<Vec<ApiKey>> {
-        let rows = sqlx::query(concat!(
-            "SELECT ",
-            key_columns!(),
-            " FROM api_keys WHERE project_id = ? ORDER BY created_at, id"
-        ))
-        .bind(project_id)
-        .fetch_all(&self.reader)
-        .await?;
-        rows::all(&rows, rows::api_key)
-    }
-
-    async fn revoke_key(&self, project_id: &str, key_id: &str, at: i64) -> StoreResult<Option<i64>> {
-        let result =
-            sqlx::query("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND project_id = ? AND revoked_at IS NULL")
-                .bind(at)
-                .bind(key_id)
-                .bind(project_id)
-                .execute(&self.writer)
-                .await?;
-        Ok((result.rows_affected() > 0).then_some(at))
-    }
-
-    async fn touch_key(&self, key_id: &str, at: i64) -> StoreResult<()> {
-        sqlx::query("UPDATE api_keys SET last_used_at = ? WHERE id = ?")
-            .bind(at)
-            .bind(key_id)
-            .execute(&self.writer)
-            .await?;
-        Ok(())
-    }
-
-    async fn set_key_agent(&self, key_id: &str, agent_name: &str, owner: Option<&str>) -> StoreResult<()> {
-        let result = sqlx::query("UPDATE api_keys SET agent_name = ?, agent_owner = ? WHERE id = ?")
-            .bind(agent_name)
-            .bind(owner)
-            .bind(key_id)
-            .execute(&self.writer)
-            .await?;
-        found_or_not(result.rows_affected())
-    }
-
-    // Channel hints
-
-    async fn create_hint(&self, hint: &Hint) -> StoreResult<()> {
-        sqlx::query(
-            "INSERT INTO hints (id, project_id, channel_key, weight, user_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&hint.id)
-        .bind(&hint.project_id)
-        .bind(&hint.channel_key)
-        .bind(hint.weight.to_db())
-        .bind(&hint.user_id)
-        .bind(hint.created_at)
-        .bind(hint.expires_at)
-        .execute(&self.writer)
-        .await
-        .map_err(map_write_error)?;
-        Ok(())
-    }
-
-    async fn list_active_hints(&self, project_id: &str, user_id: Option<&str>, now: i64) -> StoreResult<Vec<Hint>> {
-        let rows = sqlx::query(
-            "SELECT id, project_id, channel_key, weight, user_id, created_at, expires_at FROM hints
-             WHERE project_id = ? AND expires_at > ? AND (user_id IS NULL OR user_id = ?)
-             ORDER BY created_at, id",
-        )
-        .bind(project_id)
-        .bind(now)
-        .bind(user_id)
-        .fetch_all(&self.reader)
-        .await?;
-        rows::all(&rows, rows::hint)
-    }
-
-    async fn delete_expired_hints(&self, now: i64) -> StoreResult<u64> {
-        let result = sqlx::query("DELETE FROM hints WHERE expires_at <= ?").bind(now).execute(&self.writer).await?;
-        Ok(result.rows_affected())
-    }
-
-    // Comments
-
-    async fn create_comment(&self, comment: &Comment) -> StoreResult<()> {
-        sqlx::query(concat!(
-            "INSERT INTO comments (",
-            comment_columns!(),
-            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        ))
-        .bind(&comment.id)
-        .bind(&comment.report_id)
-        .bind(&comment.project_id)
-        .bind(&comment.author.kind)
-        .bind(&comment.author.id)
-        .bind(&comment.author.label)
-        .bind(&comment.text)
-        .bind(&comment.kind)
-        .bind(comment.draft)
-        .bind(comment.created_at)
-        .bind(comment.published_at)
-        .execute(&self.writer)
-        .await
-        .map_err(map_write_error)?;
-        Ok(())
-    }
-
-    async fn list_comments(&self, report_id: &str) -> StoreResult<Vec<Comment>> {
-        let rows = sqlx::query(concat!(
-            "SELECT ",
-            comment_columns!(),
-            " FROM comments WHERE report_id = ? ORDER BY created_at, id"
-        ))
-        .bind(report_id)
-        .fetch_all(&self.reader)
-        .await?;
-        rows::all(&rows, rows::comment)
-    }
-
-    async fn publish_comment(&self, comment_id: &str, at: i64) -> StoreResult<Option<Comment>> {
-        // Publishing twice keeps the first publication time.
-        let row = sqlx::query(concat!(
-            "UPDATE comments SET draft = 0, published_at = coalesce(published_at, ?) WHERE id = ? RETURNING ",
-            comment_columns!()
-        ))
-        .bind(at)
-        .bind(comment_id)
-        .fetch_optional(&self.writer)
-        .await?;
-        row.as_ref().map(rows::comment).transpose()
-    }
-
-    // Viewed marks
-
-    async fn mark_viewed(&self, report_ids: &[String], viewer: &str, at: i64) -> StoreResult<()> {
-        if report_ids.is_empty() {
-            return Ok(());
-        }
-        // Marks are written off the request path and may arrive out of order: the upsert keeps the
-        // latest. They ride the group commit with reports and blobs.
-        let (reply, answer) = oneshot::channel();
-        let queued = Job::Views(QueuedViews { report_ids: report_ids.to_vec(), viewer: viewer.to_string(), at, reply });
-        self.write_queue.send(queued).await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?;
-        answer.await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?
-    }
-
-    async fn list_viewers(&self, report_id: &str) -> StoreResult<Vec<(String, i64)>> {
-        Ok(sqlx::query_as(
-            "SELECT viewer, viewed_at FROM viewed_marks WHERE report_id = ? ORDER BY viewed_at DESC, viewer",
-        )
-        .bind(report_id)
-        .fetch_all(&self.reader)
-        .await?)
-    }
-
-    // Flags
-
-    async fn list_flags(&self, project_id: &str) -> StoreResult<Vec<Flag>> {
-        let rows =
-            sqlx::query("SELECT project_id, key, enabled, updated_at FROM flags WHERE project_id = ? ORDER BY key")
-                .bind(project_id)
-                .fetch_all(&self.reader)
-                .await?;
-        rows::all(&rows, rows::flag)
-    }
-
-    async fn get_flag(&self, project_id: &str, key: &str) -> StoreResult<Option<Flag>> {
-        let row =
-            sqlx::query("SELECT project_id, key, enabled, updated_at FROM flags WHERE project_id = ? AND key = ?")
-                .bind(project_id)
-                .bind(key)
-                .fetch_optional(&self.reader)
-                .await?;
-        row.as_ref().map(rows::flag).transpose()
-    }
-
-    async fn set_flag(&self, flag: &Flag) -> StoreResult<()> {
-        sqlx::query(
-            "INSERT INTO flags (project_id, key, enabled, updated_at) VALUES (?, ?, ?, ?)
-             ON CONFLICT (project_id, key) DO UPDATE SET enabled = excluded.enabled, updated_at = excluded.updated_at",
-        )
-        .bind(&flag.project_id)
-        .bind(&flag.key)
-        .bind(flag.enabled)
-        .bind(flag.updated_at)
-        .execute(&self.writer)
-        .await?;
-        Ok(())
-    }
-
-    // Blobs
-
-    async fn create_blob(&self, blob: &Blob) -> StoreResult<()> {
-        let (reply, answer) = oneshot::channel();
-        let queued = Job::Blob(QueuedBlob { blob: blob.clone(), reply });
-        // Either failure means the writer task is gone (the runtime is shutting down).
-        self.write_queue.send(queued).await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?;
-        answer.await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?
-    }
-
-    async fn get_blob(&self, id: &str) -> StoreResult<Option<Blob>> {
-        let row = sqlx::query(concat!("SELECT ", blob_columns!(), " FROM blobs WHERE id = ?"))
-            .bind(id)
-            .fetch_optional(&self.reader)
-            .await?;
-        row.as_ref().map(rows::blob).transpose()
-    }
-
-    async fn list_unbound_blobs(&self, before: i64, limit: u32) -> StoreResult<Vec<Blob>> {
-        let rows = sqlx::query(concat!(
-            "SELECT ",
-            blob_columns!(),
-            " FROM blobs WHERE report_id IS NULL AND created_at < ? ORDER BY created_at, id LIMIT ?"
-        ))
-        .bind(before)
-        .bind(i64::from(limit))
-        .fetch_all(&self.reader)
-        .await?;
-        rows::all(&rows, rows::blob)
-    }
-
-    async fn delete_unbound_blob(&self, id: &str) -> StoreResult<bool> {
-        let result =
-            sqlx::query("DELETE FROM blobs WHERE id = ? AND report_id IS NULL").bind(id).execute(&self.writer).await?;
-        Ok(result.rows_affected() > 0)
-    }
-
-    async fn delete_expired_idempotency_keys(&self, before: i64) -> StoreResult<u64> {
-        let result =
-            sqlx::query("DELETE FROM idempotency_keys WHERE created_at < ?").bind(before).execute(&self.writer).await?;
-        Ok(result.rows_affected())
+    async fn run_maintenance_once(&self) -> StoreResult<()> {
+        short_ids::run_once(&self.writer, &self.reader, &self.health).await
     }
 }

@@ -107,16 +107,28 @@ pub(super) async fn run_indexer(
         if alive.upgrade().is_none() {
             return;
         }
-        match copy_round(&writer, &reader).await {
-            Ok(true) => health.succeeded(),
-            Ok(false) => {}
-            Err(error) => {
-                if is_storage_failure_of(&error) {
-                    health.failed(&error);
-                }
-                // The reports are safe either way; lookups scan what is not copied yet.
-                tracing::warn!(%error, "could not update the short-id table; will retry");
+        if let Err(error) = run_once(&writer, &reader, &health).await {
+            // The reports are safe either way; lookups scan what is not copied yet.
+            tracing::warn!(%error, "could not update the short-id table; will retry");
+        }
+    }
+}
+
+/// One round of the indexer, its outcome noted in the write health (also what
+/// `Store::run_maintenance_once` runs, so tests need not wait for the interval).
+pub(super) async fn run_once(writer: &SqlitePool, reader: &SqlitePool, health: &WriteHealth) -> StoreResult<()> {
+    match copy_round(writer, reader).await {
+        Ok(wrote) => {
+            if wrote {
+                health.succeeded();
             }
+            Ok(())
+        }
+        Err(error) => {
+            if is_storage_failure_of(&error) {
+                health.failed(&error);
+            }
+            Err(error)
         }
     }
 }

@@ -4,31 +4,13 @@
 //! file system remounted read-only would). The server's tests fill a real tmpfs where they can.
 
 use super::*;
+use crate::prelude::*;
+use crate::test_fixtures::project;
 use serde_json::json;
 use svc_core::ids::new_id;
 
 async fn open(folder: &std::path::Path) -> SqliteStore {
     SqliteStore::connect(&format!("sqlite://{}", folder.join("svc.db").display())).await.expect("open store")
-}
-
-async fn project(store: &SqliteStore) -> Project {
-    let org = Organization { id: new_id(), name: "Default".into(), created_at: 1 };
-    store.create_organization(&org).await.unwrap();
-    let project = Project {
-        id: new_id(),
-        org_id: org.id,
-        name: "Default".into(),
-        slug: "default".into(),
-        project_key: svc_core::ids::new_project_key(),
-        url_patterns: Vec::new(),
-        default_channel_key: "bug".into(),
-        widget_config: json!({}),
-        allowed_origins: Vec::new(),
-        identity_secret: None,
-        created_at: 1,
-    };
-    store.create_project(&project, &[]).await.unwrap();
-    project
 }
 
 fn plain(project: &Project) -> NewReport {

@@ -1,18 +1,24 @@
-//! Mapping between SQLite rows and the domain records: JSON columns are TEXT, booleans INTEGER 0/1.
+//! Column lists and row → record mapping, written once for both backends.
+//!
+//! This file is compiled twice, as `sqlite::rows` and `postgres::rows` (`#[path]`), so it names
+//! its backend's concrete row type (`super::DbRow`): each copy is the code a hand-written mapping
+//! for that backend would be, with no trait bounds to spell out and no per-row dispatch. What
+//! differs between the databases comes from the including module: how a report's JSON text column
+//! is read (`super::raw_json_column`). JSON columns that are parsed (JSONB on PostgreSQL, TEXT on
+//! SQLite) go through `sqlx::types::Json`, which reads either.
 
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 use sqlx::Row;
-use sqlx::sqlite::SqliteRow;
+use sqlx::types::Json;
 use svc_core::model::*;
 
-use crate::{StoreError, StoreResult};
+use super::{DbRow, raw_json_column};
+use crate::{ListedReport, StoreError, StoreResult};
 
 // Column lists as macros so they can be `concat!`ed into `&'static str` queries.
-macro_rules! report_columns {
+macro_rules! organization_columns {
     () => {
-        "id, project_id, channel_key, status, title, blocks, context, identity, identity_error, \
-         author_kind, author_id, author_label, artifact_id, url, created_at, updated_at"
+        "id, name, created_at"
     };
 }
 macro_rules! project_columns {
@@ -26,6 +32,17 @@ macro_rules! channel_columns {
         "id, project_id, key, name, color, mascot, base_weight, matchers, archived, created_at, updated_at"
     };
 }
+macro_rules! report_columns {
+    () => {
+        "id, project_id, channel_key, status, title, blocks, context, identity, identity_error, \
+         author_kind, author_id, author_label, artifact_id, url, created_at, updated_at"
+    };
+}
+macro_rules! status_change_columns {
+    () => {
+        "report_id, from_status, to_status, by_kind, by_id, by_label, at"
+    };
+}
 macro_rules! room_columns {
     () => {
         "id, project_id, artifact_id, title, meta, archived, created_at, updated_at"
@@ -37,10 +54,20 @@ macro_rules! key_columns {
          agent_name, agent_owner, created_at"
     };
 }
+macro_rules! hint_columns {
+    () => {
+        "id, project_id, channel_key, weight, user_id, created_at, expires_at"
+    };
+}
 macro_rules! comment_columns {
     () => {
         "id, report_id, project_id, author_kind, author_id, author_label, text, kind, draft, created_at, \
          published_at"
+    };
+}
+macro_rules! flag_columns {
+    () => {
+        "project_id, key, enabled, updated_at"
     };
 }
 macro_rules! blob_columns {
@@ -48,42 +75,47 @@ macro_rules! blob_columns {
         "id, project_id, kind, mime, bytes, width, height, duration_ms, name, report_id, created_at"
     };
 }
-pub(crate) use {
-    blob_columns, channel_columns, comment_columns, key_columns, project_columns, report_columns, room_columns,
+#[allow(unused_imports)]
+pub(super) use {
+    blob_columns, channel_columns, comment_columns, flag_columns, hint_columns, key_columns, organization_columns,
+    project_columns, report_columns, room_columns, status_change_columns,
 };
 
-pub(crate) use crate::json_text;
-
-fn parse_json<T: DeserializeOwned>(text: &str, column: &str) -> StoreResult<T> {
-    serde_json::from_str(text).map_err(|error| StoreError::Corrupt(format!("{column}: {error}")))
+fn corrupt(column: &str, error: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt(format!("{column}: {error}"))
 }
 
-// JSON columns are parsed straight from the row's text (no copy into a String first).
-fn json_column<T: DeserializeOwned>(row: &SqliteRow, column: &str) -> StoreResult<T> {
-    let text: &str = row.try_get(column)?;
-    parse_json(text, column)
+/// A JSON column parsed into `T`; JSON that does not parse is `Corrupt`.
+fn json_column<T: DeserializeOwned>(row: &DbRow, column: &str) -> StoreResult<T> {
+    match row.try_get::<Json<T>, _>(column) {
+        Ok(Json(value)) => Ok(value),
+        Err(sqlx::Error::ColumnDecode { source, .. }) => Err(corrupt(column, source)),
+        Err(error) => Err(error.into()),
+    }
 }
 
-fn optional_json_column(row: &SqliteRow, column: &str) -> StoreResult<Option<Value>> {
-    let text: Option<&str> = row.try_get(column)?;
-    text.map(|text| parse_json(text, column)).transpose()
+/// A nullable JSON column.
+fn optional_json_column<T: DeserializeOwned>(row: &DbRow, column: &str) -> StoreResult<Option<T>> {
+    match row.try_get::<Option<Json<T>>, _>(column) {
+        Ok(value) => Ok(value.map(|Json(value)| value)),
+        Err(sqlx::Error::ColumnDecode { source, .. }) => Err(corrupt(column, source)),
+        Err(error) => Err(error.into()),
+    }
 }
 
-fn author_columns(row: &SqliteRow, prefix: &str) -> StoreResult<Author> {
-    // The two prefixes in use get their column names without formatting them on every row.
-    let [kind, id, label] = match prefix {
-        "author" => ["author_kind", "author_id", "author_label"].map(std::borrow::Cow::Borrowed),
-        "by" => ["by_kind", "by_id", "by_label"].map(std::borrow::Cow::Borrowed),
-        _ => ["kind", "id", "label"].map(|field| std::borrow::Cow::Owned(format!("{prefix}_{field}"))),
-    };
-    Ok(Author { kind: row.try_get(&*kind)?, id: row.try_get(&*id)?, label: row.try_get(&*label)? })
+/// An author stored as three columns `<prefix>_kind`, `<prefix>_id`, `<prefix>_label`.
+fn author(row: &DbRow, [kind, id, label]: [&str; 3]) -> StoreResult<Author> {
+    Ok(Author { kind: row.try_get(kind)?, id: row.try_get(id)?, label: row.try_get(label)? })
 }
 
-pub(crate) fn organization(row: &SqliteRow) -> StoreResult<Organization> {
+const AUTHOR: [&str; 3] = ["author_kind", "author_id", "author_label"];
+const CHANGED_BY: [&str; 3] = ["by_kind", "by_id", "by_label"];
+
+pub(super) fn organization(row: &DbRow) -> StoreResult<Organization> {
     Ok(Organization { id: row.try_get("id")?, name: row.try_get("name")?, created_at: row.try_get("created_at")? })
 }
 
-pub(crate) fn project(row: &SqliteRow) -> StoreResult<Project> {
+pub(super) fn project(row: &DbRow) -> StoreResult<Project> {
     Ok(Project {
         id: row.try_get("id")?,
         org_id: row.try_get("org_id")?,
@@ -99,7 +131,7 @@ pub(crate) fn project(row: &SqliteRow) -> StoreResult<Project> {
     })
 }
 
-pub(crate) fn channel(row: &SqliteRow) -> StoreResult<Channel> {
+pub(super) fn channel(row: &DbRow) -> StoreResult<Channel> {
     Ok(Channel {
         id: row.try_get("id")?,
         project_id: row.try_get("project_id")?,
@@ -115,36 +147,26 @@ pub(crate) fn channel(row: &SqliteRow) -> StoreResult<Channel> {
     })
 }
 
-pub(crate) fn report(row: &SqliteRow) -> StoreResult<Report> {
+pub(super) fn report(row: &DbRow) -> StoreResult<Report> {
     listed_report(row)?.try_into()
 }
 
-/// JSON text of a column, checked to be JSON but not parsed into a value.
-fn raw_json_column(row: &SqliteRow, column: &str) -> StoreResult<Box<serde_json::value::RawValue>> {
-    let text: String = row.try_get(column)?;
-    serde_json::value::RawValue::from_string(text).map_err(|error| StoreError::Corrupt(format!("{column}: {error}")))
-}
-
-/// A report row for listings: the JSON columns stay text. They were written by [`json_text`]
-/// (compact, keys in order), which is what serializing the parsed value gives again.
-pub(crate) fn listed_report(row: &SqliteRow) -> StoreResult<crate::ListedReport> {
-    let identity: Option<String> = row.try_get("identity")?;
-    Ok(crate::ListedReport {
+/// A report row for listings: the JSON columns come back as the text [`crate::json_text`] wrote
+/// (compact, keys in order: what serializing the parsed value gives again), checked to be JSON but
+/// not parsed into values.
+pub(super) fn listed_report(row: &DbRow) -> StoreResult<ListedReport> {
+    let required = |column: &str| raw_json_column(row, column)?.ok_or_else(|| corrupt(column, "null"));
+    Ok(ListedReport {
         id: row.try_get("id")?,
         project_id: row.try_get("project_id")?,
         channel_key: row.try_get("channel_key")?,
         status: row.try_get("status")?,
         title: row.try_get("title")?,
-        blocks: raw_json_column(row, "blocks")?,
-        context: raw_json_column(row, "context")?,
-        identity: identity
-            .map(|text| {
-                serde_json::value::RawValue::from_string(text)
-                    .map_err(|error| StoreError::Corrupt(format!("identity: {error}")))
-            })
-            .transpose()?,
+        blocks: required("blocks")?,
+        context: required("context")?,
+        identity: raw_json_column(row, "identity")?,
         identity_error: row.try_get("identity_error")?,
-        author: author_columns(row, "author")?,
+        author: author(row, AUTHOR)?,
         artifact_id: row.try_get("artifact_id")?,
         url: row.try_get("url")?,
         created_at: row.try_get("created_at")?,
@@ -152,17 +174,17 @@ pub(crate) fn listed_report(row: &SqliteRow) -> StoreResult<crate::ListedReport>
     })
 }
 
-pub(crate) fn status_change(row: &SqliteRow) -> StoreResult<StatusChange> {
+pub(super) fn status_change(row: &DbRow) -> StoreResult<StatusChange> {
     Ok(StatusChange {
         report_id: row.try_get("report_id")?,
         from_status: row.try_get("from_status")?,
         to_status: row.try_get("to_status")?,
-        by: author_columns(row, "by")?,
+        by: author(row, CHANGED_BY)?,
         at: row.try_get("at")?,
     })
 }
 
-pub(crate) fn room(row: &SqliteRow) -> StoreResult<Room> {
+pub(super) fn room(row: &DbRow) -> StoreResult<Room> {
     Ok(Room {
         id: row.try_get("id")?,
         project_id: row.try_get("project_id")?,
@@ -175,8 +197,8 @@ pub(crate) fn room(row: &SqliteRow) -> StoreResult<Room> {
     })
 }
 
-pub(crate) fn api_key(row: &SqliteRow) -> StoreResult<ApiKey> {
-    let origin: String = row.try_get("origin")?;
+pub(super) fn api_key(row: &DbRow) -> StoreResult<ApiKey> {
+    let origin: &str = row.try_get("origin")?;
     Ok(ApiKey {
         id: row.try_get("id")?,
         project_id: row.try_get("project_id")?,
@@ -184,7 +206,7 @@ pub(crate) fn api_key(row: &SqliteRow) -> StoreResult<ApiKey> {
         name: row.try_get("name")?,
         key_hash: row.try_get("key_hash")?,
         scopes: json_column(row, "scopes")?,
-        origin: KeyOrigin::parse(&origin).ok_or_else(|| StoreError::Corrupt(format!("key origin {origin:?}")))?,
+        origin: KeyOrigin::parse(origin).ok_or_else(|| corrupt("origin", format_args!("unknown {origin:?}")))?,
         expires_at: row.try_get("expires_at")?,
         revoked_at: row.try_get("revoked_at")?,
         last_used_at: row.try_get("last_used_at")?,
@@ -194,25 +216,24 @@ pub(crate) fn api_key(row: &SqliteRow) -> StoreResult<ApiKey> {
     })
 }
 
-pub(crate) fn hint(row: &SqliteRow) -> StoreResult<Hint> {
-    let weight: String = row.try_get("weight")?;
+pub(super) fn hint(row: &DbRow) -> StoreResult<Hint> {
     Ok(Hint {
         id: row.try_get("id")?,
         project_id: row.try_get("project_id")?,
         channel_key: row.try_get("channel_key")?,
-        weight: HintWeight::from_db(&weight),
+        weight: HintWeight::from_db(row.try_get("weight")?),
         user_id: row.try_get("user_id")?,
         created_at: row.try_get("created_at")?,
         expires_at: row.try_get("expires_at")?,
     })
 }
 
-pub(crate) fn comment(row: &SqliteRow) -> StoreResult<Comment> {
+pub(super) fn comment(row: &DbRow) -> StoreResult<Comment> {
     Ok(Comment {
         id: row.try_get("id")?,
         report_id: row.try_get("report_id")?,
         project_id: row.try_get("project_id")?,
-        author: author_columns(row, "author")?,
+        author: author(row, AUTHOR)?,
         text: row.try_get("text")?,
         kind: row.try_get("kind")?,
         draft: row.try_get("draft")?,
@@ -221,7 +242,7 @@ pub(crate) fn comment(row: &SqliteRow) -> StoreResult<Comment> {
     })
 }
 
-pub(crate) fn flag(row: &SqliteRow) -> StoreResult<Flag> {
+pub(super) fn flag(row: &DbRow) -> StoreResult<Flag> {
     Ok(Flag {
         project_id: row.try_get("project_id")?,
         key: row.try_get("key")?,
@@ -230,7 +251,7 @@ pub(crate) fn flag(row: &SqliteRow) -> StoreResult<Flag> {
     })
 }
 
-pub(crate) fn blob(row: &SqliteRow) -> StoreResult<Blob> {
+pub(super) fn blob(row: &DbRow) -> StoreResult<Blob> {
     Ok(Blob {
         id: row.try_get("id")?,
         project_id: row.try_get("project_id")?,
@@ -246,7 +267,7 @@ pub(crate) fn blob(row: &SqliteRow) -> StoreResult<Blob> {
     })
 }
 
-/// Maps rows with `map`, stopping at the first row that does not fit.
-pub(crate) fn all<T>(rows: &[SqliteRow], map: fn(&SqliteRow) -> StoreResult<T>) -> StoreResult<Vec<T>> {
+/// Maps every row with `map`, stopping at the first that does not fit.
+pub(super) fn all<T>(rows: &[DbRow], map: fn(&DbRow) -> StoreResult<T>) -> StoreResult<Vec<T>> {
     rows.iter().map(map).collect()
 }
