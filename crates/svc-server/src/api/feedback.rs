@@ -4,11 +4,10 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
 use svc_core::model::ReportFilter;
 use svc_core::scope;
 
-use super::extract::{ApiPath, JsonObject, QueryMap};
+use super::extract::{ApiPath, JsonBody, QueryMap};
 use super::views::{CommentList, ListedPage, ListedReportView, ReportPage, ReportView, StatusBody, StatusView};
 use crate::auth::RestKey;
 use crate::error::{ApiError, ApiResult, ErrorBody};
@@ -117,18 +116,11 @@ pub async fn patch_feedback(
     State(state): State<AppState>,
     key: RestKey,
     ApiPath((project_id, report_id)): ApiPath<(String, String)>,
-    JsonObject(body): JsonObject,
+    body: JsonBody,
 ) -> ApiResult<Json<StatusView>> {
     let report = load_report(&state, &key, &project_id, &report_id, scope::FEEDBACK_WRITE).await?;
-    let status = match body.get("status") {
-        Some(Value::String(s)) => s.clone(),
-        _ => {
-            return Err(ApiError::bad_request(
-                "status is required: one of new, triaged, in-progress, fixed, verified, canceled",
-            ));
-        }
-    };
-    let change = reports::set_status(state.store.as_ref(), &report, &status, &key.author()).await?;
+    let StatusBody { status } = body.parse()?;
+    let change = reports::set_status(state.store.as_ref(), &report, status, &key.author()).await?;
     Ok(Json(StatusView { id: report.id, status: change.to_status }))
 }
 

@@ -4,7 +4,7 @@ use axum::Json;
 use axum::extract::State;
 use svc_core::scope;
 
-use super::extract::{ApiPath, JsonObject};
+use super::extract::{ApiPath, JsonBody};
 use super::views::{ProjectPatch, ProjectView};
 use crate::auth::RestKey;
 use crate::error::{ApiResult, ErrorBody};
@@ -34,9 +34,10 @@ pub async fn patch_project(
     State(state): State<AppState>,
     key: RestKey,
     ApiPath(project_id): ApiPath<String>,
-    JsonObject(body): JsonObject,
+    body: JsonBody,
 ) -> ApiResult<Json<ProjectView>> {
     let project = key.project(&state, &project_id, scope::PROJECT_WRITE).await?;
-    let project = projects::update_project(state.store.as_ref(), project, &body.into()).await?;
+    let changes = body.parse::<ProjectPatch>()?.try_into()?;
+    let project = projects::update_project(state.store.as_ref(), project, changes).await?;
     Ok(Json((&project).into()))
 }
