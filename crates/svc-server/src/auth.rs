@@ -17,7 +17,7 @@ pub struct RestKey(pub ApiKey);
 /// Authenticates a request's bearer key, applies the per-key rate limit and records its use.
 pub async fn authenticate_key(state: &AppState, parts: &Parts) -> Result<ApiKey, KeyRejection> {
     let header = parts.headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok());
-    let key = match keys::authenticate(state.store.as_ref(), header).await {
+    let key = match keys::authenticate(&*state.store, header).await {
         Ok(key) => key,
         Err(AuthResultError::Denied(failure)) => {
             return Err(KeyRejection::Unauthorized(failure.message()));

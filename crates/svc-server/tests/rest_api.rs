@@ -1245,3 +1245,25 @@ async fn patch_tells_an_absent_field_from_null() {
     app.patch(&app.p("/rooms/r"), &app.token, json!({"archived": null})).await.error(400, "BAD_REQUEST");
     app.patch(&app.p("/channels/bug"), &app.token, json!({"baseWeight": null})).await.error(400, "BAD_REQUEST");
 }
+
+#[tokio::test]
+async fn a_draft_comment_is_published_on_its_own_report_only() {
+    use svc_server::service::{ServiceError, comments};
+    let app = TestApp::new().await;
+    let report = app.seed(Seed::text("a report")).await;
+    let report = app.store.get_report(&report.id).await.unwrap().unwrap();
+    let other = app.seed(Seed::text("another report")).await;
+    let other = app.store.get_report(&other.id).await.unwrap().unwrap();
+    let author = svc_core::model::Author { kind: "agent".into(), id: Some("agent:x".into()), label: None };
+    let new = svc_core::status::NewComment::parse("Fixed in 1.2", Some("fix"), None).unwrap();
+    let draft = comments::add(app.store.as_ref(), &report, author, new).await.unwrap();
+    assert!(draft.draft && draft.published_at.is_none());
+
+    let refused = comments::publish(app.store.as_ref(), &other, &draft.id).await.unwrap_err();
+    assert!(matches!(refused, ServiceError::NotFound(_)), "{refused}");
+    let published = comments::publish(app.store.as_ref(), &report, &draft.id).await.unwrap();
+    assert!(!published.draft && published.published_at.is_some());
+    let listed = app.get(&app.p(&format!("/feedback/{}/comments", report.id)), &app.token).await.ok(200).clone();
+    assert_eq!(listed["items"][0]["draft"], json!(false));
+    assert_eq!(listed["items"][0]["kind"], json!("fix"));
+}

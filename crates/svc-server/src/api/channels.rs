@@ -23,7 +23,7 @@ pub async fn list_channels(
     query: QueryMap,
 ) -> ApiResult<Json<ChannelList>> {
     let project = key.project(&state, &project_id, scope::CHANNEL_READ).await?;
-    let channels = channels::list(state.store.as_ref(), &project.id, query.flag("archived")?).await?;
+    let channels = channels::list(&*state.store, &project.id, query.flag("archived")?).await?;
     Ok(Json(ChannelList { items: channels.iter().map(Into::into).collect() }))
 }
 
@@ -40,7 +40,7 @@ pub async fn create_channel(
 ) -> ApiResult<(StatusCode, Json<ChannelView>)> {
     let project = key.project(&state, &project_id, scope::CHANNEL_WRITE).await?;
     let new = body.parse::<ChannelCreate>()?.try_into()?;
-    let channel = channels::create(state.store.as_ref(), &project.id, new).await?;
+    let channel = channels::create(&*state.store, &project.id, new).await?;
     Ok((StatusCode::CREATED, Json((&channel).into())))
 }
 
@@ -57,7 +57,7 @@ pub async fn patch_channel(
 ) -> ApiResult<Json<ChannelView>> {
     let project = key.project(&state, &project_id, scope::CHANNEL_WRITE).await?;
     let changes = body.parse::<ChannelPatch>()?.try_into()?;
-    let channel = channels::update(state.store.as_ref(), &project.id, &channel_key, changes).await?;
+    let channel = channels::update(&*state.store, &project.id, &channel_key, changes).await?;
     Ok(Json((&channel).into()))
 }
 
@@ -75,6 +75,6 @@ pub async fn create_hint(
 ) -> ApiResult<Json<OkView>> {
     let project = key.project(&state, &project_id, scope::CHANNEL_WRITE).await?;
     let hint = body.parse::<HintCreate>()?.try_into()?;
-    channels::add_hint(state.store.as_ref(), &project.id, hint).await?;
+    channels::add_hint(&*state.store, &project.id, hint).await?;
     Ok(Json(OkView { ok: true }))
 }

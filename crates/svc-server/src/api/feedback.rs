@@ -11,7 +11,7 @@ use super::extract::{ApiPath, JsonBody, QueryMap};
 use super::views::{CommentList, ListedPage, ListedReportView, ReportPage, ReportView, StatusBody, StatusView};
 use crate::auth::RestKey;
 use crate::error::{ApiError, ApiResult, ErrorBody};
-use crate::service::reports;
+use crate::service::{comments, reports};
 use crate::state::AppState;
 
 pub const DEFAULT_LIMIT: u32 = 20;
@@ -60,7 +60,7 @@ pub async fn list_feedback(
         before,
         limit,
     };
-    let page = reports::list_page_text(state.store.as_ref(), filter).await?;
+    let page = reports::list_page_text(&*state.store, filter).await?;
     let view = ListedPage {
         items: page.items.iter().map(ListedReportView::from).collect(),
         next_cursor: page.next_cursor.as_deref(),
@@ -86,7 +86,7 @@ async fn load_report(
     needed: &str,
 ) -> ApiResult<svc_core::model::Report> {
     let project = key.project(state, project_id, needed).await?;
-    reports::get_in(state.store.as_ref(), &[project.id], report_id)
+    reports::get_in(&*state.store, &[project.id], report_id)
         .await?
         .ok_or_else(|| ApiError::not_found("report not found in this project"))
 }
@@ -101,7 +101,7 @@ pub async fn get_feedback(
     ApiPath((project_id, report_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<ReportView>> {
     let report = load_report(&state, &key, &project_id, &report_id, scope::FEEDBACK_READ).await?;
-    let history = state.store.status_history(&report.id).await?;
+    let history = reports::history(&*state.store, &report).await?;
     let mut view = ReportView::from(&report);
     view.status_history = Some(history.iter().map(Into::into).collect());
     Ok(Json(view))
@@ -120,7 +120,7 @@ pub async fn patch_feedback(
 ) -> ApiResult<Json<StatusView>> {
     let report = load_report(&state, &key, &project_id, &report_id, scope::FEEDBACK_WRITE).await?;
     let StatusBody { status } = body.parse()?;
-    let change = reports::set_status(state.store.as_ref(), &report, status, &key.author()).await?;
+    let change = reports::set_status(&*state.store, &report, status, &key.author()).await?;
     Ok(Json(StatusView { id: report.id, status: change.to_status }))
 }
 
@@ -134,6 +134,6 @@ pub async fn list_comments(
     ApiPath((project_id, report_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<CommentList>> {
     let report = load_report(&state, &key, &project_id, &report_id, scope::FEEDBACK_READ).await?;
-    let comments = state.store.list_comments(&report.id).await?;
+    let comments = comments::list(&*state.store, &report).await?;
     Ok(Json(CommentList { items: comments.iter().map(Into::into).collect() }))
 }

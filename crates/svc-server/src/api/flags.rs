@@ -21,7 +21,7 @@ pub async fn list_flags(
     ApiPath(project_id): ApiPath<String>,
 ) -> ApiResult<Json<FlagList>> {
     let project = key.project(&state, &project_id, scope::PROJECT_READ).await?;
-    let flags = flags::list(state.store.as_ref(), &project.id).await?;
+    let flags = flags::list(&*state.store, &project.id).await?;
     Ok(Json(FlagList { items: flags.iter().map(Into::into).collect() }))
 }
 
@@ -40,6 +40,6 @@ pub async fn set_flag(
     // The key first: a bad key is named whatever the body says.
     svc_core::channel::validate_flag_key(&flag_key)?;
     let FlagSet { enabled } = body.parse()?;
-    let flag = flags::set(state.store.as_ref(), &project.id, &flag_key, enabled).await?;
+    let flag = flags::set(&*state.store, &project.id, &flag_key, enabled).await?;
     Ok(Json((&flag).into()))
 }

@@ -26,7 +26,7 @@ pub async fn mint_key(
 ) -> ApiResult<(StatusCode, Json<MintedKeyView>)> {
     let project = key.project(&state, &project_id, scope::APIKEY_WRITE).await?;
     let new = body.parse::<KeyCreate>()?.try_into()?;
-    let (minted, secret) = keys::mint_for_project(state.store.as_ref(), &project, new).await?;
+    let (minted, secret) = keys::mint_for_project(&*state.store, &project, new).await?;
     Ok((
         StatusCode::CREATED,
         Json(MintedKeyView {
@@ -50,6 +50,6 @@ pub async fn revoke_key(
     ApiPath((project_id, key_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<RevokedKeyView>> {
     let project = key.project(&state, &project_id, scope::APIKEY_WRITE).await?;
-    let revoked_at = keys::revoke(state.store.as_ref(), &project.id, &key_id).await?;
+    let revoked_at = keys::revoke(&*state.store, &project.id, &key_id).await?;
     Ok(Json(RevokedKeyView { id: key_id, revoked_at: time::iso(revoked_at) }))
 }

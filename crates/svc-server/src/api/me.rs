@@ -6,15 +6,14 @@ use axum::extract::State;
 use super::views::MeView;
 use crate::auth::RestKey;
 use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::service::projects;
 use crate::state::AppState;
 
 /// The calling key: its id, project, name and scopes. Step 1 of the agent self-setup flow.
 #[utoipa::path(get, path = "/me", tag = "keys", security(("bearer" = [])),
     responses((status = 200, body = MeView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn me(State(state): State<AppState>, key: RestKey) -> ApiResult<Json<MeView>> {
-    let project = state
-        .store
-        .get_project(key.project_id())
+    let project = projects::get(&*state.store, key.project_id())
         .await?
         .ok_or_else(|| ApiError::not_found("the key's project no longer exists"))?;
     let key = key.0;

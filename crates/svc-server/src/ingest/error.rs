@@ -53,6 +53,13 @@ impl From<svc_store::StoreError> for IngestError {
     }
 }
 
+impl From<crate::service::ServiceError> for IngestError {
+    /// Ingest reads only what its key reaches: any service failure here is the server's.
+    fn from(error: crate::service::ServiceError) -> Self {
+        IngestError::Internal(error.into())
+    }
+}
+
 impl IntoResponse for IngestError {
     fn into_response(self) -> Response {
         match self {

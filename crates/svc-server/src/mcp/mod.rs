@@ -19,6 +19,7 @@ use svc_core::scope;
 
 use crate::auth::{KeyRejection, authenticate_key};
 use crate::body::{BodyError, read_limited};
+use crate::service::projects;
 use crate::state::AppState;
 use jsonrpc::{Call, error, result};
 use tools::Caller;
@@ -130,10 +131,10 @@ async fn handle(State(state): State<AppState>, parts: Parts, body: Body) -> Resp
 async fn reachable_projects(
     state: &AppState,
     key: &svc_core::model::ApiKey,
-) -> Result<Vec<svc_core::model::Project>, svc_store::StoreError> {
+) -> crate::service::ServiceResult<Vec<svc_core::model::Project>> {
     match &key.project_id {
-        Some(id) => Ok(state.store.get_project(id).await?.into_iter().collect()),
-        None => state.store.list_projects(&key.org_id).await,
+        Some(id) => Ok(projects::get(&*state.store, id).await?.into_iter().collect()),
+        None => projects::list_in_org(&*state.store, &key.org_id).await,
     }
 }
 

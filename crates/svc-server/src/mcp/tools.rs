@@ -113,7 +113,7 @@ async fn introduce(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcom
     let name = args.required("agentName", 100)?;
     let owner = args.string("owner", 200)?;
     let label = AgentLabel::parse(name, owner).map_err(invalid)?;
-    keys::introduce(state.store.as_ref(), &caller.key, &label).await.map_err(internal)?;
+    keys::introduce(&*state.store, &caller.key, &label).await.map_err(internal)?;
     let owner_note = label.owner.as_ref().map(|o| format!(" (run by {o})")).unwrap_or_default();
     Ok(ToolResult::text(format!(
         "Hello, {}{owner_note}. Reports you file and reports you view are now shown under this name.",
@@ -161,7 +161,7 @@ async fn list_reports(state: &AppState, caller: &Caller, args: &Args<'_>) -> Out
         before: None,
         limit,
     };
-    let page = reports::list_page(state.store.as_ref(), filter).await.map_err(internal)?;
+    let page = reports::list_page(&*state.store, filter).await.map_err(internal)?;
     let items: Vec<Value> = page.items.iter().map(|r| compact(r, caller)).collect();
     mark_viewed(state, caller, page.items.into_iter().map(|r| r.id).collect());
     Ok(ToolResult::text(serde_json::to_string(&items).unwrap_or_default()))
@@ -176,7 +176,7 @@ async fn find_report(state: &AppState, caller: &Caller, argument: &str, referenc
         ))
     };
     if ids::is_object_id(&reference) {
-        return reports::get_in(state.store.as_ref(), &caller.project_ids(), &reference)
+        return reports::get_in(&*state.store, &caller.project_ids(), &reference)
             .await
             .map_err(internal)?
             .ok_or_else(not_found);
@@ -186,9 +186,8 @@ async fn find_report(state: &AppState, caller: &Caller, argument: &str, referenc
             "argument {argument} must be a report id (24 hex characters) or its 6-character shortId, not {reference:?}"
         )));
     }
-    let mut found = reports::find_by_short_id(state.store.as_ref(), &caller.project_ids(), &reference, 10)
-        .await
-        .map_err(internal)?;
+    let mut found =
+        reports::find_by_short_id(&*state.store, &caller.project_ids(), &reference, 10).await.map_err(internal)?;
     match found.len() {
         0 => Err(not_found()),
         1 => Ok(found.remove(0)),
@@ -206,7 +205,7 @@ async fn find_report(state: &AppState, caller: &Caller, argument: &str, referenc
 
 async fn get_report(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {
     let report = find_report(state, caller, "id", args.required("id", 100)?).await?;
-    let comments = comments::list(state.store.as_ref(), &report).await.map_err(internal)?;
+    let comments = comments::list(&*state.store, &report).await.map_err(internal)?;
     let project = caller.project(&report.project_id);
     let content = markdown::render(state, &report, project, &comments).await;
     mark_viewed(state, caller, vec![report.id.clone()]);
@@ -263,7 +262,7 @@ async fn create_report(state: &AppState, caller: &Caller, args: &Args<'_>) -> Ou
         identity_error: None,
         idempotency_key: None,
     };
-    match reports::file(state.store.as_ref(), filing).await {
+    match reports::file(&*state.store, filing).await {
         Ok(Filed::Created(report)) => {
             state.metrics.report_created();
             Ok(ToolResult::json(&compact(&report, caller)))
@@ -289,12 +288,12 @@ async fn create_room(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outc
     let project = target_project(caller, args)?;
     if let Some(goal) = goal {
         // Keep what the room's meta already says; the goal is added or replaced.
-        let existing = rooms::get(state.store.as_ref(), &project.id, artifact_id).await.map_err(internal)?;
+        let existing = rooms::get(&*state.store, &project.id, artifact_id).await.map_err(internal)?;
         let mut meta = existing.and_then(|r| r.meta).unwrap_or_else(|| json!({}));
         meta["goal"] = goal.into();
         room.changes.meta = Some(Some(meta));
     }
-    let outcome = rooms::upsert(state.store.as_ref(), &project.id, room).await.map_err(internal)?;
+    let outcome = rooms::upsert(&*state.store, &project.id, room).await.map_err(internal)?;
     let room = &outcome.room;
     let mut answer = json!({"id": room.id, "artifactId": room.artifact_id, "title": room.title, "meta": room.meta,
         "archived": room.archived, "created": outcome.created});
@@ -311,9 +310,8 @@ async fn set_status(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outco
     let new_status: Status =
         text.parse().map_err(|e: svc_core::Invalid| ToolResult::error(format!("argument {e}, not {text:?}")))?;
     let report = find_report(state, caller, "id", reference).await?;
-    let change = reports::set_status(state.store.as_ref(), &report, new_status, &key_author(&caller.key))
-        .await
-        .map_err(internal)?;
+    let change =
+        reports::set_status(&*state.store, &report, new_status, &key_author(&caller.key)).await.map_err(internal)?;
     Ok(ToolResult::json(&json!({"id": report.id, "status": change.to_status})))
 }
 
@@ -327,7 +325,7 @@ async fn add_comment(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outc
     };
     let new = NewComment::parse(text, args.string("kind", 50)?, draft).map_err(invalid)?;
     let report = find_report(state, caller, "report_id", reference).await?;
-    let comment = comments::add(state.store.as_ref(), &report, key_author(&caller.key), new).await.map_err(internal)?;
+    let comment = comments::add(&*state.store, &report, key_author(&caller.key), new).await.map_err(internal)?;
     Ok(ToolResult::json(&comment_json(&comment)))
 }
 

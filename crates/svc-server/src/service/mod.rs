@@ -6,6 +6,7 @@ pub mod bootstrap;
 pub mod channels;
 pub mod comments;
 pub mod flags;
+pub mod housekeeping;
 pub mod keys;
 pub mod projects;
 pub mod reports;
