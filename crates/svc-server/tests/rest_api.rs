@@ -1248,16 +1248,19 @@ async fn patch_tells_an_absent_field_from_null() {
 
 #[tokio::test]
 async fn a_draft_comment_is_published_on_its_own_report_only() {
+    use svc_server::principal::Principal;
     use svc_server::service::{ServiceError, comments};
     let app = TestApp::new().await;
     let report = app.seed(Seed::text("a report")).await;
     let report = app.store.get_report(&report.id).await.unwrap().unwrap();
     let other = app.seed(Seed::text("another report")).await;
     let other = app.store.get_report(&other.id).await.unwrap().unwrap();
-    let author = svc_core::model::Author { kind: "agent".into(), id: Some("agent:x".into()), label: None };
+    let (key_id, _) = app.mint(&["feedback:write"]).await;
+    let agent = Principal::ProjectKey(app.store.get_key(&key_id).await.unwrap().unwrap());
     let new = svc_core::status::NewComment::parse("Fixed in 1.2", Some("fix"), None).unwrap();
-    let draft = comments::add(app.store.as_ref(), &report, author, new).await.unwrap();
+    let draft = comments::add(app.store.as_ref(), &report, &agent, new).await.unwrap();
     assert!(draft.draft && draft.published_at.is_none());
+    assert_eq!(draft.author.id, Some(format!("agent:{key_id}")));
 
     let refused = comments::publish(app.store.as_ref(), &other, &draft.id).await.unwrap_err();
     assert!(matches!(refused, ServiceError::NotFound(_)), "{refused}");

@@ -6,8 +6,7 @@ use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use svc_core::scope;
 
-use super::extract::ApiPath;
-use crate::auth::RestKey;
+use super::extract::{ApiCaller, ApiPath};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::service::blobs;
 use crate::state::AppState;
@@ -22,7 +21,7 @@ use crate::state::AppState;
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get_blob(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath((project_id, blob_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Response> {
     let project = key.project(&state, &project_id, scope::FEEDBACK_READ).await?;

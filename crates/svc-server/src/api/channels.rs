@@ -5,9 +5,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use svc_core::scope;
 
-use super::extract::{ApiPath, JsonBody, QueryMap};
+use super::extract::{ApiCaller, ApiPath, JsonBody, QueryMap};
 use super::views::{ChannelCreate, ChannelList, ChannelPatch, ChannelView, HintCreate, OkView};
-use crate::auth::RestKey;
 use crate::error::{ApiResult, ErrorBody};
 use crate::service::channels;
 use crate::state::AppState;
@@ -18,7 +17,7 @@ use crate::state::AppState;
     responses((status = 200, body = ChannelList), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list_channels(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
     query: QueryMap,
 ) -> ApiResult<Json<ChannelList>> {
@@ -34,7 +33,7 @@ pub async fn list_channels(
     responses((status = 201, body = ChannelView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn create_channel(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
     body: JsonBody,
 ) -> ApiResult<(StatusCode, Json<ChannelView>)> {
@@ -51,7 +50,7 @@ pub async fn create_channel(
     responses((status = 200, body = ChannelView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn patch_channel(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath((project_id, channel_key)): ApiPath<(String, String)>,
     body: JsonBody,
 ) -> ApiResult<Json<ChannelView>> {
@@ -69,7 +68,7 @@ pub async fn patch_channel(
     responses((status = 200, body = OkView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn create_hint(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
     body: JsonBody,
 ) -> ApiResult<Json<OkView>> {

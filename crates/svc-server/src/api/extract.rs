@@ -8,6 +8,11 @@ use std::collections::HashMap;
 
 use crate::body::{BodyError, read_limited};
 use crate::error::ApiError;
+use crate::principal::Principal;
+use crate::service::projects;
+use crate::state::AppState;
+use svc_core::ids;
+use svc_core::model::Project;
 
 /// JSON request bodies are at most 1 MB.
 pub const JSON_BODY_LIMIT: usize = 1024 * 1024;
@@ -78,6 +83,53 @@ pub mod field {
             .or_else(|| number.as_f64().filter(|n| n.fract() == 0.0 && n.abs() < 1e15).map(|n| n as i64))
             .map(Some)
             .ok_or_else(|| serde::de::Error::custom(format!("expected a whole number, not {number}")))
+    }
+}
+
+/// The caller of a REST route: a project-bound principal. Org-wide keys work on the tool endpoint
+/// only.
+pub struct ApiCaller(pub Principal);
+
+impl FromRequestParts<AppState> for ApiCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let principal = Principal::resolve(state, &parts.headers).await?;
+        if principal.bound_project().is_none() {
+            return Err(ApiError::forbidden(
+                "this is an org-wide key: it works on the tool endpoint (/mcp) only; the REST API needs a project key",
+            ));
+        }
+        Ok(ApiCaller(principal))
+    }
+}
+
+impl ApiCaller {
+    /// The project of the path, once the caller may act on it with `needed`.
+    pub async fn project(
+        &self,
+        state: &AppState,
+        path_project_id: &str,
+        needed: &'static str,
+    ) -> Result<Project, ApiError> {
+        if ids::is_project_key(path_project_id) {
+            return Err(ApiError::not_found(
+                "this is the public project key; use the project id from GET /api/v1/me as :projectId",
+            ));
+        }
+        if !ids::is_object_id(path_project_id) {
+            return Err(ApiError::not_found("project not found"));
+        }
+        // The caller's own project is known from its key: any other id is refused before a lookup,
+        // so an id says nothing about whether such a project exists.
+        if self.0.bound_project() != Some(path_project_id) {
+            return Err(ApiError::forbidden("this key belongs to another project"));
+        }
+        let project = projects::get(&*state.store, path_project_id)
+            .await?
+            .ok_or_else(|| ApiError::not_found("project not found"))?;
+        self.0.require(needed, Some(&project))?;
+        Ok(project)
     }
 }
 

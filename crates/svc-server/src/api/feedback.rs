@@ -7,9 +7,8 @@ use axum::response::{IntoResponse, Response};
 use svc_core::model::ReportFilter;
 use svc_core::scope;
 
-use super::extract::{ApiPath, JsonBody, QueryMap};
+use super::extract::{ApiCaller, ApiPath, JsonBody, QueryMap};
 use super::views::{CommentList, ListedPage, ListedReportView, ReportPage, ReportView, StatusBody, StatusView};
-use crate::auth::RestKey;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::service::{comments, reports};
 use crate::state::AppState;
@@ -39,7 +38,7 @@ pub fn parse_limit(raw: Option<&str>, default: u32, max: u32) -> Result<u32, Str
     responses((status = 200, body = ReportPage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list_feedback(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
     QueryMap(query): QueryMap,
 ) -> ApiResult<Response> {
@@ -80,10 +79,10 @@ fn json_sized(value: &impl serde::Serialize, estimate: usize) -> Response {
 
 async fn load_report(
     state: &AppState,
-    key: &RestKey,
+    key: &ApiCaller,
     project_id: &str,
     report_id: &str,
-    needed: &str,
+    needed: &'static str,
 ) -> ApiResult<svc_core::model::Report> {
     let project = key.project(state, project_id, needed).await?;
     reports::get_in(&*state.store, &[project.id], report_id)
@@ -97,7 +96,7 @@ async fn load_report(
     responses((status = 200, body = ReportView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get_feedback(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath((project_id, report_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<ReportView>> {
     let report = load_report(&state, &key, &project_id, &report_id, scope::FEEDBACK_READ).await?;
@@ -114,13 +113,13 @@ pub async fn get_feedback(
     responses((status = 200, body = StatusView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn patch_feedback(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath((project_id, report_id)): ApiPath<(String, String)>,
     body: JsonBody,
 ) -> ApiResult<Json<StatusView>> {
     let report = load_report(&state, &key, &project_id, &report_id, scope::FEEDBACK_WRITE).await?;
     let StatusBody { status } = body.parse()?;
-    let change = reports::set_status(&*state.store, &report, status, &key.author()).await?;
+    let change = reports::set_status(&*state.store, &report, status, &key.0).await?;
     Ok(Json(StatusView { id: report.id, status: change.to_status }))
 }
 
@@ -130,7 +129,7 @@ pub async fn patch_feedback(
     responses((status = 200, body = CommentList), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list_comments(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath((project_id, report_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<CommentList>> {
     let report = load_report(&state, &key, &project_id, &report_id, scope::FEEDBACK_READ).await?;

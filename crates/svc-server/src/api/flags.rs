@@ -4,9 +4,8 @@ use axum::Json;
 use axum::extract::State;
 use svc_core::scope;
 
-use super::extract::{ApiPath, JsonBody};
+use super::extract::{ApiCaller, ApiPath, JsonBody};
 use super::views::{FlagList, FlagSet, FlagView};
-use crate::auth::RestKey;
 use crate::error::{ApiResult, ErrorBody};
 use crate::service::flags;
 use crate::state::AppState;
@@ -17,7 +16,7 @@ use crate::state::AppState;
     responses((status = 200, body = FlagList), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list_flags(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
 ) -> ApiResult<Json<FlagList>> {
     let project = key.project(&state, &project_id, scope::PROJECT_READ).await?;
@@ -32,7 +31,7 @@ pub async fn list_flags(
     responses((status = 200, body = FlagView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn set_flag(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath((project_id, flag_key)): ApiPath<(String, String)>,
     body: JsonBody,
 ) -> ApiResult<Json<FlagView>> {

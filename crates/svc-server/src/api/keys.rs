@@ -5,9 +5,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use svc_core::{scope, time};
 
-use super::extract::{ApiPath, JsonBody};
+use super::extract::{ApiCaller, ApiPath, JsonBody};
 use super::views::{KeyCreate, MintedKeyView, RevokedKeyView};
-use crate::auth::RestKey;
 use crate::error::{ApiResult, ErrorBody};
 use crate::service::keys;
 use crate::state::AppState;
@@ -20,7 +19,7 @@ use crate::state::AppState;
     responses((status = 201, body = MintedKeyView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn mint_key(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
     body: JsonBody,
 ) -> ApiResult<(StatusCode, Json<MintedKeyView>)> {
@@ -46,7 +45,7 @@ pub async fn mint_key(
     responses((status = 200, body = RevokedKeyView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn revoke_key(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath((project_id, key_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<RevokedKeyView>> {
     let project = key.project(&state, &project_id, scope::APIKEY_WRITE).await?;

@@ -5,9 +5,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use svc_core::scope;
 
-use super::extract::{ApiPath, JsonBody, QueryMap};
+use super::extract::{ApiCaller, ApiPath, JsonBody, QueryMap};
 use super::views::{RoomCreate, RoomList, RoomPatch, RoomView};
-use crate::auth::RestKey;
 use crate::error::{ApiResult, ErrorBody};
 use crate::service::rooms;
 use crate::state::AppState;
@@ -19,7 +18,7 @@ use crate::state::AppState;
     responses((status = 200, body = RoomList), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list_rooms(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
     query: QueryMap,
 ) -> ApiResult<Json<RoomList>> {
@@ -36,7 +35,7 @@ pub async fn list_rooms(
     responses((status = 201, body = RoomView), (status = 200, body = RoomView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn create_room(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
     body: JsonBody,
 ) -> ApiResult<(StatusCode, Json<RoomView>)> {
@@ -54,7 +53,7 @@ pub async fn create_room(
     responses((status = 200, body = RoomView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn patch_room(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath((project_id, artifact_id)): ApiPath<(String, String)>,
     body: JsonBody,
 ) -> ApiResult<Json<RoomView>> {

@@ -72,10 +72,16 @@ impl IntoResponse for IngestError {
             }
             IngestError::Internal(error) => {
                 tracing::error!(error = %format!("{error:#}"), "ingest internal error");
-                (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(json!({"error": "internal"}))).into_response()
+                internal_response("-")
             }
         }
     }
+}
+
+/// Ingest's internal failure (a panic included): `{"error": "internal"}` as decisions §9 fixes it;
+/// the request id travels in the `x-request-id` header.
+pub fn internal_response(_request_id: &str) -> Response {
+    (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(json!({"error": "internal"}))).into_response()
 }
 
 pub type IngestResult<T> = Result<T, IngestError>;

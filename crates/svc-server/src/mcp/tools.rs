@@ -4,13 +4,13 @@
 use serde_json::{Map, Value, json};
 use svc_core::key::AgentLabel;
 use svc_core::markdown::{ONE_LINE_MAX_CHARS, one_line};
-use svc_core::model::{ApiKey, Comment, Project, Report, ReportFilter, RoomChanges};
+use svc_core::model::{Comment, Project, Report, ReportFilter, RoomChanges};
 use svc_core::room::NewRoom;
 use svc_core::status::{NewComment, Status};
 use svc_core::{ids, time};
 
 use super::markdown;
-use crate::auth::key_author;
+use crate::principal::Principal;
 use crate::service::reports::{self, Filed, Filing, FilingError};
 use crate::service::{comments, keys, rooms};
 use crate::state::AppState;
@@ -20,13 +20,13 @@ pub const LIST_MAX_LIMIT: u32 = 200;
 
 /// Who is calling and what they can reach: one project, or every project of an organization.
 pub struct Caller {
-    pub key: ApiKey,
+    pub principal: Principal,
     pub projects: Vec<Project>,
 }
 
 impl Caller {
     pub fn org_wide(&self) -> bool {
-        self.key.project_id.is_none()
+        self.principal.org_wide()
     }
     fn project_ids(&self) -> Vec<String> {
         self.projects.iter().map(|p| p.id.clone()).collect()
@@ -35,7 +35,7 @@ impl Caller {
         self.projects.iter().find(|p| p.id == id)
     }
     fn viewer(&self) -> String {
-        format!("agent:{}", self.key.id)
+        self.principal.viewer()
     }
 }
 
@@ -113,7 +113,7 @@ async fn introduce(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcom
     let name = args.required("agentName", 100)?;
     let owner = args.string("owner", 200)?;
     let label = AgentLabel::parse(name, owner).map_err(invalid)?;
-    keys::introduce(&*state.store, &caller.key, &label).await.map_err(internal)?;
+    keys::introduce(&*state.store, &caller.principal, &label).await.map_err(internal)?;
     let owner_note = label.owner.as_ref().map(|o| format!(" (run by {o})")).unwrap_or_default();
     Ok(ToolResult::text(format!(
         "Hello, {}{owner_note}. Reports you file and reports you view are now shown under this name.",
@@ -257,7 +257,7 @@ async fn create_report(state: &AppState, caller: &Caller, args: &Args<'_>) -> Ou
     let filing = Filing {
         project,
         submission,
-        author: key_author(&caller.key),
+        author: caller.principal.author(),
         identity: None,
         identity_error: None,
         idempotency_key: None,
@@ -310,8 +310,7 @@ async fn set_status(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outco
     let new_status: Status =
         text.parse().map_err(|e: svc_core::Invalid| ToolResult::error(format!("argument {e}, not {text:?}")))?;
     let report = find_report(state, caller, "id", reference).await?;
-    let change =
-        reports::set_status(&*state.store, &report, new_status, &key_author(&caller.key)).await.map_err(internal)?;
+    let change = reports::set_status(&*state.store, &report, new_status, &caller.principal).await.map_err(internal)?;
     Ok(ToolResult::json(&json!({"id": report.id, "status": change.to_status})))
 }
 
@@ -325,7 +324,7 @@ async fn add_comment(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outc
     };
     let new = NewComment::parse(text, args.string("kind", 50)?, draft).map_err(invalid)?;
     let report = find_report(state, caller, "report_id", reference).await?;
-    let comment = comments::add(&*state.store, &report, key_author(&caller.key), new).await.map_err(internal)?;
+    let comment = comments::add(&*state.store, &report, &caller.principal, new).await.map_err(internal)?;
     Ok(ToolResult::json(&comment_json(&comment)))
 }
 

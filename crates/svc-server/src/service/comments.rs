@@ -2,20 +2,21 @@
 //! publishes drafts from the dashboard.
 
 use super::{ServiceError, ServiceResult};
-use svc_core::model::{Author, Comment, Report};
+use crate::principal::Principal;
+use svc_core::model::{Comment, Report};
 use svc_core::status::NewComment;
 use svc_core::{ids, time};
 use svc_store::Store;
 
-/// Adds a comment to `report` by `author`; a comment that is not a draft is published at once.
-pub async fn add(store: &dyn Store, report: &Report, author: Author, new: NewComment) -> ServiceResult<Comment> {
+/// Adds a comment to `report` by `by`; a comment that is not a draft is published at once.
+pub async fn add(store: &dyn Store, report: &Report, by: &Principal, new: NewComment) -> ServiceResult<Comment> {
     let NewComment { text, kind, draft } = new;
     let now = time::now_ms();
     let comment = Comment {
         id: ids::new_id_at(now),
         report_id: report.id.clone(),
         project_id: report.project_id.clone(),
-        author,
+        author: by.author(),
         text,
         kind,
         draft,

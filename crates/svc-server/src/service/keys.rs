@@ -1,6 +1,7 @@
 //! API keys: minting (plaintext returned once, only the hash stored) and authentication.
 
 use super::{ServiceError, ServiceResult};
+use crate::principal::Principal;
 use svc_core::key::{AgentLabel, NewKey};
 use svc_core::model::Project;
 use svc_core::model::{ApiKey, KeyOrigin};
@@ -76,8 +77,8 @@ pub async fn revoke(store: &dyn Store, project_id: &str, key_id: &str) -> Servic
 }
 
 /// Labels what a key does from now on (the tool endpoint's `introduce`).
-pub async fn introduce(store: &dyn Store, key: &ApiKey, label: &AgentLabel) -> ServiceResult<()> {
-    Ok(store.set_key_agent(&key.id, &label.name, label.owner.as_deref()).await?)
+pub async fn introduce(store: &dyn Store, by: &Principal, label: &AgentLabel) -> ServiceResult<()> {
+    Ok(store.set_key_agent(&by.key().id, &label.name, label.owner.as_deref()).await?)
 }
 
 /// Mints a setup token (scope `*`) for a project.

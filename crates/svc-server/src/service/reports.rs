@@ -1,6 +1,7 @@
 //! Reports: listing pages, reading with history, status changes.
 
 use super::{ServiceError, ServiceResult};
+use crate::principal::Principal;
 use svc_core::model::{Author, Report, ReportFilter, StatusChange};
 use svc_core::status::{self, Status};
 use svc_core::{ids, time};
@@ -75,9 +76,9 @@ pub async fn set_status(
     store: &dyn Store,
     report: &Report,
     new_status: Status,
-    by: &Author,
+    by: &Principal,
 ) -> ServiceResult<StatusChange> {
-    match store.set_report_status(&report.id, new_status.as_str(), by, time::now_ms()).await {
+    match store.set_report_status(&report.id, new_status.as_str(), &by.author(), time::now_ms()).await {
         Ok(change) => Ok(change),
         Err(StoreError::NotFound) => Err(ServiceError::NotFound("report not found".into())),
         Err(other) => Err(other.into()),
