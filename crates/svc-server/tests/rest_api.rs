@@ -1270,3 +1270,12 @@ async fn a_draft_comment_is_published_on_its_own_report_only() {
     assert_eq!(listed["items"][0]["draft"], json!(false));
     assert_eq!(listed["items"][0]["kind"], json!("fix"));
 }
+
+#[tokio::test]
+async fn a_channel_patch_may_carry_the_channels_own_key() {
+    let app = TestApp::new().await;
+    let channel =
+        app.patch(&app.p("/channels/idea"), &app.token, json!({"key": "idea", "name": "Wishes"})).await.ok(200).clone();
+    assert_eq!(channel["name"], json!("Wishes"));
+    app.patch(&app.p("/channels/idea"), &app.token, json!({"key": "bug"})).await.error(400, "BAD_REQUEST");
+}

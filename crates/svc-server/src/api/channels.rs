@@ -55,7 +55,7 @@ pub async fn patch_channel(
     body: JsonBody,
 ) -> ApiResult<Json<ChannelView>> {
     let project = key.project(&state, &project_id, scope::CHANNEL_WRITE).await?;
-    let changes = body.parse::<ChannelPatch>()?.try_into()?;
+    let changes = body.parse::<ChannelPatch>()?.changes(&channel_key)?;
     let channel = channels::update(&*state.store, &project.id, &channel_key, changes).await?;
     Ok(Json((&channel).into()))
 }

@@ -483,6 +483,11 @@ impl TryFrom<ChannelCreate> for NewChannel {
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ChannelPatch {
+    /// The channel's own key, so a client may send a channel back as it read it; another value
+    /// is refused.
+    #[serde(default, deserialize_with = "field::present")]
+    #[schema(schema_with = rules::channel_key)]
+    pub key: Option<String>,
     #[serde(default, deserialize_with = "field::present")]
     #[schema(nullable = false, pattern = r"\S", max_length = 80)]
     pub name: Option<String>,
@@ -503,10 +508,13 @@ pub struct ChannelPatch {
     pub archived: Option<bool>,
 }
 
-impl TryFrom<ChannelPatch> for ChannelChanges {
-    type Error = svc_core::Invalid;
-
-    fn try_from(b: ChannelPatch) -> Result<Self, Self::Error> {
+impl ChannelPatch {
+    /// The changes to the channel `key` (the path's).
+    pub fn changes(self, key: &str) -> Result<ChannelChanges, svc_core::Invalid> {
+        let b = self;
+        if b.key.as_deref().is_some_and(|k| k != key) {
+            return Err(svc_core::Invalid::new("key cannot change"));
+        }
         ChannelChanges::parse(ChannelChanges {
             name: b.name,
             color: b.color,
