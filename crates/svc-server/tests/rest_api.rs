@@ -1269,6 +1269,34 @@ async fn a_draft_comment_is_published_on_its_own_report_only() {
     let listed = app.get(&app.p(&format!("/feedback/{}/comments", report.id)), &app.token).await.ok(200).clone();
     assert_eq!(listed["items"][0]["draft"], json!(false));
     assert_eq!(listed["items"][0]["kind"], json!("fix"));
+    // A published comment is no longer a draft: it can be neither edited nor discarded.
+    let refused = comments::edit_draft(app.store.as_ref(), &report, &draft.id, "again").await.unwrap_err();
+    assert!(matches!(refused, ServiceError::NotFound(_)), "{refused}");
+    assert!(comments::discard(app.store.as_ref(), &report, &draft.id).await.is_err());
+}
+
+#[tokio::test]
+async fn a_draft_comment_can_be_edited_or_discarded_before_it_is_published() {
+    use svc_server::principal::Principal;
+    use svc_server::service::{ServiceError, comments};
+    let app = TestApp::new().await;
+    let report = app.seed(Seed::text("a report")).await;
+    let report = app.store.get_report(&report.id).await.unwrap().unwrap();
+    let (key_id, _) = app.mint(&["feedback:write"]).await;
+    let agent = Principal::ProjectKey(app.store.get_key(&key_id).await.unwrap().unwrap());
+    let draft = |text: &str| svc_core::status::NewComment::parse(text, None, None).unwrap();
+    let first = comments::add(app.store.as_ref(), &report, &agent, draft("frist")).await.unwrap();
+    let second = comments::add(app.store.as_ref(), &report, &agent, draft("not this one")).await.unwrap();
+
+    let edited = comments::edit_draft(app.store.as_ref(), &report, &first.id, "first").await.unwrap();
+    assert_eq!((edited.text.as_str(), edited.draft), ("first", true));
+    let blank = comments::edit_draft(app.store.as_ref(), &report, &first.id, "  ").await.unwrap_err();
+    assert!(matches!(blank, ServiceError::Invalid(_)), "{blank}");
+    comments::discard(app.store.as_ref(), &report, &second.id).await.unwrap();
+
+    let listed = app.get(&app.p(&format!("/feedback/{}/comments", report.id)), &app.token).await.ok(200).clone();
+    let texts: Vec<&str> = listed["items"].as_array().unwrap().iter().map(|c| c["text"].as_str().unwrap()).collect();
+    assert_eq!(texts, vec!["first"]);
 }
 
 #[tokio::test]

@@ -231,6 +231,10 @@ pub trait Store: Send + Sync + 'static {
     /// Oldest first, drafts included.
     async fn list_comments(&self, report_id: &str) -> StoreResult<Vec<Comment>>;
     async fn publish_comment(&self, comment_id: &str, at: i64) -> StoreResult<Option<Comment>>;
+    /// Replaces the text of a draft; `None` when there is no draft with that id.
+    async fn edit_draft_comment(&self, comment_id: &str, text: &str) -> StoreResult<Option<Comment>>;
+    /// Deletes a draft; false when there is no draft with that id.
+    async fn discard_draft_comment(&self, comment_id: &str) -> StoreResult<bool>;
 
     // Viewed marks
     /// Upserts one (report, viewer) row per report with the last view time.

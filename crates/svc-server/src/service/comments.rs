@@ -45,3 +45,33 @@ pub async fn publish(store: &dyn Store, report: &Report, comment_id: &str) -> Se
     }
     store.publish_comment(&comment.id, time::now_ms()).await?.ok_or_else(not_found)
 }
+
+/// A draft of `report` by id; a published comment is no draft and cannot change.
+async fn draft_of(store: &dyn Store, report: &Report, comment_id: &str) -> ServiceResult<Comment> {
+    let not_found = || ServiceError::NotFound("no draft with that id on this report".into());
+    if !ids::is_object_id(comment_id) {
+        return Err(not_found());
+    }
+    let comments = store.list_comments(&report.id).await?;
+    comments.into_iter().find(|c| c.id == comment_id && c.draft).ok_or_else(not_found)
+}
+
+/// Replaces the text of a draft before it is published.
+pub async fn edit_draft(store: &dyn Store, report: &Report, comment_id: &str, text: &str) -> ServiceResult<Comment> {
+    let text = svc_core::status::validate_comment_text(text)?;
+    let draft = draft_of(store, report, comment_id).await?;
+    store
+        .edit_draft_comment(&draft.id, &text)
+        .await?
+        .ok_or_else(|| ServiceError::NotFound("no draft with that id on this report".into()))
+}
+
+/// Deletes a draft that will not be published.
+pub async fn discard(store: &dyn Store, report: &Report, comment_id: &str) -> ServiceResult<()> {
+    let draft = draft_of(store, report, comment_id).await?;
+    if store.discard_draft_comment(&draft.id).await? {
+        Ok(())
+    } else {
+        Err(ServiceError::NotFound("no draft with that id on this report".into()))
+    }
+}

@@ -699,6 +699,24 @@ impl Store for PostgresStore {
         row.as_ref().map(comment).transpose()
     }
 
+    async fn edit_draft_comment(&self, comment_id: &str, text: &str) -> StoreResult<Option<Comment>> {
+        let row = sqlx::query(concat!(
+            "UPDATE comments SET text = $2 WHERE id = $1 AND draft RETURNING ",
+            comment_columns!()
+        ))
+        .bind(comment_id)
+        .bind(text)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(comment).transpose()
+    }
+
+    async fn discard_draft_comment(&self, comment_id: &str) -> StoreResult<bool> {
+        let done =
+            sqlx::query("DELETE FROM comments WHERE id = $1 AND draft").bind(comment_id).execute(&self.pool).await?;
+        Ok(done.rows_affected() > 0)
+    }
+
     // Viewed marks
 
     async fn mark_viewed(&self, report_ids: &[String], viewer: &str, at: i64) -> StoreResult<()> {

@@ -997,6 +997,26 @@ impl Store for SqliteStore {
         row.as_ref().map(rows::comment).transpose()
     }
 
+    async fn edit_draft_comment(&self, comment_id: &str, text: &str) -> StoreResult<Option<Comment>> {
+        let row = sqlx::query(concat!(
+            "UPDATE comments SET text = ? WHERE id = ? AND draft = 1 RETURNING ",
+            comment_columns!()
+        ))
+        .bind(text)
+        .bind(comment_id)
+        .fetch_optional(&self.writer)
+        .await?;
+        row.as_ref().map(rows::comment).transpose()
+    }
+
+    async fn discard_draft_comment(&self, comment_id: &str) -> StoreResult<bool> {
+        let done = sqlx::query("DELETE FROM comments WHERE id = ? AND draft = 1")
+            .bind(comment_id)
+            .execute(&self.writer)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
     // Viewed marks
 
     async fn mark_viewed(&self, report_ids: &[String], viewer: &str, at: i64) -> StoreResult<()> {
