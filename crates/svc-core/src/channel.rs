@@ -167,3 +167,110 @@ mod tests {
         assert!(validate_matchers(&json!({})).is_err());
     }
 }
+
+/// A channel to create, every field checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewChannel {
+    pub key: String,
+    pub name: String,
+    pub color: String,
+    pub mascot: String,
+    pub base_weight: f64,
+    /// Normalized by [`validate_matchers`].
+    pub matchers: Value,
+}
+
+impl NewChannel {
+    pub fn parse(
+        key: String,
+        name: String,
+        color: String,
+        mascot: String,
+        base_weight: Option<f64>,
+        matchers: Option<Value>,
+    ) -> Result<Self, Invalid> {
+        validate_key(&key)?;
+        validate_name(&name)?;
+        validate_color(&color)?;
+        validate_mascot(&mascot)?;
+        let base_weight = base_weight.unwrap_or(0.0);
+        validate_base_weight(base_weight)?;
+        let matchers = match matchers {
+            Some(matchers) => validate_matchers(&matchers)?,
+            None => Value::Array(vec![]),
+        };
+        Ok(NewChannel { key, name, color, mascot, base_weight, matchers })
+    }
+}
+
+/// Changes to a channel; `None` keeps a field. The key never changes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChannelChanges {
+    pub name: Option<String>,
+    pub color: Option<String>,
+    pub mascot: Option<String>,
+    pub base_weight: Option<f64>,
+    pub matchers: Option<Value>,
+    pub archived: Option<bool>,
+}
+
+impl ChannelChanges {
+    pub fn parse(mut changes: ChannelChanges) -> Result<Self, Invalid> {
+        if let Some(name) = &changes.name {
+            validate_name(name)?;
+        }
+        if let Some(color) = &changes.color {
+            validate_color(color)?;
+        }
+        if let Some(mascot) = &changes.mascot {
+            validate_mascot(mascot)?;
+        }
+        if let Some(weight) = changes.base_weight {
+            validate_base_weight(weight)?;
+        }
+        if let Some(matchers) = &changes.matchers {
+            changes.matchers = Some(validate_matchers(matchers)?);
+        }
+        Ok(changes)
+    }
+
+    pub fn apply(self, channel: &mut crate::model::Channel) {
+        let ChannelChanges { name, color, mascot, base_weight, matchers, archived } = self;
+        channel.name = name.unwrap_or(std::mem::take(&mut channel.name));
+        channel.color = color.unwrap_or(std::mem::take(&mut channel.color));
+        channel.mascot = mascot.unwrap_or(std::mem::take(&mut channel.mascot));
+        channel.base_weight = base_weight.unwrap_or(channel.base_weight);
+        if let Some(matchers) = matchers {
+            channel.matchers = matchers;
+        }
+        channel.archived = archived.unwrap_or(channel.archived);
+    }
+}
+
+/// A channel hint to add (the channel's existence is the service's to check).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewHint {
+    pub channel_key: String,
+    pub weight: crate::model::HintWeight,
+    pub user_id: Option<String>,
+}
+
+impl NewHint {
+    pub fn parse(channel_key: String, weight: &Value, user_id: Option<String>) -> Result<Self, Invalid> {
+        let weight = crate::model::HintWeight::from_json(weight)
+            .ok_or_else(|| Invalid::new("weight is required: \"suggest\", \"max\" or a number"))?;
+        if user_id.as_ref().is_some_and(|u| u.is_empty() || u.chars().count() > 200) {
+            return Err(Invalid::new("userId must be a string of 1 to 200 characters"));
+        }
+        Ok(NewHint { channel_key, weight, user_id })
+    }
+}
+
+/// Flag keys: 1 to 64 of letters, digits, `_`, `-`, `.`; starting with a letter or digit.
+pub fn validate_flag_key(key: &str) -> Result<(), Invalid> {
+    let ok = !key.is_empty()
+        && key.len() <= 64
+        && key.as_bytes()[0].is_ascii_alphanumeric()
+        && key.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if ok { Ok(()) } else { Err(Invalid::new("flag key must be 1 to 64 characters of letters, digits, _, - and .")) }
+}

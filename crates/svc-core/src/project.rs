@@ -176,6 +176,37 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
     p[pi..].iter().all(|c| *c == '*')
 }
 
+/// Changes to a project's settings; `None` keeps a field. Whether `default_channel_key` names an
+/// active channel is the service's to check (it needs the store).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProjectChanges {
+    pub name: Option<String>,
+    pub url_patterns: Option<Vec<String>>,
+    pub default_channel_key: Option<String>,
+    /// Replaces the stored configuration whole.
+    pub widget_config: Option<Value>,
+    pub allowed_origins: Option<Vec<String>>,
+}
+
+impl ProjectChanges {
+    pub fn parse(mut changes: ProjectChanges) -> Result<Self, Invalid> {
+        let strings = |items: &[String]| Value::Array(items.iter().cloned().map(Value::String).collect());
+        if let Some(name) = &changes.name {
+            validate_project_name(name)?;
+        }
+        if let Some(patterns) = &changes.url_patterns {
+            changes.url_patterns = Some(validate_url_patterns(&strings(patterns))?);
+        }
+        if let Some(config) = &changes.widget_config {
+            changes.widget_config = Some(validate_widget_config(config)?);
+        }
+        if let Some(origins) = &changes.allowed_origins {
+            changes.allowed_origins = Some(validate_allowed_origins(&strings(origins))?);
+        }
+        Ok(changes)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

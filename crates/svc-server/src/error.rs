@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use svc_store::StoreError;
 
+use crate::principal::{AuthError, Refusal};
 use crate::service::ServiceError;
 
 #[derive(Debug)]
@@ -30,9 +31,19 @@ pub struct ErrorBody {
     pub code: String,
 }
 
-/// Marks a response as an internal error so the request-id layer can name the request in its body.
+/// Marks a response as an internal failure. The request-id layer (see `lib.rs`) replaces it with
+/// what this function builds for the request's id, so every surface's 500 names the request in
+/// that surface's own shape.
 #[derive(Clone, Copy)]
-pub struct InternalErrorMarker;
+pub struct InternalErrorMarker(pub fn(&str) -> Response);
+
+/// REST's internal failure: `{error: "internal error (request <id>)", code: "INTERNAL"}`.
+pub fn internal_response(request_id: &str) -> Response {
+    let body = ErrorBody { error: format!("internal error (request {request_id})"), code: "INTERNAL".into() };
+    let mut response = (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(body)).into_response();
+    response.extensions_mut().insert(InternalErrorMarker(internal_response));
+    response
+}
 
 impl ApiError {
     pub fn bad_request(message: impl Into<String>) -> Self {
@@ -70,6 +81,25 @@ impl From<ServiceError> for ApiError {
     }
 }
 
+impl From<AuthError> for ApiError {
+    fn from(error: AuthError) -> Self {
+        match error {
+            AuthError::Unauthenticated(failure) => ApiError::Unauthorized(failure.message().into()),
+            AuthError::RateLimited(secs) => ApiError::RateLimited { retry_after_secs: secs },
+            AuthError::Internal(error) => ApiError::Internal(error),
+        }
+    }
+}
+
+impl From<Refusal> for ApiError {
+    fn from(refusal: Refusal) -> Self {
+        match refusal {
+            Refusal::MissingScope(needed) => ApiError::forbidden(format!("this key lacks the scope {needed}")),
+            Refusal::OtherProject => ApiError::forbidden("this key belongs to another project"),
+        }
+    }
+}
+
 impl From<svc_core::Invalid> for ApiError {
     fn from(error: svc_core::Invalid) -> Self {
         ApiError::BadRequest(error.0)
@@ -93,10 +123,7 @@ impl IntoResponse for ApiError {
             }
             ApiError::Internal(error) => {
                 tracing::error!(error = %format!("{error:#}"), "internal error");
-                let body = ErrorBody { error: "internal error".into(), code: "INTERNAL".into() };
-                let mut response = (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(body)).into_response();
-                response.extensions_mut().insert(InternalErrorMarker);
-                return response;
+                return internal_response("-");
             }
         };
         let mut response = (status, axum::Json(ErrorBody { error: message, code: code.into() })).into_response();

@@ -2,7 +2,6 @@
 //! and the widget), over one shared service layer.
 
 pub mod api;
-pub mod auth;
 pub mod body;
 pub mod config;
 pub mod error;
@@ -11,6 +10,7 @@ pub mod http_server;
 pub mod ingest;
 pub mod mcp;
 pub mod metrics;
+pub mod principal;
 pub mod rate_limit;
 pub mod service;
 pub mod state;
@@ -45,7 +45,7 @@ impl MakeRequestId for NewRequestId {
 /// The whole application.
 pub fn app(state: AppState) -> axum::Router {
     let metrics = state.metrics.clone();
-    axum::Router::new()
+    let routes = axum::Router::new()
         .merge(api::router())
         .merge(ingest::router(&state))
         .merge(mcp::router())
@@ -53,17 +53,32 @@ pub fn app(state: AppState) -> axum::Router {
         .merge(widget::router())
         .fallback(not_found)
         .with_state(state)
-        .layer(middleware::from_fn_with_state(metrics, metrics::track))
+        .layer(middleware::from_fn_with_state(metrics, metrics::track));
+    with_request_layers(routes)
+}
+
+/// Answers a panic with `answer` (a surface's internal-error response): each surface wraps its own
+/// routes, so a panic is answered in that surface's shape.
+pub fn catch_panics<S: Clone + Send + Sync + 'static>(
+    router: axum::Router<S>,
+    answer: fn(&str) -> Response,
+) -> axum::Router<S> {
+    router.layer(CatchPanicLayer::custom(move |panic: Box<dyn std::any::Any + Send>| {
+        let message = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("(no message)");
+        tracing::error!(panic = %message, "a request handler panicked");
+        answer("-")
+    }))
+}
+
+/// The layers around every route: request ids (set, logged, returned in `x-request-id` and named in
+/// internal-error bodies) and, for routes of no surface, a last-resort panic answer.
+fn with_request_layers(routes: axum::Router) -> axum::Router {
+    catch_panics(routes, error::internal_response)
         .layer(middleware::from_fn(name_request_in_internal_errors))
-        .layer(CatchPanicLayer::custom(|_| {
-            let mut response = (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                Json(ErrorBody { error: "internal error".into(), code: "INTERNAL".into() }),
-            )
-                .into_response();
-            response.extensions_mut().insert(InternalErrorMarker);
-            response
-        }))
         .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {
             let id = request.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
             // The path only: query strings and headers (where keys travel) are never logged.
@@ -77,14 +92,54 @@ async fn not_found() -> impl IntoResponse {
     (StatusCode::NOT_FOUND, Json(ErrorBody { error: "no such route".into(), code: "NOT_FOUND".into() }))
 }
 
-/// Rewrites internal-error bodies to name the request, so a user can quote it and an operator can
-/// find the details in the logs.
+/// Rebuilds internal-error responses for the request's id, in the shape of the surface that
+/// answered, so a user can quote it and an operator can find the details in the logs.
 async fn name_request_in_internal_errors(request: Request, next: Next) -> Response {
     let id = request.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-").to_string();
     let response = next.run(request).await;
-    if response.extensions().get::<InternalErrorMarker>().is_some() {
-        let body = ErrorBody { error: format!("internal error (request {id})"), code: "INTERNAL".into() };
-        return (StatusCode::INTERNAL_SERVER_ERROR, Json(body)).into_response();
+    match response.extensions().get::<InternalErrorMarker>() {
+        Some(InternalErrorMarker(rebuild)) => rebuild(&id),
+        None => response,
     }
-    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use axum::routing::any;
+    use tower::ServiceExt;
+
+    async fn boom() -> &'static str {
+        panic!("a handler bug")
+    }
+
+    /// Each surface answers a panic in its own shape, with the request id in the header and, where
+    /// the shape has room for it, in the body.
+    #[tokio::test]
+    async fn a_panic_is_answered_in_the_surface_shape_with_the_request_id() {
+        let surface =
+            |path: &str, answer: fn(&str) -> Response| catch_panics(axum::Router::new().route(path, any(boom)), answer);
+        let app = with_request_layers(
+            axum::Router::new()
+                .merge(surface("/api/v1/boom", error::internal_response))
+                .merge(surface("/ingest/boom", ingest::error::internal_response))
+                .merge(surface("/mcp", mcp::error::internal_response)),
+        );
+        for path in ["/api/v1/boom", "/ingest/boom", "/mcp"] {
+            let request = axum::http::Request::post(path).body(Body::empty()).unwrap();
+            let response = app.clone().oneshot(request).await.unwrap();
+            assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR, "{path}");
+            let id = response.headers()[&REQUEST_ID].to_str().unwrap().to_string();
+            let body = axum::body::to_bytes(response.into_body(), 1 << 16).await.unwrap();
+            let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            let named = format!("internal error (request {id})");
+            let expected = match path {
+                "/api/v1/boom" => serde_json::json!({"error": named, "code": "INTERNAL"}),
+                "/ingest/boom" => serde_json::json!({"error": "internal"}),
+                _ => serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32603, "message": named}}),
+            };
+            assert_eq!(body, expected, "{path}");
+        }
+    }
 }

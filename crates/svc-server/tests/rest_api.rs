@@ -1188,3 +1188,122 @@ async fn unknown_routes_answer_404_in_the_error_shape() {
     app.get("/api/v1/nothing-here", &app.token).await.error(404, "NOT_FOUND");
     app.get(&app.p("/unknown"), &app.token).await.error(404, "NOT_FOUND");
 }
+
+#[tokio::test]
+async fn every_documented_body_refuses_an_unknown_field() {
+    let app = TestApp::new().await;
+    let report = app.seed(Seed::text("a report")).await;
+    let channel = json!({"key": "k1", "name": "K", "color": "#000000", "mascot": "owl"});
+    let cases = [
+        ("PATCH", "/projects/{projectId}", app.p(""), json!({"name": "Renamed"})),
+        (
+            "PATCH",
+            "/projects/{projectId}/feedback/{reportId}",
+            app.p(&format!("/feedback/{}", report.id)),
+            json!({"status": "fixed"}),
+        ),
+        ("POST", "/projects/{projectId}/rooms", app.p("/rooms"), json!({"artifactId": "r1"})),
+        ("PATCH", "/projects/{projectId}/rooms/{artifactId}", app.p("/rooms/r1"), json!({"title": "T"})),
+        ("POST", "/projects/{projectId}/channels", app.p("/channels"), channel),
+        ("PATCH", "/projects/{projectId}/channels/{channelKey}", app.p("/channels/bug"), json!({"name": "Bugs"})),
+        ("POST", "/projects/{projectId}/hints", app.p("/hints"), json!({"channelKey": "bug", "weight": "max"})),
+        ("POST", "/projects/{projectId}/keys", app.p("/keys"), json!({"name": "k", "scopes": ["project:read"]})),
+        ("PUT", "/projects/{projectId}/flags/{key}", app.p("/flags/f"), json!({"enabled": true})),
+    ];
+    let doc = app.raw("GET", "/api/v1/openapi.json", None, None).await.ok(200).clone();
+    for (method, route, path, body) in cases {
+        let mut with_extra = body.clone();
+        with_extra["surprise"] = json!(1);
+        let message = app.call(method, &path, &app.token, Some(with_extra)).await.error(400, "BAD_REQUEST");
+        assert!(message.contains("surprise"), "{method} {path}: the message names the field: {message}");
+        let resp = app.call(method, &path, &app.token, Some(body.clone())).await;
+        assert!(resp.status.is_success(), "{method} {path} {body}: {}", resp.text);
+        // The document says the same: no other field is accepted.
+        let operation = &doc["paths"][format!("/api/v1{route}")][method.to_lowercase()];
+        let schema = &operation["requestBody"]["content"]["application/json"]["schema"];
+        let schema = match schema["$ref"].as_str() {
+            Some(reference) => &doc["components"]["schemas"][reference.rsplit('/').next().unwrap()],
+            None => schema,
+        };
+        assert_eq!(schema["additionalProperties"], json!(false), "{method} {route}: {schema}");
+    }
+}
+
+#[tokio::test]
+async fn patch_tells_an_absent_field_from_null() {
+    let app = TestApp::new().await;
+    let meta = json!({"goal": "ship it"});
+    app.post(&app.p("/rooms"), &app.token, json!({"artifactId": "r", "title": "Room", "meta": meta})).await.ok(201);
+    // Absent: meta is kept.
+    let room = app.patch(&app.p("/rooms/r"), &app.token, json!({"title": "Renamed"})).await.ok(200).clone();
+    assert_eq!(room["meta"], meta);
+    // Null: meta is cleared; a null title keeps the title.
+    let room = app.patch(&app.p("/rooms/r"), &app.token, json!({"meta": null, "title": null})).await.ok(200).clone();
+    assert_eq!(room["meta"], Value::Null);
+    assert_eq!(room["title"], json!("Renamed"));
+    // A field that may not be null is refused, not taken as absent.
+    app.patch(&app.p("/rooms/r"), &app.token, json!({"archived": null})).await.error(400, "BAD_REQUEST");
+    app.patch(&app.p("/channels/bug"), &app.token, json!({"baseWeight": null})).await.error(400, "BAD_REQUEST");
+}
+
+#[tokio::test]
+async fn a_draft_comment_is_published_on_its_own_report_only() {
+    use svc_server::principal::Principal;
+    use svc_server::service::{ServiceError, comments};
+    let app = TestApp::new().await;
+    let report = app.seed(Seed::text("a report")).await;
+    let report = app.store.get_report(&report.id).await.unwrap().unwrap();
+    let other = app.seed(Seed::text("another report")).await;
+    let other = app.store.get_report(&other.id).await.unwrap().unwrap();
+    let (key_id, _) = app.mint(&["feedback:write"]).await;
+    let agent = Principal::ProjectKey(app.store.get_key(&key_id).await.unwrap().unwrap());
+    let new = svc_core::status::NewComment::parse("Fixed in 1.2", Some("fix"), None).unwrap();
+    let draft = comments::add(app.store.as_ref(), &report, &agent, new).await.unwrap();
+    assert!(draft.draft && draft.published_at.is_none());
+    assert_eq!(draft.author.id, Some(format!("agent:{key_id}")));
+
+    let refused = comments::publish(app.store.as_ref(), &other, &draft.id).await.unwrap_err();
+    assert!(matches!(refused, ServiceError::NotFound(_)), "{refused}");
+    let published = comments::publish(app.store.as_ref(), &report, &draft.id).await.unwrap();
+    assert!(!published.draft && published.published_at.is_some());
+    let listed = app.get(&app.p(&format!("/feedback/{}/comments", report.id)), &app.token).await.ok(200).clone();
+    assert_eq!(listed["items"][0]["draft"], json!(false));
+    assert_eq!(listed["items"][0]["kind"], json!("fix"));
+    // A published comment is no longer a draft: it can be neither edited nor discarded.
+    let refused = comments::edit_draft(app.store.as_ref(), &report, &draft.id, "again").await.unwrap_err();
+    assert!(matches!(refused, ServiceError::NotFound(_)), "{refused}");
+    assert!(comments::discard(app.store.as_ref(), &report, &draft.id).await.is_err());
+}
+
+#[tokio::test]
+async fn a_draft_comment_can_be_edited_or_discarded_before_it_is_published() {
+    use svc_server::principal::Principal;
+    use svc_server::service::{ServiceError, comments};
+    let app = TestApp::new().await;
+    let report = app.seed(Seed::text("a report")).await;
+    let report = app.store.get_report(&report.id).await.unwrap().unwrap();
+    let (key_id, _) = app.mint(&["feedback:write"]).await;
+    let agent = Principal::ProjectKey(app.store.get_key(&key_id).await.unwrap().unwrap());
+    let draft = |text: &str| svc_core::status::NewComment::parse(text, None, None).unwrap();
+    let first = comments::add(app.store.as_ref(), &report, &agent, draft("frist")).await.unwrap();
+    let second = comments::add(app.store.as_ref(), &report, &agent, draft("not this one")).await.unwrap();
+
+    let edited = comments::edit_draft(app.store.as_ref(), &report, &first.id, "first").await.unwrap();
+    assert_eq!((edited.text.as_str(), edited.draft), ("first", true));
+    let blank = comments::edit_draft(app.store.as_ref(), &report, &first.id, "  ").await.unwrap_err();
+    assert!(matches!(blank, ServiceError::Invalid(_)), "{blank}");
+    comments::discard(app.store.as_ref(), &report, &second.id).await.unwrap();
+
+    let listed = app.get(&app.p(&format!("/feedback/{}/comments", report.id)), &app.token).await.ok(200).clone();
+    let texts: Vec<&str> = listed["items"].as_array().unwrap().iter().map(|c| c["text"].as_str().unwrap()).collect();
+    assert_eq!(texts, vec!["first"]);
+}
+
+#[tokio::test]
+async fn a_channel_patch_may_carry_the_channels_own_key() {
+    let app = TestApp::new().await;
+    let channel =
+        app.patch(&app.p("/channels/idea"), &app.token, json!({"key": "idea", "name": "Wishes"})).await.ok(200).clone();
+    assert_eq!(channel["name"], json!("Wishes"));
+    app.patch(&app.p("/channels/idea"), &app.token, json!({"key": "bug"})).await.error(400, "BAD_REQUEST");
+}

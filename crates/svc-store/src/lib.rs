@@ -274,6 +274,10 @@ pub trait CommentStore: Send + Sync {
     /// Oldest first, drafts included.
     async fn list_comments(&self, report_id: &str) -> StoreResult<Vec<Comment>>;
     async fn publish_comment(&self, comment_id: &str, at: i64) -> StoreResult<Option<Comment>>;
+    /// Replaces the text of a draft; `None` when there is no draft with that id.
+    async fn edit_draft_comment(&self, comment_id: &str, text: &str) -> StoreResult<Option<Comment>>;
+    /// Deletes a draft; false when there is no draft with that id.
+    async fn discard_draft_comment(&self, comment_id: &str) -> StoreResult<bool>;
 }
 
 #[async_trait]

@@ -884,6 +884,24 @@ conformance! {
         assert!(store.list_comments(&new_id()).await.unwrap().is_empty());
     }
 
+    async fn only_drafts_are_edited_or_discarded(store: DynStore) {
+        let project = project(&store).await;
+        let filed_report = create(&store, filed(report(&project.id))).await;
+        let at = now_ms();
+        let draft = comment(&filed_report, "first words", true, at);
+        let posted = Comment { published_at: Some(at + 1), ..comment(&filed_report, "posted", false, at + 1) };
+        store.create_comment(&draft).await.unwrap();
+        store.create_comment(&posted).await.unwrap();
+
+        let edited = store.edit_draft_comment(&draft.id, "better words").await.unwrap().unwrap();
+        assert_eq!(edited, Comment { text: "better words".into(), ..draft.clone() });
+        assert_eq!(store.edit_draft_comment(&posted.id, "rewritten").await.unwrap(), None);
+        assert!(!store.discard_draft_comment(&posted.id).await.unwrap());
+        assert!(store.discard_draft_comment(&draft.id).await.unwrap());
+        assert!(!store.discard_draft_comment(&draft.id).await.unwrap());
+        assert_eq!(store.list_comments(&filed_report.id).await.unwrap(), vec![posted]);
+    }
+
     async fn viewed_marks_keep_one_row_per_viewer_with_the_last_time(store: DynStore) {
         let project = project(&store).await;
         let first = create(&store, filed(report(&project.id))).await;

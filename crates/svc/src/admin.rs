@@ -3,7 +3,8 @@
 use anyhow::{Context, bail};
 use serde_json::json;
 use std::io::Read;
-use svc_core::model::{KeyOrigin, Organization};
+use svc_core::key::NewKey;
+use svc_core::model::{KeyOrigin, Organization, Project};
 use svc_core::{ids, time};
 use svc_server::service::{ServiceError, keys, projects};
 use svc_store::{DynStore, Store};
@@ -28,18 +29,18 @@ fn service(error: ServiceError) -> anyhow::Error {
 /// An organization by id or name; without one, "Default" (created when missing).
 async fn resolve_org(store: &dyn Store, reference: Option<&str>) -> anyhow::Result<Organization> {
     let wanted = reference.unwrap_or("Default");
-    if ids::is_object_id(wanted) {
-        if let Some(org) = store.get_organization(wanted).await? {
-            return Ok(org);
-        }
-    }
-    if let Some(org) = store.find_organization_by_name(wanted).await? {
+    if let Some(org) = projects::find_organization(store, wanted).await.map_err(service)? {
         return Ok(org);
     }
     if reference.is_none() {
         return projects::create_organization(store, "Default").await.map_err(service);
     }
     bail!("no organization {wanted:?}")
+}
+
+/// A project by id (the CLI's `--project`).
+async fn find_project(store: &dyn Store, id: &str) -> anyhow::Result<Project> {
+    projects::get(store, id).await.map_err(service)?.with_context(|| format!("no project {id}"))
 }
 
 pub async fn project(storage: &StorageArgs, command: ProjectCommand) -> anyhow::Result<()> {
@@ -65,22 +66,20 @@ pub async fn project(storage: &StorageArgs, command: ProjectCommand) -> anyhow::
             }
         }
         ProjectCommand::IdentitySecret { project, rotate, clear } => {
-            let found = store.get_project(&project).await?.with_context(|| format!("no project {project}"))?;
+            let found = find_project(store.as_ref(), &project).await?;
             if clear {
-                store.set_identity_secret(&found.id, None).await?;
+                projects::set_identity_secret(store.as_ref(), &found, None).await.map_err(service)?;
                 println!("Identity secret cleared: identity tokens are now ignored.");
             } else if rotate {
                 let secret = ids::new_random_secret(48);
-                store.set_identity_secret(&found.id, Some(&secret)).await?;
+                projects::set_identity_secret(store.as_ref(), &found, Some(&secret)).await.map_err(service)?;
                 println!("{secret}");
             } else {
                 let mut secret = String::new();
                 std::io::stdin().read_to_string(&mut secret).context("cannot read the secret from stdin")?;
-                let secret = secret.trim();
-                if secret.len() < 16 {
-                    bail!("the identity secret must be at least 16 characters (read from stdin)");
-                }
-                store.set_identity_secret(&found.id, Some(secret)).await?;
+                projects::set_identity_secret(store.as_ref(), &found, Some(secret.trim()))
+                    .await
+                    .map_err(|error| anyhow::anyhow!("{error} (read from stdin)"))?;
                 println!("Identity secret set.");
             }
         }
@@ -92,22 +91,18 @@ pub async fn token(storage: &StorageArgs, command: TokenCommand) -> anyhow::Resu
     let store = open_store(storage).await?;
     let (key, secret, json) = match command {
         TokenCommand::Setup { project, ttl, json } => {
-            let found = store.get_project(&project).await?.with_context(|| format!("no project {project}"))?;
+            let found = find_project(store.as_ref(), &project).await?;
             let (key, secret) =
                 keys::mint_setup_token(store.as_ref(), &found.org_id, &found.id, Some(ttl)).await.map_err(service)?;
             (key, secret, json)
         }
         TokenCommand::Org { org, scopes, name, ttl, json } => {
             let org = resolve_org(store.as_ref(), Some(&org)).await?;
-            svc_core::scope::validate_mintable(&scopes).map_err(|e| anyhow::anyhow!("{e}"))?;
-            let request = keys::MintRequest {
-                org_id: org.id,
-                project_id: None,
-                name,
-                scopes,
-                ttl_secs: ttl,
-                origin: KeyOrigin::Cli,
-            };
+            // Organization-wide keys get the API's scopes: never `*` or `apikey:write`.
+            let NewKey { name, scopes, ttl_secs } =
+                NewKey::mintable(name, scopes, ttl).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let request =
+                keys::MintRequest { org_id: org.id, project_id: None, name, scopes, ttl_secs, origin: KeyOrigin::Cli };
             let (key, secret) = keys::mint(store.as_ref(), request).await.map_err(service)?;
             (key, secret, json)
         }

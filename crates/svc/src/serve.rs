@@ -6,7 +6,7 @@ use svc_blob::BlobStore;
 use svc_core::ingest::FILE_MAX_BYTES_CEILING;
 use svc_server::config::Cidr;
 use svc_server::http_server::{self, ConnectionSettings};
-use svc_server::service::{blobs, bootstrap};
+use svc_server::service::{bootstrap, housekeeping};
 use svc_server::{AppState, ServerConfig};
 use tokio::net::TcpListener;
 
@@ -145,19 +145,7 @@ fn spawn_housekeeping(state: AppState) {
         loop {
             tick.tick().await;
             let now = svc_core::time::now_ms();
-            if let Err(error) = state.store.delete_expired_hints(now).await {
-                tracing::warn!(%error, "hint clean-up failed");
-            }
-            if let Err(error) =
-                state.store.delete_expired_idempotency_keys(now - svc_store::IDEMPOTENCY_WINDOW_MS).await
-            {
-                tracing::warn!(%error, "idempotency clean-up failed");
-            }
-            match blobs::delete_stale_unbound(state.store.as_ref(), &state.blobs, now).await {
-                Ok(0) => {}
-                Ok(count) => tracing::info!(count, "deleted unbound blobs older than 24 hours"),
-                Err(error) => tracing::warn!(error = %format!("{error:#}"), "unbound blob clean-up failed"),
-            }
+            housekeeping::run_once(&*state.store, &state.blobs, now).await;
             state.rate_limits.prune();
         }
     });

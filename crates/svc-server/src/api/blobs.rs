@@ -4,11 +4,11 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use svc_core::{ids, scope};
+use svc_core::scope;
 
-use super::extract::ApiPath;
-use crate::auth::RestKey;
+use super::extract::{ApiCaller, ApiPath};
 use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::service::blobs;
 use crate::state::AppState;
 
 /// The blob's bytes with its stored type. File attachments come only as downloads
@@ -21,15 +21,12 @@ use crate::state::AppState;
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get_blob(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath((project_id, blob_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Response> {
     let project = key.project(&state, &project_id, scope::FEEDBACK_READ).await?;
     let not_found = || ApiError::not_found("blob not found in this project");
-    if !ids::is_object_id(&blob_id) {
-        return Err(not_found());
-    }
-    let blob = state.store.get_blob(&blob_id).await?.filter(|b| b.project_id == project.id).ok_or_else(not_found)?;
+    let blob = blobs::get_in_project(&*state.store, &project.id, &blob_id).await?.ok_or_else(not_found)?;
     let (size, stream) = state.blobs.get(&blob.id).await.map_err(ApiError::internal)?.ok_or_else(not_found)?;
     let mut response = Body::from_stream(stream).into_response();
     let headers = response.headers_mut();

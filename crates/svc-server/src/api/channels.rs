@@ -3,14 +3,11 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use serde_json::Value;
-use svc_core::model::{HINT_TTL_MS, Hint, HintWeight};
-use svc_core::{ids, scope, time};
+use svc_core::scope;
 
-use super::extract::{ApiPath, JsonObject, QueryMap};
+use super::extract::{ApiCaller, ApiPath, JsonBody, QueryMap};
 use super::views::{ChannelCreate, ChannelList, ChannelPatch, ChannelView, HintCreate, OkView};
-use crate::auth::RestKey;
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiResult, ErrorBody};
 use crate::service::channels;
 use crate::state::AppState;
 
@@ -20,12 +17,12 @@ use crate::state::AppState;
     responses((status = 200, body = ChannelList), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list_channels(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
     query: QueryMap,
 ) -> ApiResult<Json<ChannelList>> {
     let project = key.project(&state, &project_id, scope::CHANNEL_READ).await?;
-    let channels = state.store.list_channels(&project.id, query.flag("archived")?).await?;
+    let channels = channels::list(&*state.store, &project.id, query.flag("archived")?).await?;
     Ok(Json(ChannelList { items: channels.iter().map(Into::into).collect() }))
 }
 
@@ -36,12 +33,13 @@ pub async fn list_channels(
     responses((status = 201, body = ChannelView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn create_channel(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
-    JsonObject(body): JsonObject,
+    body: JsonBody,
 ) -> ApiResult<(StatusCode, Json<ChannelView>)> {
     let project = key.project(&state, &project_id, scope::CHANNEL_WRITE).await?;
-    let channel = channels::create(state.store.as_ref(), &project.id, &body.into()).await?;
+    let new = body.parse::<ChannelCreate>()?.try_into()?;
+    let channel = channels::create(&*state.store, &project.id, new).await?;
     Ok((StatusCode::CREATED, Json((&channel).into())))
 }
 
@@ -52,12 +50,13 @@ pub async fn create_channel(
     responses((status = 200, body = ChannelView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn patch_channel(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath((project_id, channel_key)): ApiPath<(String, String)>,
-    JsonObject(body): JsonObject,
+    body: JsonBody,
 ) -> ApiResult<Json<ChannelView>> {
     let project = key.project(&state, &project_id, scope::CHANNEL_WRITE).await?;
-    let channel = channels::update(state.store.as_ref(), &project.id, &channel_key, &body.into()).await?;
+    let changes = body.parse::<ChannelPatch>()?.changes(&channel_key)?;
+    let channel = channels::update(&*state.store, &project.id, &channel_key, changes).await?;
     Ok(Json((&channel).into()))
 }
 
@@ -69,42 +68,12 @@ pub async fn patch_channel(
     responses((status = 200, body = OkView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn create_hint(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
-    JsonObject(body): JsonObject,
+    body: JsonBody,
 ) -> ApiResult<Json<OkView>> {
     let project = key.project(&state, &project_id, scope::CHANNEL_WRITE).await?;
-    let channel_key = match body.get("channelKey") {
-        Some(Value::String(k)) => k.clone(),
-        _ => return Err(ApiError::bad_request("channelKey is required")),
-    };
-    match state.store.get_channel(&project.id, &channel_key).await? {
-        Some(channel) if !channel.archived => {}
-        _ => {
-            return Err(ApiError::bad_request(format!("channelKey: no active channel {channel_key}")));
-        }
-    }
-    let weight = body
-        .get("weight")
-        .and_then(HintWeight::from_json)
-        .ok_or_else(|| ApiError::bad_request("weight is required: \"suggest\", \"max\" or a number"))?;
-    let user_id = match body.get("userId") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(u)) if !u.is_empty() && u.chars().count() <= 200 => Some(u.clone()),
-        Some(_) => {
-            return Err(ApiError::bad_request("userId must be a string of 1 to 200 characters"));
-        }
-    };
-    let now = time::now_ms();
-    let hint = Hint {
-        id: ids::new_id_at(now),
-        project_id: project.id,
-        channel_key,
-        weight,
-        user_id,
-        created_at: now,
-        expires_at: now + HINT_TTL_MS,
-    };
-    state.store.create_hint(&hint).await?;
+    let hint = body.parse::<HintCreate>()?.try_into()?;
+    channels::add_hint(&*state.store, &project.id, hint).await?;
     Ok(Json(OkView { ok: true }))
 }

@@ -1,6 +1,5 @@
 //! Request extractors whose failures answer in the REST error shape.
 
-use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
@@ -9,14 +8,21 @@ use std::collections::HashMap;
 
 use crate::body::{BodyError, read_limited};
 use crate::error::ApiError;
+use crate::principal::Principal;
+use crate::service::projects;
+use crate::state::AppState;
+use svc_core::ids;
+use svc_core::model::Project;
 
 /// JSON request bodies are at most 1 MB.
 pub const JSON_BODY_LIMIT: usize = 1024 * 1024;
 
-/// A JSON object body, kept as a map so PATCH can tell an absent field from `null`.
-pub struct JsonObject(pub serde_json::Map<String, Value>);
+/// A JSON object body, read within the limit. Handlers turn it into their typed body with
+/// [`JsonBody::parse`] once the key and the project have been checked, so a caller without access
+/// learns nothing about what the body should hold.
+pub struct JsonBody(serde_json::Map<String, Value>);
 
-impl<S: Send + Sync> FromRequest<S> for JsonObject {
+impl<S: Send + Sync> FromRequest<S> for JsonBody {
     type Rejection = ApiError;
 
     /// Runs after the handler's other extractors, the key among them: a caller without a valid key
@@ -29,15 +35,101 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
             }
             BodyError::Unreadable => ApiError::bad_request("the request body could not be read"),
         })?;
-        parse_object(&bytes).map(JsonObject)
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(Value::Object(map)) => Ok(JsonBody(map)),
+            Ok(_) => Err(ApiError::bad_request("body must be a JSON object")),
+            Err(error) => Err(ApiError::bad_request(format!("body is not valid JSON: {error}"))),
+        }
     }
 }
 
-pub fn parse_object(bytes: &Bytes) -> Result<serde_json::Map<String, Value>, ApiError> {
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(ApiError::bad_request("body must be a JSON object")),
-        Err(error) => Err(ApiError::bad_request(format!("body is not valid JSON: {error}"))),
+impl JsonBody {
+    /// The body as the route's request type (the type its OpenAPI description shows); a mistake is
+    /// a 400 naming the field.
+    pub fn parse<T: DeserializeOwned>(self) -> Result<T, ApiError> {
+        serde_path_to_error::deserialize(Value::Object(self.0)).map_err(|error| {
+            let path = error.path().to_string();
+            let message = error.into_inner().to_string();
+            // svc-core's messages already name their field ("status must be one of ...").
+            if path == "." || message.starts_with(path.as_str()) {
+                ApiError::BadRequest(message)
+            } else {
+                ApiError::BadRequest(format!("{path}: {message}"))
+            }
+        })
+    }
+}
+
+/// `deserialize_with` helpers for request fields.
+pub mod field {
+    use serde::{Deserialize, Deserializer};
+
+    /// An optional field that may not be `null`: absent is `None`, `null` is refused.
+    pub fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+        T::deserialize(d).map(Some)
+    }
+
+    /// A PATCH field where absent (`None`) and `null` (`Some(None)`) mean different things. Used
+    /// with `#[serde(default)]`, which gives `None` when the field is absent.
+    pub fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
+        Option::<T>::deserialize(d).map(Some)
+    }
+
+    /// An optional whole number, given as `60` or `60.0` (both integers to JSON Schema).
+    pub fn whole_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+        let Some(number) = Option::<serde_json::Number>::deserialize(d)? else { return Ok(None) };
+        number
+            .as_i64()
+            .or_else(|| number.as_f64().filter(|n| n.fract() == 0.0 && n.abs() < 1e15).map(|n| n as i64))
+            .map(Some)
+            .ok_or_else(|| serde::de::Error::custom(format!("expected a whole number, not {number}")))
+    }
+}
+
+/// The caller of a REST route: a project-bound principal. Org-wide keys work on the tool endpoint
+/// only.
+pub struct ApiCaller(pub Principal);
+
+impl FromRequestParts<AppState> for ApiCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let principal = Principal::resolve(state, &parts.headers).await?;
+        if principal.bound_project().is_none() {
+            return Err(ApiError::forbidden(
+                "this is an org-wide key: it works on the tool endpoint (/mcp) only; the REST API needs a project key",
+            ));
+        }
+        Ok(ApiCaller(principal))
+    }
+}
+
+impl ApiCaller {
+    /// The project of the path, once the caller may act on it with `needed`.
+    pub async fn project(
+        &self,
+        state: &AppState,
+        path_project_id: &str,
+        needed: &'static str,
+    ) -> Result<Project, ApiError> {
+        if ids::is_project_key(path_project_id) {
+            return Err(ApiError::not_found(
+                "this is the public project key; use the project id from GET /api/v1/me as :projectId",
+            ));
+        }
+        if !ids::is_object_id(path_project_id) {
+            return Err(ApiError::not_found("project not found"));
+        }
+        // The caller's own project is known from its key: any other id is refused before a lookup,
+        // so an id says nothing about whether such a project exists.
+        if self.0.bound_project() != Some(path_project_id) {
+            return Err(ApiError::forbidden("this key belongs to another project"));
+        }
+        let project = projects::get(&*state.store, path_project_id)
+            .await?
+            .ok_or_else(|| ApiError::not_found("project not found"))?;
+        self.0.require(needed, Some(&project))?;
+        Ok(project)
     }
 }
 

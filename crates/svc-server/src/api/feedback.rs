@@ -4,15 +4,13 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
 use svc_core::model::ReportFilter;
 use svc_core::scope;
 
-use super::extract::{ApiPath, JsonObject, QueryMap};
+use super::extract::{ApiCaller, ApiPath, JsonBody, QueryMap};
 use super::views::{CommentList, ListedPage, ListedReportView, ReportPage, ReportView, StatusBody, StatusView};
-use crate::auth::RestKey;
 use crate::error::{ApiError, ApiResult, ErrorBody};
-use crate::service::reports;
+use crate::service::{comments, reports};
 use crate::state::AppState;
 
 pub const DEFAULT_LIMIT: u32 = 20;
@@ -40,7 +38,7 @@ pub fn parse_limit(raw: Option<&str>, default: u32, max: u32) -> Result<u32, Str
     responses((status = 200, body = ReportPage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list_feedback(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
     QueryMap(query): QueryMap,
 ) -> ApiResult<Response> {
@@ -61,7 +59,7 @@ pub async fn list_feedback(
         before,
         limit,
     };
-    let page = reports::list_page_text(state.store.as_ref(), filter).await?;
+    let page = reports::list_page_text(&*state.store, filter).await?;
     let view = ListedPage {
         items: page.items.iter().map(ListedReportView::from).collect(),
         next_cursor: page.next_cursor.as_deref(),
@@ -81,13 +79,13 @@ fn json_sized(value: &impl serde::Serialize, estimate: usize) -> Response {
 
 async fn load_report(
     state: &AppState,
-    key: &RestKey,
+    key: &ApiCaller,
     project_id: &str,
     report_id: &str,
-    needed: &str,
+    needed: &'static str,
 ) -> ApiResult<svc_core::model::Report> {
     let project = key.project(state, project_id, needed).await?;
-    reports::get_in(state.store.as_ref(), &[project.id], report_id)
+    reports::get_in(&*state.store, &[project.id], report_id)
         .await?
         .ok_or_else(|| ApiError::not_found("report not found in this project"))
 }
@@ -98,11 +96,11 @@ async fn load_report(
     responses((status = 200, body = ReportView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get_feedback(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath((project_id, report_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<ReportView>> {
     let report = load_report(&state, &key, &project_id, &report_id, scope::FEEDBACK_READ).await?;
-    let history = state.store.status_history(&report.id).await?;
+    let history = reports::history(&*state.store, &report).await?;
     let mut view = ReportView::from(&report);
     view.status_history = Some(history.iter().map(Into::into).collect());
     Ok(Json(view))
@@ -115,20 +113,13 @@ pub async fn get_feedback(
     responses((status = 200, body = StatusView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn patch_feedback(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath((project_id, report_id)): ApiPath<(String, String)>,
-    JsonObject(body): JsonObject,
+    body: JsonBody,
 ) -> ApiResult<Json<StatusView>> {
     let report = load_report(&state, &key, &project_id, &report_id, scope::FEEDBACK_WRITE).await?;
-    let status = match body.get("status") {
-        Some(Value::String(s)) => s.clone(),
-        _ => {
-            return Err(ApiError::bad_request(
-                "status is required: one of new, triaged, in-progress, fixed, verified, canceled",
-            ));
-        }
-    };
-    let change = reports::set_status(state.store.as_ref(), &report, &status, &key.author()).await?;
+    let StatusBody { status } = body.parse()?;
+    let change = reports::set_status(&*state.store, &report, status, &key.0).await?;
     Ok(Json(StatusView { id: report.id, status: change.to_status }))
 }
 
@@ -138,10 +129,10 @@ pub async fn patch_feedback(
     responses((status = 200, body = CommentList), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list_comments(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath((project_id, report_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<CommentList>> {
     let report = load_report(&state, &key, &project_id, &report_id, scope::FEEDBACK_READ).await?;
-    let comments = state.store.list_comments(&report.id).await?;
+    let comments = comments::list(&*state.store, &report).await?;
     Ok(Json(CommentList { items: comments.iter().map(Into::into).collect() }))
 }

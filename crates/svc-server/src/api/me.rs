@@ -3,21 +3,20 @@
 use axum::Json;
 use axum::extract::State;
 
+use super::extract::ApiCaller;
 use super::views::MeView;
-use crate::auth::RestKey;
 use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::service::projects;
 use crate::state::AppState;
 
 /// The calling key: its id, project, name and scopes. Step 1 of the agent self-setup flow.
 #[utoipa::path(get, path = "/me", tag = "keys", security(("bearer" = [])),
     responses((status = 200, body = MeView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 429, body = ErrorBody)))]
-pub async fn me(State(state): State<AppState>, key: RestKey) -> ApiResult<Json<MeView>> {
-    let project = state
-        .store
-        .get_project(key.project_id())
+pub async fn me(State(state): State<AppState>, key: ApiCaller) -> ApiResult<Json<MeView>> {
+    let project = projects::get(&*state.store, key.0.bound_project().unwrap_or_default())
         .await?
         .ok_or_else(|| ApiError::not_found("the key's project no longer exists"))?;
-    let key = key.0;
+    let key = key.0.key().clone();
     Ok(Json(MeView {
         key_id: key.id,
         project_id: project.id,

@@ -122,8 +122,8 @@ fn document_common_answers(openapi: &mut utoipa::openapi::OpenApi) {
 pub fn router() -> axum::Router<AppState> {
     let (router, openapi) = router_and_document();
     let document = std::sync::Arc::new(openapi);
-    router
-        .route("/api/v1/openapi.json", get(move || async move { Json(document.as_ref().clone()) }))
+    let router = router.route("/api/v1/openapi.json", get(move || async move { Json(document.as_ref().clone()) }));
+    crate::catch_panics(router, crate::error::internal_response)
         .layer(axum::middleware::map_response(method_not_allowed_body))
 }
 

@@ -4,9 +4,8 @@ use axum::Json;
 use axum::extract::State;
 use svc_core::scope;
 
-use super::extract::{ApiPath, JsonObject};
+use super::extract::{ApiCaller, ApiPath, JsonBody};
 use super::views::{ProjectPatch, ProjectView};
-use crate::auth::RestKey;
 use crate::error::{ApiResult, ErrorBody};
 use crate::service::projects;
 use crate::state::AppState;
@@ -17,7 +16,7 @@ use crate::state::AppState;
     responses((status = 200, body = ProjectView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get_project(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
 ) -> ApiResult<Json<ProjectView>> {
     let project = key.project(&state, &project_id, scope::PROJECT_READ).await?;
@@ -32,11 +31,12 @@ pub async fn get_project(
     responses((status = 200, body = ProjectView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)))]
 pub async fn patch_project(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
-    JsonObject(body): JsonObject,
+    body: JsonBody,
 ) -> ApiResult<Json<ProjectView>> {
     let project = key.project(&state, &project_id, scope::PROJECT_WRITE).await?;
-    let project = projects::update_project(state.store.as_ref(), project, &body.into()).await?;
+    let changes = body.parse::<ProjectPatch>()?.try_into()?;
+    let project = projects::update_project(&*state.store, project, changes).await?;
     Ok(Json((&project).into()))
 }

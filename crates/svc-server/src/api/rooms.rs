@@ -3,13 +3,11 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use serde_json::Value;
 use svc_core::scope;
 
-use super::extract::{ApiPath, JsonObject, QueryMap};
+use super::extract::{ApiCaller, ApiPath, JsonBody, QueryMap};
 use super::views::{RoomCreate, RoomList, RoomPatch, RoomView};
-use crate::auth::RestKey;
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiResult, ErrorBody};
 use crate::service::rooms;
 use crate::state::AppState;
 
@@ -20,12 +18,12 @@ use crate::state::AppState;
     responses((status = 200, body = RoomList), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list_rooms(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
     query: QueryMap,
 ) -> ApiResult<Json<RoomList>> {
     let project = key.project(&state, &project_id, scope::FEEDBACK_READ).await?;
-    let rooms = rooms::list(state.store.as_ref(), &project.id, query.flag("archived")?).await?;
+    let rooms = rooms::list(&*state.store, &project.id, query.flag("archived")?).await?;
     Ok(Json(RoomList { items: rooms.iter().map(Into::into).collect() }))
 }
 
@@ -37,19 +35,13 @@ pub async fn list_rooms(
     responses((status = 201, body = RoomView), (status = 200, body = RoomView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn create_room(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
-    JsonObject(body): JsonObject,
+    body: JsonBody,
 ) -> ApiResult<(StatusCode, Json<RoomView>)> {
     let project = key.project(&state, &project_id, scope::FEEDBACK_WRITE).await?;
-    let artifact_id = match body.get("artifactId") {
-        Some(Value::String(id)) => id.clone(),
-        _ => {
-            return Err(ApiError::bad_request("artifactId is required (1 to 200 characters)"));
-        }
-    };
-    let changes = rooms::changes_from_body(&body)?;
-    let outcome = rooms::upsert(state.store.as_ref(), &project.id, &artifact_id, changes).await?;
+    let room = body.parse::<RoomCreate>()?.try_into()?;
+    let outcome = rooms::upsert(&*state.store, &project.id, room).await?;
     let status = if outcome.created { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, Json(RoomView::new(&outcome.room, Some(outcome.created)))))
 }
@@ -61,17 +53,12 @@ pub async fn create_room(
     responses((status = 200, body = RoomView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn patch_room(
     State(state): State<AppState>,
-    key: RestKey,
+    key: ApiCaller,
     ApiPath((project_id, artifact_id)): ApiPath<(String, String)>,
-    JsonObject(body): JsonObject,
+    body: JsonBody,
 ) -> ApiResult<Json<RoomView>> {
     let project = key.project(&state, &project_id, scope::FEEDBACK_WRITE).await?;
-    if let Some(unknown) = body.keys().find(|k| !["title", "meta", "archived"].contains(&k.as_str())) {
-        return Err(ApiError::bad_request(format!(
-            "unknown field {unknown}: a room update takes title, meta, archived"
-        )));
-    }
-    let changes = rooms::changes_from_body(&body)?;
-    let room = rooms::patch(state.store.as_ref(), &project.id, &artifact_id, changes).await?;
+    let changes = body.parse::<RoomPatch>()?.try_into()?;
+    let room = rooms::patch(&*state.store, &project.id, &artifact_id, changes).await?;
     Ok(Json(RoomView::new(&room, None)))
 }

@@ -1,14 +1,21 @@
-//! The REST API's response shapes (and the documented request shapes), camelCase as the spec
+//! The REST API's response shapes and the request bodies its handlers parse (the OpenAPI
+//! document shows exactly these types), camelCase as the spec
 //! writes them. Times are ISO 8601.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
+use svc_core::channel::{ChannelChanges, NewChannel, NewHint};
+use svc_core::key::NewKey;
 use svc_core::model::*;
+use svc_core::project::ProjectChanges;
+use svc_core::room::NewRoom;
+use svc_core::status::Status;
 use svc_core::time::{iso, iso_opt};
 use svc_store::ListedReport;
 use utoipa::ToSchema;
 
+use super::extract::field;
 use super::request_schemas as rules;
 
 #[derive(Serialize, ToSchema)]
@@ -60,21 +67,39 @@ impl From<&Project> for ProjectView {
 
 /// PATCH body: any of these fields; `widgetConfig` replaces the stored configuration whole.
 #[derive(Deserialize, ToSchema)]
-#[allow(dead_code)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProjectPatch {
+    #[serde(default, deserialize_with = "field::present")]
     #[schema(nullable = false, pattern = r"\S", max_length = 100)]
-    name: Option<String>,
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "field::present")]
     #[schema(schema_with = rules::url_patterns)]
-    url_patterns: Option<Vec<String>>,
+    pub url_patterns: Option<Vec<String>>,
     /// The key of a channel of the project that is not archived.
+    #[serde(default, deserialize_with = "field::present")]
     #[schema(schema_with = rules::channel_key)]
-    default_channel_key: Option<String>,
+    pub default_channel_key: Option<String>,
     /// `mascot`, `shape`, `anchor`, `offsetX`, `offsetY`, `size`, `triggerVariant`.
+    #[serde(default, deserialize_with = "field::present")]
     #[schema(schema_with = rules::widget_config)]
-    widget_config: Option<Value>,
+    pub widget_config: Option<Value>,
+    #[serde(default, deserialize_with = "field::present")]
     #[schema(schema_with = rules::allowed_origins)]
-    allowed_origins: Option<Vec<String>>,
+    pub allowed_origins: Option<Vec<String>>,
+}
+
+impl TryFrom<ProjectPatch> for ProjectChanges {
+    type Error = svc_core::Invalid;
+
+    fn try_from(p: ProjectPatch) -> Result<Self, Self::Error> {
+        ProjectChanges::parse(ProjectChanges {
+            name: p.name,
+            url_patterns: p.url_patterns,
+            default_channel_key: p.default_channel_key,
+            widget_config: p.widget_config,
+            allowed_origins: p.allowed_origins,
+        })
+    }
 }
 
 #[derive(Serialize, ToSchema, Clone)]
@@ -226,11 +251,13 @@ pub struct ReportPage {
     pub next_cursor: Option<String>,
 }
 
-#[derive(Serialize, ToSchema)]
+/// PATCH body of a report.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct StatusBody {
     /// One of `new`, `triaged`, `in-progress`, `fixed`, `verified`, `canceled`.
     #[schema(schema_with = rules::status)]
-    pub status: String,
+    pub status: Status,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -336,29 +363,54 @@ impl RoomView {
 
 /// Room create body; `meta` holds `tool`, `source`, `goal`, `constraints`, `url`.
 #[derive(Deserialize, ToSchema)]
-#[allow(dead_code)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RoomCreate {
     #[schema(min_length = 1, max_length = 200)]
-    artifact_id: String,
-    /// Defaults to `artifactId`.
+    pub artifact_id: String,
+    /// Defaults to `artifactId`; null keeps the current title.
     #[schema(pattern = r"\S", max_length = 200)]
-    title: Option<String>,
+    pub title: Option<String>,
+    /// Null clears it; an object replaces it whole.
+    #[serde(default, deserialize_with = "field::nullable")]
     #[schema(schema_with = rules::room_meta)]
-    meta: Option<Value>,
+    pub meta: Option<Option<Value>>,
+    /// Default false.
+    #[serde(default, deserialize_with = "field::present")]
+    #[schema(nullable = false)]
+    pub archived: Option<bool>,
+}
+
+impl TryFrom<RoomCreate> for NewRoom {
+    type Error = svc_core::Invalid;
+
+    fn try_from(body: RoomCreate) -> Result<Self, Self::Error> {
+        let changes = RoomChanges::parse(body.title, body.meta.map(|m| m.unwrap_or(Value::Null)), body.archived)?;
+        NewRoom::parse(body.artifact_id, changes)
+    }
 }
 
 /// Room update body: any of the fields.
 #[derive(Deserialize, ToSchema)]
-#[allow(dead_code)]
 #[serde(deny_unknown_fields)]
 pub struct RoomPatch {
+    /// Null keeps the current title.
     #[schema(pattern = r"\S", max_length = 200)]
-    title: Option<String>,
+    pub title: Option<String>,
+    /// Null clears it; an object replaces it whole.
+    #[serde(default, deserialize_with = "field::nullable")]
     #[schema(schema_with = rules::room_meta)]
-    meta: Option<Value>,
+    pub meta: Option<Option<Value>>,
+    #[serde(default, deserialize_with = "field::present")]
     #[schema(nullable = false)]
-    archived: Option<bool>,
+    pub archived: Option<bool>,
+}
+
+impl TryFrom<RoomPatch> for RoomChanges {
+    type Error = svc_core::Invalid;
+
+    fn try_from(body: RoomPatch) -> Result<Self, Self::Error> {
+        RoomChanges::parse(body.title, body.meta.map(|m| m.unwrap_or(Value::Null)), body.archived)
+    }
 }
 
 #[derive(Serialize, ToSchema)]
@@ -398,57 +450,101 @@ pub struct ChannelList {
 
 /// Channel create body.
 #[derive(Deserialize, ToSchema)]
-#[allow(dead_code)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ChannelCreate {
     /// `^[a-z0-9][a-z0-9_-]{0,39}$`, unique in the project.
     #[schema(schema_with = rules::channel_key)]
-    key: String,
+    pub key: String,
     #[schema(pattern = r"\S", max_length = 80)]
-    name: String,
+    pub name: String,
     /// `#rrggbb`
     #[schema(schema_with = rules::color)]
-    color: String,
+    pub color: String,
     #[schema(schema_with = rules::mascot)]
-    mascot: String,
+    pub mascot: String,
     /// Default 0.
+    #[serde(default, deserialize_with = "field::present")]
     #[schema(nullable = false)]
-    base_weight: Option<f64>,
+    pub base_weight: Option<f64>,
+    #[serde(default, deserialize_with = "field::present")]
     #[schema(schema_with = rules::matchers)]
-    matchers: Option<Value>,
+    pub matchers: Option<Value>,
+}
+
+impl TryFrom<ChannelCreate> for NewChannel {
+    type Error = svc_core::Invalid;
+
+    fn try_from(b: ChannelCreate) -> Result<Self, Self::Error> {
+        NewChannel::parse(b.key, b.name, b.color, b.mascot, b.base_weight, b.matchers)
+    }
 }
 
 /// Channel update body: any of these fields (`key` cannot change).
 #[derive(Deserialize, ToSchema)]
-#[allow(dead_code)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ChannelPatch {
+    /// The channel's own key, so a client may send a channel back as it read it; another value
+    /// is refused.
+    #[serde(default, deserialize_with = "field::present")]
+    #[schema(schema_with = rules::channel_key)]
+    pub key: Option<String>,
+    #[serde(default, deserialize_with = "field::present")]
     #[schema(nullable = false, pattern = r"\S", max_length = 80)]
-    name: Option<String>,
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "field::present")]
     #[schema(schema_with = rules::color)]
-    color: Option<String>,
+    pub color: Option<String>,
+    #[serde(default, deserialize_with = "field::present")]
     #[schema(schema_with = rules::mascot)]
-    mascot: Option<String>,
+    pub mascot: Option<String>,
+    #[serde(default, deserialize_with = "field::present")]
     #[schema(nullable = false)]
-    base_weight: Option<f64>,
+    pub base_weight: Option<f64>,
+    #[serde(default, deserialize_with = "field::present")]
     #[schema(schema_with = rules::matchers)]
-    matchers: Option<Value>,
+    pub matchers: Option<Value>,
+    #[serde(default, deserialize_with = "field::present")]
     #[schema(nullable = false)]
-    archived: Option<bool>,
+    pub archived: Option<bool>,
+}
+
+impl ChannelPatch {
+    /// The changes to the channel `key` (the path's).
+    pub fn changes(self, key: &str) -> Result<ChannelChanges, svc_core::Invalid> {
+        let b = self;
+        if b.key.as_deref().is_some_and(|k| k != key) {
+            return Err(svc_core::Invalid::new("key cannot change"));
+        }
+        ChannelChanges::parse(ChannelChanges {
+            name: b.name,
+            color: b.color,
+            mascot: b.mascot,
+            base_weight: b.base_weight,
+            matchers: b.matchers,
+            archived: b.archived,
+        })
+    }
 }
 
 /// Hint body: `weight` is `suggest`, `max` or a number.
 #[derive(Deserialize, ToSchema)]
-#[allow(dead_code)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HintCreate {
     /// The key of a channel of the project that is not archived.
     #[schema(schema_with = rules::channel_key)]
-    channel_key: String,
+    pub channel_key: String,
     #[schema(schema_with = rules::hint_weight)]
-    weight: Value,
+    pub weight: Value,
     #[schema(min_length = 1, max_length = 200)]
-    user_id: Option<String>,
+    pub user_id: Option<String>,
+}
+
+impl TryFrom<HintCreate> for NewHint {
+    type Error = svc_core::Invalid;
+
+    fn try_from(b: HintCreate) -> Result<Self, Self::Error> {
+        NewHint::parse(b.channel_key, &b.weight, b.user_id)
+    }
 }
 
 #[derive(Serialize, ToSchema)]
@@ -458,17 +554,25 @@ pub struct OkView {
 
 /// Key mint body.
 #[derive(Deserialize, ToSchema)]
-#[allow(dead_code)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct KeyCreate {
     #[schema(pattern = r"\S", max_length = 100)]
-    name: String,
+    pub name: String,
     /// A non-empty subset of the project's scopes, without `*` and `apikey:write`.
     #[schema(schema_with = rules::mintable_scopes)]
-    scopes: Vec<String>,
+    pub scopes: Vec<String>,
     /// 60 to 31,536,000; absent or null: no expiry.
+    #[serde(default, deserialize_with = "field::whole_number")]
     #[schema(minimum = 60, maximum = 31_536_000)]
-    expires_in_seconds: Option<i64>,
+    pub expires_in_seconds: Option<i64>,
+}
+
+impl TryFrom<KeyCreate> for NewKey {
+    type Error = svc_core::Invalid;
+
+    fn try_from(b: KeyCreate) -> Result<Self, Self::Error> {
+        NewKey::mintable(b.name, b.scopes, b.expires_in_seconds)
+    }
 }
 
 #[derive(Serialize, ToSchema)]
@@ -508,10 +612,11 @@ pub struct FlagList {
     pub items: Vec<FlagView>,
 }
 
+/// Flag body.
 #[derive(Deserialize, ToSchema)]
-#[allow(dead_code)]
+#[serde(deny_unknown_fields)]
 pub struct FlagSet {
-    enabled: bool,
+    pub enabled: bool,
 }
 
 #[cfg(test)]

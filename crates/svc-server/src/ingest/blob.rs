@@ -13,6 +13,7 @@ use svc_core::{ids, time};
 
 use super::access::{self, IngestProject};
 use super::error::{IngestError, IngestResult};
+use crate::service::blobs;
 use crate::state::AppState;
 
 /// The streamed file, stored under its blob id, not yet accepted.
@@ -138,7 +139,7 @@ async fn accept(
         report_id: None,
         created_at: time::now_ms(),
     };
-    state.store.create_blob(&blob).await?;
+    blobs::record_upload(&*state.store, &blob).await?;
     let mut answer = json!({"blobId": blob.id, "mime": mime, "bytes": blob.bytes});
     for (field, value) in [("width", width), ("height", height), ("durationMs", duration_ms)] {
         if let Some(value) = value {

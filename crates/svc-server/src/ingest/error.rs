@@ -53,6 +53,13 @@ impl From<svc_store::StoreError> for IngestError {
     }
 }
 
+impl From<crate::service::ServiceError> for IngestError {
+    /// Ingest reads only what its key reaches: any service failure here is the server's.
+    fn from(error: crate::service::ServiceError) -> Self {
+        IngestError::Internal(error.into())
+    }
+}
+
 impl IntoResponse for IngestError {
     fn into_response(self) -> Response {
         match self {
@@ -65,10 +72,16 @@ impl IntoResponse for IngestError {
             }
             IngestError::Internal(error) => {
                 tracing::error!(error = %format!("{error:#}"), "ingest internal error");
-                (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(json!({"error": "internal"}))).into_response()
+                internal_response("-")
             }
         }
     }
+}
+
+/// Ingest's internal failure (a panic included): `{"error": "internal"}` as decisions §9 fixes it;
+/// the request id travels in the `x-request-id` header.
+pub fn internal_response(_request_id: &str) -> Response {
+    (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(json!({"error": "internal"}))).into_response()
 }
 
 pub type IngestResult<T> = Result<T, IngestError>;

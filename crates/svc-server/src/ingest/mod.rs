@@ -30,11 +30,12 @@ pub fn router(state: &AppState) -> axum::Router<AppState> {
         .max_age(Duration::from_secs(600));
     // Uploads are cut off at their kind's limit while streaming; this only bounds the request.
     let upload_limit = blob::request_limit(&state.config.limits);
-    axum::Router::new()
+    let routes = axum::Router::new()
         .route("/ingest/config", get(widget_config::config))
         .route("/ingest/channels", get(widget_config::channels))
         .route("/ingest/flags/{key}", get(widget_config::flag))
         .route("/ingest/blob", post(blob::upload).layer(DefaultBodyLimit::max(upload_limit)))
-        .route("/ingest/report", post(report::submit))
-        .layer(cors)
+        .route("/ingest/report", post(report::submit));
+    // Inside CORS, so a page can read the answer to a request that panicked.
+    crate::catch_panics(routes, error::internal_response).layer(cors)
 }

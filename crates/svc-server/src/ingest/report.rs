@@ -40,7 +40,7 @@ pub async fn submit(State(state): State<AppState>, request: Request<Body>) -> In
     let (identity, identity_error) = verify_identity(&project, parts.headers.get(IDENTITY_HEADER));
     let author = reporter_author(identity.as_ref(), &submission.context);
     let filing = Filing { project: &project, submission, author, identity, identity_error, idempotency_key };
-    match reports::file(state.store.as_ref(), filing).await {
+    match reports::file(&*state.store, filing).await {
         Ok(filed) => {
             if matches!(filed, reports::Filed::Created(_)) {
                 state.metrics.report_created();

@@ -5,10 +5,11 @@ use axum::extract::{Path, Query, State};
 use axum::http::request::Parts;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use svc_core::time::{iso, now_ms};
+use svc_core::time::iso;
 
 use super::access::{self, IngestProject};
 use super::error::IngestResult;
+use crate::service::{channels, flags};
 use crate::state::AppState;
 
 #[derive(Deserialize)]
@@ -25,7 +26,7 @@ pub async fn config(
     Query(query): Query<ConfigQuery>,
 ) -> IngestResult<Json<Value>> {
     let user_id = query.user_id.filter(|u| !u.is_empty());
-    let hints = state.store.list_active_hints(&project.id, user_id.as_deref(), now_ms()).await?;
+    let hints = channels::active_hints(&*state.store, &project.id, user_id.as_deref()).await?;
     let hints: Vec<Value> = hints
         .iter()
         .map(|h| json!({"channelKey": h.channel_key, "weight": h.weight.to_json(), "userId": h.user_id}))
@@ -53,7 +54,7 @@ pub async fn channels(
     State(state): State<AppState>,
     IngestProject(project): IngestProject,
 ) -> IngestResult<Json<Value>> {
-    let channels = state.store.list_channels(&project.id, false).await?;
+    let channels = channels::list(&*state.store, &project.id, false).await?;
     Ok(Json(json!({
         "defaultChannelKey": project.default_channel_key,
         "channels": channels.iter().map(channel_json).collect::<Vec<_>>(),
@@ -63,7 +64,7 @@ pub async fn channels(
 /// `{enabled}`; false for unknown flags and for unknown keys (never 401 here).
 pub async fn flag(State(state): State<AppState>, Path(key): Path<String>, parts: Parts) -> IngestResult<Json<Value>> {
     let enabled = match access::resolve(&state, &parts).await? {
-        Some(project) => state.store.get_flag(&project.id, &key).await?.is_some_and(|f| f.enabled),
+        Some(project) => flags::is_enabled(&*state.store, &project.id, &key).await?,
         None => false,
     };
     Ok(Json(json!({"enabled": enabled})))

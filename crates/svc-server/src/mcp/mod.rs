@@ -3,6 +3,7 @@
 //! is tiny and exact (decisions §7).
 
 pub mod definitions;
+pub mod error;
 pub mod jsonrpc;
 pub mod markdown;
 pub mod tools;
@@ -15,11 +16,12 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::{Map, Value, json};
-use svc_core::scope;
 
-use crate::auth::{KeyRejection, authenticate_key};
 use crate::body::{BodyError, read_limited};
+use crate::principal::Principal;
+use crate::service::projects;
 use crate::state::AppState;
+use error::McpError;
 use jsonrpc::{Call, error, result};
 use tools::Caller;
 
@@ -28,7 +30,10 @@ pub const PROTOCOL_VERSION: &str = "2024-11-05";
 const BODY_LIMIT: usize = 1024 * 1024;
 
 pub fn router() -> axum::Router<AppState> {
-    axum::Router::new().route("/mcp", post(handle).fallback(method_not_allowed))
+    crate::catch_panics(
+        axum::Router::new().route("/mcp", post(handle).fallback(method_not_allowed)),
+        error::internal_response,
+    )
 }
 
 async fn method_not_allowed() -> Response {
@@ -44,64 +49,25 @@ fn reply(status: StatusCode, body: Value) -> Response {
 /// The key is checked from the headers before the body is read: without a valid key nothing of the
 /// body is read, whatever its size.
 async fn handle(State(state): State<AppState>, parts: Parts, body: Body) -> Response {
-    let key = match authenticate_key(&state, &parts).await {
-        Ok(key) => key,
-        Err(KeyRejection::Unauthorized(message)) => {
-            let mut response = reply(StatusCode::UNAUTHORIZED, error(Value::Null, jsonrpc::UNAUTHORIZED, message));
-            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            return response;
-        }
-        Err(KeyRejection::RateLimited(secs)) => {
-            let mut response = reply(
-                StatusCode::TOO_MANY_REQUESTS,
-                error(Value::Null, jsonrpc::INTERNAL_ERROR, "rate limit exceeded"),
-            );
-            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs.max(1)));
-            return response;
-        }
-        Err(KeyRejection::Internal(e)) => {
-            tracing::error!(error = %format!("{e:#}"), "tool endpoint auth failed");
-            return reply(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                error(Value::Null, jsonrpc::INTERNAL_ERROR, "internal error"),
-            );
-        }
-    };
-    let body = match read_limited(&parts.headers, body, BODY_LIMIT).await {
-        Ok(body) => body,
-        Err(BodyError::TooLarge) => {
-            return reply(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                error(Value::Null, jsonrpc::INVALID_REQUEST, "request too large: the body is limited to 1 MB"),
-            );
-        }
-        Err(BodyError::Unreadable) => {
-            return reply(
-                StatusCode::BAD_REQUEST,
-                error(Value::Null, jsonrpc::PARSE_ERROR, "parse error: the body could not be read"),
-            );
-        }
-    };
-    let message: Value = match serde_json::from_slice(&body) {
-        Ok(message) => message,
-        Err(_) => {
-            return reply(
-                StatusCode::BAD_REQUEST,
-                error(Value::Null, jsonrpc::PARSE_ERROR, "parse error: body is not JSON"),
-            );
-        }
-    };
-    let projects = match reachable_projects(&state, &key).await {
-        Ok(projects) => projects,
-        Err(e) => {
-            tracing::error!(error = %e, "tool endpoint could not load projects");
-            return reply(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                error(Value::Null, jsonrpc::INTERNAL_ERROR, "internal error"),
-            );
-        }
-    };
-    let caller = Caller { key, projects };
+    match answer(&state, parts, body).await {
+        Ok(response) => response,
+        Err(error) => error.into_response(),
+    }
+}
+
+async fn answer(state: &AppState, parts: Parts, body: Body) -> Result<Response, McpError> {
+    let principal = Principal::resolve(state, &parts.headers).await?;
+    let body = read_limited(&parts.headers, body, BODY_LIMIT).await.map_err(|error| match error {
+        BodyError::TooLarge => McpError::TooLarge,
+        BodyError::Unreadable => McpError::Parse("parse error: the body could not be read"),
+    })?;
+    let message: Value = serde_json::from_slice(&body).map_err(|_| McpError::Parse("parse error: body is not JSON"))?;
+    let projects = reachable_projects(state, principal.key()).await.map_err(|e| McpError::Internal(e.into()))?;
+    let caller = Caller { principal, projects };
+    Ok(respond(state, &caller, message).await)
+}
+
+async fn respond(state: &AppState, caller: &Caller, message: Value) -> Response {
     match message {
         Value::Array(batch) if batch.is_empty() => {
             reply(StatusCode::OK, error(Value::Null, jsonrpc::INVALID_REQUEST, "invalid request: empty batch"))
@@ -109,7 +75,7 @@ async fn handle(State(state): State<AppState>, parts: Parts, body: Body) -> Resp
         Value::Array(batch) => {
             let mut answers = Vec::new();
             for item in &batch {
-                if let Some((_, answer)) = dispatch(&state, &caller, item).await {
+                if let Some((_, answer)) = dispatch(state, caller, item).await {
                     answers.push(answer);
                 }
             }
@@ -119,7 +85,7 @@ async fn handle(State(state): State<AppState>, parts: Parts, body: Body) -> Resp
                 reply(StatusCode::OK, Value::Array(answers))
             }
         }
-        single => match dispatch(&state, &caller, &single).await {
+        single => match dispatch(state, caller, &single).await {
             Some((status, answer)) => reply(status, answer),
             None => StatusCode::ACCEPTED.into_response(),
         },
@@ -130,10 +96,10 @@ async fn handle(State(state): State<AppState>, parts: Parts, body: Body) -> Resp
 async fn reachable_projects(
     state: &AppState,
     key: &svc_core::model::ApiKey,
-) -> Result<Vec<svc_core::model::Project>, svc_store::StoreError> {
+) -> crate::service::ServiceResult<Vec<svc_core::model::Project>> {
     match &key.project_id {
-        Some(id) => Ok(state.store.get_project(id).await?.into_iter().collect()),
-        None => state.store.list_projects(&key.org_id).await,
+        Some(id) => Ok(projects::get(&*state.store, id).await?.into_iter().collect()),
+        None => projects::list_in_org(&*state.store, &key.org_id).await,
     }
 }
 
@@ -188,9 +154,9 @@ async fn call_tool(state: &AppState, caller: &Caller, id: Value, params: &Value)
         }
     };
     if let Some(needed) = definitions::required_scope(name)
-        && !scope::satisfies(&caller.key.scopes, needed)
+        && let Err(refusal) = caller.principal.require(needed, None)
     {
-        return (StatusCode::FORBIDDEN, error(id, jsonrpc::FORBIDDEN, &format!("forbidden: this key lacks {needed}")));
+        return McpError::refused(id, refusal).answer();
     }
     let outcome = tools::call(state, caller, name, arguments).await;
     (StatusCode::OK, result(id, outcome.to_json()))

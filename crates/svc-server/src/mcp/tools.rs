@@ -2,14 +2,17 @@
 //! `isError` result naming the problem, never a protocol error.
 
 use serde_json::{Map, Value, json};
+use svc_core::key::AgentLabel;
 use svc_core::markdown::{ONE_LINE_MAX_CHARS, one_line};
-use svc_core::model::{ApiKey, Comment, Project, Report, ReportFilter, RoomChanges};
-use svc_core::{ids, status, time};
+use svc_core::model::{Comment, Project, Report, ReportFilter, RoomChanges};
+use svc_core::room::NewRoom;
+use svc_core::status::{NewComment, Status};
+use svc_core::{ids, time};
 
 use super::markdown;
-use crate::auth::key_author;
+use crate::principal::Principal;
 use crate::service::reports::{self, Filed, Filing, FilingError};
-use crate::service::{ServiceError, rooms};
+use crate::service::{comments, keys, rooms};
 use crate::state::AppState;
 
 pub const LIST_DEFAULT_LIMIT: u32 = 50;
@@ -17,13 +20,13 @@ pub const LIST_MAX_LIMIT: u32 = 200;
 
 /// Who is calling and what they can reach: one project, or every project of an organization.
 pub struct Caller {
-    pub key: ApiKey,
+    pub principal: Principal,
     pub projects: Vec<Project>,
 }
 
 impl Caller {
     pub fn org_wide(&self) -> bool {
-        self.key.project_id.is_none()
+        self.principal.org_wide()
     }
     fn project_ids(&self) -> Vec<String> {
         self.projects.iter().map(|p| p.id.clone()).collect()
@@ -32,7 +35,7 @@ impl Caller {
         self.projects.iter().find(|p| p.id == id)
     }
     fn viewer(&self) -> String {
-        format!("agent:{}", self.key.id)
+        self.principal.viewer()
     }
 }
 
@@ -96,18 +99,25 @@ pub async fn call(state: &AppState, caller: &Caller, tool: &str, arguments: &Map
     outcome.unwrap_or_else(|error| error)
 }
 
+/// A command svc-core refused: its message names the argument.
+fn invalid(error: svc_core::Invalid) -> ToolResult {
+    ToolResult::error(format!("argument {error}"))
+}
+
 fn internal(error: impl std::fmt::Display) -> ToolResult {
     tracing::error!(%error, "tool endpoint internal error");
     ToolResult::error("internal error: the report store could not answer; try again")
 }
 
 async fn introduce(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {
-    let name = args.required("agentName", 100)?.trim();
-    let owner = args.string("owner", 200)?.map(str::trim).filter(|o| !o.is_empty());
-    state.store.set_key_agent(&caller.key.id, name, owner).await.map_err(internal)?;
-    let owner_note = owner.map(|o| format!(" (run by {o})")).unwrap_or_default();
+    let name = args.required("agentName", 100)?;
+    let owner = args.string("owner", 200)?;
+    let label = AgentLabel::parse(name, owner).map_err(invalid)?;
+    keys::introduce(&*state.store, &caller.principal, &label).await.map_err(internal)?;
+    let owner_note = label.owner.as_ref().map(|o| format!(" (run by {o})")).unwrap_or_default();
     Ok(ToolResult::text(format!(
-        "Hello, {name}{owner_note}. Reports you file and reports you view are now shown under this name."
+        "Hello, {}{owner_note}. Reports you file and reports you view are now shown under this name.",
+        label.name
     )))
 }
 
@@ -151,7 +161,7 @@ async fn list_reports(state: &AppState, caller: &Caller, args: &Args<'_>) -> Out
         before: None,
         limit,
     };
-    let page = reports::list_page(state.store.as_ref(), filter).await.map_err(internal)?;
+    let page = reports::list_page(&*state.store, filter).await.map_err(internal)?;
     let items: Vec<Value> = page.items.iter().map(|r| compact(r, caller)).collect();
     mark_viewed(state, caller, page.items.into_iter().map(|r| r.id).collect());
     Ok(ToolResult::text(serde_json::to_string(&items).unwrap_or_default()))
@@ -166,7 +176,7 @@ async fn find_report(state: &AppState, caller: &Caller, argument: &str, referenc
         ))
     };
     if ids::is_object_id(&reference) {
-        return reports::get_in(state.store.as_ref(), &caller.project_ids(), &reference)
+        return reports::get_in(&*state.store, &caller.project_ids(), &reference)
             .await
             .map_err(internal)?
             .ok_or_else(not_found);
@@ -177,7 +187,7 @@ async fn find_report(state: &AppState, caller: &Caller, argument: &str, referenc
         )));
     }
     let mut found =
-        state.store.find_reports_by_short_id(&caller.project_ids(), &reference, 10).await.map_err(internal)?;
+        reports::find_by_short_id(&*state.store, &caller.project_ids(), &reference, 10).await.map_err(internal)?;
     match found.len() {
         0 => Err(not_found()),
         1 => Ok(found.remove(0)),
@@ -195,7 +205,7 @@ async fn find_report(state: &AppState, caller: &Caller, argument: &str, referenc
 
 async fn get_report(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {
     let report = find_report(state, caller, "id", args.required("id", 100)?).await?;
-    let comments = state.store.list_comments(&report.id).await.map_err(internal)?;
+    let comments = comments::list(&*state.store, &report).await.map_err(internal)?;
     let project = caller.project(&report.project_id);
     let content = markdown::render(state, &report, project, &comments).await;
     mark_viewed(state, caller, vec![report.id.clone()]);
@@ -247,12 +257,12 @@ async fn create_report(state: &AppState, caller: &Caller, args: &Args<'_>) -> Ou
     let filing = Filing {
         project,
         submission,
-        author: key_author(&caller.key),
+        author: caller.principal.author(),
         identity: None,
         identity_error: None,
         idempotency_key: None,
     };
-    match reports::file(state.store.as_ref(), filing).await {
+    match reports::file(&*state.store, filing).await {
         Ok(Filed::Created(report)) => {
             state.metrics.report_created();
             Ok(ToolResult::json(&compact(&report, caller)))
@@ -270,25 +280,20 @@ async fn create_report(state: &AppState, caller: &Caller, args: &Args<'_>) -> Ou
 async fn create_room(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {
     let artifact_id = args.required("artifact_id", 200)?;
     let title = args.string("title", 200)?;
-    if title.is_some_and(|t| t.trim().is_empty()) {
-        // As on REST (`validate_title`): a room's title is 1 to 200 characters.
-        return Err(ToolResult::error("argument title must not be empty (leave it out to keep the current title)"));
-    }
     let goal = args.string("goal", 10_000)?;
+    // The same rules as REST: a title of 1 to 200 characters, an artifact id of 1 to 200.
+    let changes = RoomChanges::parse(title.map(String::from), None, None).map_err(invalid)?;
+    let mut room = NewRoom::parse(artifact_id.to_string(), changes)
+        .map_err(|e| ToolResult::error(format!("argument artifact_id: {e}")))?;
     let project = target_project(caller, args)?;
-    let mut changes = RoomChanges { title: title.map(String::from), ..Default::default() };
     if let Some(goal) = goal {
         // Keep what the room's meta already says; the goal is added or replaced.
-        let existing = state.store.get_room(&project.id, artifact_id).await.map_err(internal)?;
+        let existing = rooms::get(&*state.store, &project.id, artifact_id).await.map_err(internal)?;
         let mut meta = existing.and_then(|r| r.meta).unwrap_or_else(|| json!({}));
         meta["goal"] = goal.into();
-        changes.meta = Some(Some(meta));
+        room.changes.meta = Some(Some(meta));
     }
-    let outcome =
-        rooms::upsert(state.store.as_ref(), &project.id, artifact_id, changes).await.map_err(|e| match e {
-            ServiceError::Invalid(message) => ToolResult::error(format!("argument artifact_id: {message}")),
-            other => internal(other),
-        })?;
+    let outcome = rooms::upsert(&*state.store, &project.id, room).await.map_err(internal)?;
     let room = &outcome.room;
     let mut answer = json!({"id": room.id, "artifactId": room.artifact_id, "title": room.title, "meta": room.meta,
         "archived": room.archived, "created": outcome.created});
@@ -301,17 +306,11 @@ async fn create_room(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outc
 
 async fn set_status(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {
     let reference = args.required("id", 100)?;
-    let new_status = args.required("status", 100)?;
-    if !status::is_valid(new_status) {
-        return Err(ToolResult::error(format!(
-            "argument status must be one of {}, not {new_status:?}",
-            status::STATUSES.join(", ")
-        )));
-    }
+    let text = args.required("status", 100)?;
+    let new_status: Status =
+        text.parse().map_err(|e: svc_core::Invalid| ToolResult::error(format!("argument {e}, not {text:?}")))?;
     let report = find_report(state, caller, "id", reference).await?;
-    let change = reports::set_status(state.store.as_ref(), &report, new_status, &key_author(&caller.key))
-        .await
-        .map_err(internal)?;
+    let change = reports::set_status(&*state.store, &report, new_status, &caller.principal).await.map_err(internal)?;
     Ok(ToolResult::json(&json!({"id": report.id, "status": change.to_status})))
 }
 
@@ -319,34 +318,13 @@ async fn add_comment(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outc
     let reference = args.required("report_id", 100)?;
     let text = args.required("text", 20_000)?;
     let draft = match args.0.get("draft") {
-        None | Some(Value::Null) => true,
-        Some(Value::Bool(b)) => *b,
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(b)) => Some(*b),
         Some(_) => return Err(ToolResult::error("argument draft must be true or false")),
     };
-    let kind = match args.string("kind", 50)? {
-        Some(kind) if status::COMMENT_KINDS.contains(&kind) => Some(kind.to_string()),
-        Some(kind) => {
-            return Err(ToolResult::error(format!(
-                "argument kind must be one of {}, not {kind:?}",
-                status::COMMENT_KINDS.join(", ")
-            )));
-        }
-        None => None,
-    };
+    let new = NewComment::parse(text, args.string("kind", 50)?, draft).map_err(invalid)?;
     let report = find_report(state, caller, "report_id", reference).await?;
-    let now = time::now_ms();
-    let comment = Comment {
-        id: ids::new_id_at(now),
-        report_id: report.id.clone(),
-        project_id: report.project_id.clone(),
-        author: key_author(&caller.key),
-        text: text.to_string(),
-        kind,
-        draft,
-        created_at: now,
-        published_at: if draft { None } else { Some(now) },
-    };
-    state.store.create_comment(&comment).await.map_err(internal)?;
+    let comment = comments::add(&*state.store, &report, &caller.principal, new).await.map_err(internal)?;
     Ok(ToolResult::json(&comment_json(&comment)))
 }
 

@@ -28,3 +28,21 @@ pub async fn delete_stale_unbound(store: &dyn Store, blobs: &BlobStore, now: i64
         }
     }
 }
+
+/// A blob of the project by id; `None` for a malformed, unknown or foreign id.
+pub async fn get_in_project(
+    store: &dyn Store,
+    project_id: &str,
+    blob_id: &str,
+) -> super::ServiceResult<Option<svc_core::model::Blob>> {
+    if !svc_core::ids::is_object_id(blob_id) {
+        return Ok(None);
+    }
+    Ok(store.get_blob(blob_id).await?.filter(|b| b.project_id == project_id))
+}
+
+/// Records an uploaded blob (its bytes are already in the blob store), unbound until a report
+/// references it.
+pub async fn record_upload(store: &dyn Store, blob: &svc_core::model::Blob) -> super::ServiceResult<()> {
+    Ok(store.create_blob(blob).await?)
+}

@@ -1,62 +1,27 @@
-//! Channels: creation and changes with the rules of decisions §5.
+//! Channels (decisions §5) and their hints: listing, creation, changes.
 
 use super::{ServiceError, ServiceResult};
-use serde_json::{Map, Value};
-use svc_core::channel as rules;
-use svc_core::model::Channel;
+use svc_core::channel::{ChannelChanges, NewChannel, NewHint};
+use svc_core::model::{Channel, HINT_TTL_MS, Hint};
 use svc_core::{ids, time};
 use svc_store::{Store, StoreError};
 
-fn string_field<'a>(body: &'a Map<String, Value>, field: &str) -> ServiceResult<Option<&'a str>> {
-    match body.get(field) {
-        None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(ServiceError::Invalid(format!("{field} must be a string"))),
-    }
+/// Channels oldest first; archived ones only when asked.
+pub async fn list(store: &dyn Store, project_id: &str, include_archived: bool) -> ServiceResult<Vec<Channel>> {
+    Ok(store.list_channels(project_id, include_archived).await?)
 }
 
-fn required<'a>(body: &'a Map<String, Value>, field: &str) -> ServiceResult<&'a str> {
-    string_field(body, field)?.ok_or_else(|| ServiceError::Invalid(format!("{field} is required")))
-}
-
-fn number_field(body: &Map<String, Value>, field: &str) -> ServiceResult<Option<f64>> {
-    match body.get(field) {
-        None => Ok(None),
-        Some(value) => match value.as_f64() {
-            Some(n) if n.is_finite() => Ok(Some(n)),
-            _ => Err(ServiceError::Invalid(format!("{field} must be a number"))),
-        },
-    }
-}
-
-/// `{key, name, color, mascot, baseWeight?, matchers?}`; a duplicate key is a conflict.
-pub async fn create(store: &dyn Store, project_id: &str, body: &Value) -> ServiceResult<Channel> {
-    let body = body.as_object().ok_or_else(|| ServiceError::Invalid("body must be a JSON object".into()))?;
-    const FIELDS: [&str; 6] = ["key", "name", "color", "mascot", "baseWeight", "matchers"];
-    if let Some(unknown) = body.keys().find(|k| !FIELDS.contains(&k.as_str())) {
-        return Err(ServiceError::Invalid(format!("unknown field {unknown}: a channel takes {}", FIELDS.join(", "))));
-    }
-    let key = required(body, "key")?;
-    rules::validate_key(key)?;
-    let name = required(body, "name")?;
-    rules::validate_name(name)?;
-    let color = required(body, "color")?;
-    rules::validate_color(color)?;
-    let mascot = required(body, "mascot")?;
-    rules::validate_mascot(mascot)?;
-    let base_weight = number_field(body, "baseWeight")?.unwrap_or(0.0);
-    let matchers = match body.get("matchers") {
-        Some(m) => rules::validate_matchers(m)?,
-        None => Value::Array(vec![]),
-    };
+/// Adds a channel; a duplicate key is a conflict.
+pub async fn create(store: &dyn Store, project_id: &str, new: NewChannel) -> ServiceResult<Channel> {
+    let NewChannel { key, name, color, mascot, base_weight, matchers } = new;
     let now = time::now_ms();
     let channel = Channel {
         id: ids::new_id_at(now),
         project_id: project_id.to_string(),
-        key: key.to_string(),
-        name: name.to_string(),
-        color: color.to_string(),
-        mascot: mascot.to_string(),
+        key,
+        name,
+        color,
+        mascot,
         base_weight,
         matchers,
         archived: false,
@@ -65,51 +30,46 @@ pub async fn create(store: &dyn Store, project_id: &str, body: &Value) -> Servic
     };
     match store.create_channel(&channel).await {
         Ok(()) => Ok(channel),
-        Err(StoreError::Conflict(_)) => Err(ServiceError::Conflict(format!("a channel with key {key} already exists"))),
+        Err(StoreError::Conflict(_)) => {
+            Err(ServiceError::Conflict(format!("a channel with key {} already exists", channel.key)))
+        }
         Err(other) => Err(other.into()),
     }
 }
 
-/// Any of `name, color, mascot, baseWeight, matchers, archived`; `key` cannot change.
-pub async fn update(store: &dyn Store, project_id: &str, key: &str, body: &Value) -> ServiceResult<Channel> {
-    let body = body.as_object().ok_or_else(|| ServiceError::Invalid("body must be a JSON object".into()))?;
+/// Applies changes to the channel `key`; 404 when there is none.
+pub async fn update(store: &dyn Store, project_id: &str, key: &str, changes: ChannelChanges) -> ServiceResult<Channel> {
     let mut channel = store
         .get_channel(project_id, key)
         .await?
         .ok_or_else(|| ServiceError::NotFound(format!("no channel with key {key}")))?;
-    for (field, value) in body {
-        match field.as_str() {
-            "name" => {
-                let name = required(body, "name")?;
-                rules::validate_name(name)?;
-                channel.name = name.to_string();
-            }
-            "color" => {
-                let color = required(body, "color")?;
-                rules::validate_color(color)?;
-                channel.color = color.to_string();
-            }
-            "mascot" => {
-                let mascot = required(body, "mascot")?;
-                rules::validate_mascot(mascot)?;
-                channel.mascot = mascot.to_string();
-            }
-            "baseWeight" => channel.base_weight = number_field(body, "baseWeight")?.unwrap_or(0.0),
-            "matchers" => channel.matchers = rules::validate_matchers(value)?,
-            "archived" => {
-                channel.archived =
-                    value.as_bool().ok_or_else(|| ServiceError::Invalid("archived must be a boolean".into()))?
-            }
-            "key" if value.as_str() == Some(key) => {}
-            "key" => return Err(ServiceError::Invalid("key cannot change".into())),
-            other => {
-                return Err(ServiceError::Invalid(format!(
-                    "unknown field {other}: a channel update takes name, color, mascot, baseWeight, matchers, archived"
-                )));
-            }
-        }
-    }
+    changes.apply(&mut channel);
     channel.updated_at = time::now_ms();
     store.update_channel(&channel).await?;
     Ok(channel)
+}
+
+/// Adds a hint for an active channel; it lives [`HINT_TTL_MS`].
+pub async fn add_hint(store: &dyn Store, project_id: &str, new: NewHint) -> ServiceResult<Hint> {
+    match store.get_channel(project_id, &new.channel_key).await? {
+        Some(channel) if !channel.archived => {}
+        _ => return Err(ServiceError::Invalid(format!("channelKey: no active channel {}", new.channel_key))),
+    }
+    let now = time::now_ms();
+    let hint = Hint {
+        id: ids::new_id_at(now),
+        project_id: project_id.to_string(),
+        channel_key: new.channel_key,
+        weight: new.weight,
+        user_id: new.user_id,
+        created_at: now,
+        expires_at: now + HINT_TTL_MS,
+    };
+    store.create_hint(&hint).await?;
+    Ok(hint)
+}
+
+/// The unexpired hints for everyone plus those for `user_id` (never other users').
+pub async fn active_hints(store: &dyn Store, project_id: &str, user_id: Option<&str>) -> ServiceResult<Vec<Hint>> {
+    Ok(store.list_active_hints(project_id, user_id, time::now_ms()).await?)
 }

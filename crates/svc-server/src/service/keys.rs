@@ -1,16 +1,16 @@
 //! API keys: minting (plaintext returned once, only the hash stored) and authentication.
 
 use super::{ServiceError, ServiceResult};
+use crate::principal::Principal;
+use svc_core::key::{AgentLabel, NewKey};
+use svc_core::model::Project;
 use svc_core::model::{ApiKey, KeyOrigin};
 use svc_core::secret::{Secret, constant_time_eq, hash_secret};
-use svc_core::{Invalid, ids, scope, time};
+use svc_core::{ids, scope, time};
 use svc_store::Store;
 
 /// Setup tokens (scope `*`) live one hour unless told otherwise.
 pub const SETUP_TOKEN_TTL_SECS: i64 = 3600;
-pub const MIN_TTL_SECS: i64 = 60;
-pub const MAX_TTL_SECS: i64 = 31_536_000;
-
 pub struct MintRequest {
     pub org_id: String,
     /// `None` mints an org-wide key (tool endpoint only).
@@ -21,38 +21,22 @@ pub struct MintRequest {
     pub origin: KeyOrigin,
 }
 
-pub fn validate_key_name(name: &str) -> Result<(), Invalid> {
-    if name.trim().is_empty() || name.chars().count() > 100 {
-        return Err(Invalid::new("name must be 1 to 100 characters"));
-    }
-    Ok(())
-}
-
-pub fn validate_ttl(ttl_secs: i64) -> Result<(), Invalid> {
-    if !(MIN_TTL_SECS..=MAX_TTL_SECS).contains(&ttl_secs) {
-        return Err(Invalid::new(format!("expiresInSeconds must be between {MIN_TTL_SECS} and {MAX_TTL_SECS}")));
-    }
-    Ok(())
-}
-
 /// Mints a key and returns it with its plaintext, which is never stored.
 pub async fn mint(store: &dyn Store, request: MintRequest) -> ServiceResult<(ApiKey, Secret)> {
-    validate_key_name(&request.name)?;
-    if let Some(ttl) = request.ttl_secs {
-        validate_ttl(ttl)?;
-    }
-    scope::validate_known(&request.scopes)?;
+    // Every mint is held to the administrator's rules; the API's narrower ones come with its `NewKey`.
+    let MintRequest { org_id, project_id, name, scopes, ttl_secs, origin } = request;
+    let NewKey { name, scopes, ttl_secs } = NewKey::by_admin(name, scopes, ttl_secs)?;
     let plaintext = ids::new_secret_key();
     let now = time::now_ms();
     let key = ApiKey {
         id: ids::new_id_at(now),
-        project_id: request.project_id,
-        org_id: request.org_id,
-        name: request.name,
+        project_id,
+        org_id,
+        name,
         key_hash: hash_secret(&plaintext),
-        scopes: request.scopes,
-        origin: request.origin,
-        expires_at: request.ttl_secs.map(|ttl| now + ttl * 1000),
+        scopes,
+        origin,
+        expires_at: ttl_secs.map(|ttl| now + ttl * 1000),
         revoked_at: None,
         last_used_at: None,
         agent_name: None,
@@ -61,6 +45,40 @@ pub async fn mint(store: &dyn Store, request: MintRequest) -> ServiceResult<(Api
     };
     store.create_key(&key).await?;
     Ok((key, Secret::new(plaintext)))
+}
+
+/// Mints a project key through the API (the plaintext is returned this once).
+pub async fn mint_for_project(store: &dyn Store, project: &Project, new: NewKey) -> ServiceResult<(ApiKey, Secret)> {
+    let NewKey { name, scopes, ttl_secs } = new;
+    let request = MintRequest {
+        org_id: project.org_id.clone(),
+        project_id: Some(project.id.clone()),
+        name,
+        scopes,
+        ttl_secs,
+        origin: KeyOrigin::Api,
+    };
+    mint(store, request).await
+}
+
+/// Revokes an active key of the project and returns when. Only an active key can be revoked: an
+/// expired one is already unusable (spec: 404 when there is no active key with that id).
+pub async fn revoke(store: &dyn Store, project_id: &str, key_id: &str) -> ServiceResult<i64> {
+    let not_found = || ServiceError::NotFound("no active key with that id in this project".into());
+    if !ids::is_object_id(key_id) {
+        return Err(not_found());
+    }
+    let now = time::now_ms();
+    match store.get_key(key_id).await? {
+        Some(found) if found.project_id.as_deref() == Some(project_id) && found.is_active(now) => {}
+        _ => return Err(not_found()),
+    }
+    store.revoke_key(project_id, key_id, now).await?.ok_or_else(not_found)
+}
+
+/// Labels what a key does from now on (the tool endpoint's `introduce`).
+pub async fn introduce(store: &dyn Store, by: &Principal, label: &AgentLabel) -> ServiceResult<()> {
+    Ok(store.set_key_agent(&by.key().id, &label.name, label.owner.as_deref()).await?)
 }
 
 /// Mints a setup token (scope `*`) for a project.

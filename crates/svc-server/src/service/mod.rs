@@ -4,6 +4,9 @@
 pub mod blobs;
 pub mod bootstrap;
 pub mod channels;
+pub mod comments;
+pub mod flags;
+pub mod housekeeping;
 pub mod keys;
 pub mod projects;
 pub mod reports;

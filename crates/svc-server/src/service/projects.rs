@@ -4,6 +4,7 @@ use super::{ServiceError, ServiceResult};
 use serde_json::Value;
 use svc_core::channel::{DEFAULT_CHANNEL_KEY, DEFAULT_CHANNELS};
 use svc_core::model::{Channel, Organization, Project};
+use svc_core::project::ProjectChanges;
 use svc_core::{ids, project as rules, time};
 use svc_store::{Store, StoreError};
 
@@ -61,40 +62,24 @@ pub async fn create_project(store: &dyn Store, org_id: &str, name: &str) -> Serv
     Err(ServiceError::Conflict("could not find a free slug for this project name".into()))
 }
 
-/// Applies a PATCH body: any of `name`, `urlPatterns`, `defaultChannelKey`, `widgetConfig` (replaced
-/// whole), `allowedOrigins`. Unknown fields are refused.
-pub async fn update_project(store: &dyn Store, mut project: Project, patch: &Value) -> ServiceResult<Project> {
-    let fields = patch.as_object().ok_or_else(|| ServiceError::Invalid("body must be a JSON object".into()))?;
-    for (field, value) in fields {
-        match field.as_str() {
-            "name" => {
-                let name = value.as_str().ok_or_else(|| ServiceError::Invalid("name must be a string".into()))?;
-                rules::validate_project_name(name)?;
-                project.name = name.to_string();
-            }
-            "urlPatterns" => project.url_patterns = rules::validate_url_patterns(value)?,
-            "allowedOrigins" => project.allowed_origins = rules::validate_allowed_origins(value)?,
-            "widgetConfig" => project.widget_config = rules::validate_widget_config(value)?,
-            "defaultChannelKey" => {
-                let key =
-                    value.as_str().ok_or_else(|| ServiceError::Invalid("defaultChannelKey must be a string".into()))?;
-                match store.get_channel(&project.id, key).await? {
-                    Some(channel) if !channel.archived => project.default_channel_key = key.to_string(),
-                    Some(_) => {
-                        return Err(ServiceError::Invalid(format!("defaultChannelKey: channel {key} is archived")));
-                    }
-                    None => {
-                        return Err(ServiceError::Invalid(format!("defaultChannelKey: no channel {key}")));
-                    }
-                }
-            }
-            other => {
-                return Err(ServiceError::Invalid(format!(
-                    "unknown field {other}: a project takes name, urlPatterns, defaultChannelKey, widgetConfig, allowedOrigins"
-                )));
-            }
+/// Applies validated changes (all or nothing): `default_channel_key` must name an active channel.
+pub async fn update_project(
+    store: &dyn Store,
+    mut project: Project,
+    changes: ProjectChanges,
+) -> ServiceResult<Project> {
+    let ProjectChanges { name, url_patterns, default_channel_key, widget_config, allowed_origins } = changes;
+    if let Some(key) = default_channel_key {
+        match store.get_channel(&project.id, &key).await? {
+            Some(channel) if !channel.archived => project.default_channel_key = key,
+            Some(_) => return Err(ServiceError::Invalid(format!("defaultChannelKey: channel {key} is archived"))),
+            None => return Err(ServiceError::Invalid(format!("defaultChannelKey: no channel {key}"))),
         }
     }
+    project.name = name.unwrap_or(project.name);
+    project.url_patterns = url_patterns.unwrap_or(project.url_patterns);
+    project.widget_config = widget_config.unwrap_or(project.widget_config);
+    project.allowed_origins = allowed_origins.unwrap_or(project.allowed_origins);
     store.update_project(&project).await?;
     Ok(project)
 }
@@ -105,4 +90,46 @@ pub async fn find_in_org(store: &dyn Store, org_id: &str, reference: &str) -> Se
     Ok(projects
         .into_iter()
         .find(|p| p.id == reference || p.project_key == reference || p.slug == reference || p.name == reference))
+}
+
+/// A project by id.
+pub async fn get(store: &dyn Store, project_id: &str) -> ServiceResult<Option<Project>> {
+    Ok(store.get_project(project_id).await?)
+}
+
+/// A project by its public key (ingest, the widget script).
+pub async fn by_public_key(store: &dyn Store, project_key: &str) -> ServiceResult<Option<Project>> {
+    if !ids::is_project_key(project_key) || project_key.len() > 100 {
+        return Ok(None);
+    }
+    Ok(store.get_project_by_key(project_key).await?)
+}
+
+/// The projects of an organization, oldest first.
+pub async fn list_in_org(store: &dyn Store, org_id: &str) -> ServiceResult<Vec<Project>> {
+    Ok(store.list_projects(org_id).await?)
+}
+
+/// The first project of the organization "Default" (the demo page's project), if there is one.
+pub async fn default_project(store: &dyn Store) -> ServiceResult<Option<Project>> {
+    let Some(org) = store.find_organization_by_name("Default").await? else { return Ok(None) };
+    Ok(store.list_projects(&org.id).await?.into_iter().next())
+}
+
+/// An organization by id or, failing that, by name.
+pub async fn find_organization(store: &dyn Store, reference: &str) -> ServiceResult<Option<Organization>> {
+    if ids::is_object_id(reference)
+        && let Some(org) = store.get_organization(reference).await?
+    {
+        return Ok(Some(org));
+    }
+    Ok(store.find_organization_by_name(reference).await?)
+}
+
+/// Sets (or with `None` clears) the secret identity tokens are verified with.
+pub async fn set_identity_secret(store: &dyn Store, project: &Project, secret: Option<&str>) -> ServiceResult<()> {
+    if let Some(secret) = secret {
+        svc_core::key::validate_identity_secret(secret)?;
+    }
+    Ok(store.set_identity_secret(&project.id, secret).await?)
 }

@@ -1,8 +1,10 @@
 //! Reports: listing pages, reading with history, status changes.
 
 use super::{ServiceError, ServiceResult};
+use crate::principal::Principal;
 use svc_core::model::{Author, Report, ReportFilter, StatusChange};
-use svc_core::{ids, status, time};
+use svc_core::status::{self, Status};
+use svc_core::{ids, time};
 use svc_store::{ListedReport, Store, StoreError};
 
 pub struct Page {
@@ -54,17 +56,29 @@ pub async fn get_in(store: &dyn Store, project_ids: &[String], id: &str) -> Serv
     Ok(store.get_report(id).await?.filter(|r| project_ids.contains(&r.project_id)))
 }
 
+/// Reports of `project_ids` whose id ends in `short_id`, at most `limit`.
+pub async fn find_by_short_id(
+    store: &dyn Store,
+    project_ids: &[String],
+    short_id: &str,
+    limit: u32,
+) -> ServiceResult<Vec<Report>> {
+    Ok(store.find_reports_by_short_id(project_ids, short_id, limit).await?)
+}
+
+/// Every status change of a report, oldest first.
+pub async fn history(store: &dyn Store, report: &Report) -> ServiceResult<Vec<StatusChange>> {
+    Ok(store.status_history(&report.id).await?)
+}
+
 /// Sets a report's status (any of the six values) and records who changed it.
 pub async fn set_status(
     store: &dyn Store,
     report: &Report,
-    new_status: &str,
-    by: &Author,
+    new_status: Status,
+    by: &Principal,
 ) -> ServiceResult<StatusChange> {
-    if !status::is_valid(new_status) {
-        return Err(ServiceError::Invalid(format!("status must be one of {}", status::STATUSES.join(", "))));
-    }
-    match store.set_report_status(&report.id, new_status, by, time::now_ms()).await {
+    match store.set_report_status(&report.id, new_status.as_str(), &by.author(), time::now_ms()).await {
         Ok(change) => Ok(change),
         Err(StoreError::NotFound) => Err(ServiceError::NotFound("report not found".into())),
         Err(other) => Err(other.into()),

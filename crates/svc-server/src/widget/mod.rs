@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use std::sync::OnceLock;
 
 use crate::ingest::widget_config::channel_json;
+use crate::service::{ServiceError, channels, projects};
 use crate::state::AppState;
 
 const JS: &str = "text/javascript; charset=utf-8";
@@ -53,8 +54,8 @@ pub fn unknown_key_script(key: &str) -> String {
 /// The configuration baked into a project's loader: the widget settings with defaults, where the
 /// widget runs, its channels in ingest form, and the configured mascot's SVG (the loader carries
 /// only that one; the others come with the panel).
-pub async fn preset(state: &AppState, project: &svc_core::model::Project) -> Result<Value, svc_store::StoreError> {
-    let channels = state.store.list_channels(&project.id, false).await?;
+pub async fn preset(state: &AppState, project: &svc_core::model::Project) -> Result<Value, ServiceError> {
+    let channels = channels::list(&*state.store, &project.id, false).await?;
     let widget_config = svc_core::project::widget_config_with_defaults(&project.widget_config);
     let mut preset = json!({
         "projectKey": project.project_key,
@@ -78,8 +79,7 @@ pub fn mascot_svg(name: &str) -> Option<&'static str> {
 async fn project_loader(State(state): State<AppState>, Path(file): Path<String>, headers: HeaderMap) -> Response {
     let key = file.strip_suffix(".js").unwrap_or(&file);
     let key: String = key.chars().take(100).collect();
-    let project =
-        if svc_core::ids::is_project_key(&key) { state.store.get_project_by_key(&key).await } else { Ok(None) };
+    let project = projects::by_public_key(&*state.store, &key).await;
     match project {
         Ok(Some(project)) => match preset(&state, &project).await {
             Ok(preset) => cached(&headers, JS, LOADER_CACHE, per_project_loader(&preset)),
@@ -92,7 +92,7 @@ async fn project_loader(State(state): State<AppState>, Path(file): Path<String>,
 
 /// A store failure still answers 200 JavaScript (a browser ignores scripts with an error status),
 /// never cached, saying what happened.
-fn unavailable(error: svc_store::StoreError) -> Response {
+fn unavailable(error: ServiceError) -> Response {
     tracing::error!(%error, "widget loader: store failure");
     let body = "console.error(\"[Svc] the feedback service is unavailable; try again later\");\n";
     let mut response = (StatusCode::OK, body).into_response();
@@ -173,9 +173,8 @@ fn set(response: &mut Response, name: header::HeaderName, value: &str) {
 }
 
 /// The bootstrap project: the first project of the organization `svc serve` creates on first start.
-async fn bootstrap_project(state: &AppState) -> Result<Option<svc_core::model::Project>, svc_store::StoreError> {
-    let Some(org) = state.store.find_organization_by_name("Default").await? else { return Ok(None) };
-    Ok(state.store.list_projects(&org.id).await?.into_iter().next())
+async fn bootstrap_project(state: &AppState) -> Result<Option<svc_core::model::Project>, ServiceError> {
+    projects::default_project(&*state.store).await
 }
 
 async fn demo(State(state): State<AppState>) -> Response {

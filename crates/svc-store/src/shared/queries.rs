@@ -734,6 +734,26 @@ impl CommentStore for ThisStore {
         .await?;
         row.as_ref().map(rows::comment).transpose()
     }
+
+    async fn edit_draft_comment(&self, comment_id: &str, text: &str) -> StoreResult<Option<Comment>> {
+        let row = sqlx::query(concat!(
+            "UPDATE comments SET text = $2 WHERE id = $1 AND draft = TRUE RETURNING ",
+            comment_columns!()
+        ))
+        .bind(comment_id)
+        .bind(text)
+        .fetch_optional(self.write_pool())
+        .await?;
+        row.as_ref().map(rows::comment).transpose()
+    }
+
+    async fn discard_draft_comment(&self, comment_id: &str) -> StoreResult<bool> {
+        let done = sqlx::query("DELETE FROM comments WHERE id = $1 AND draft = TRUE")
+            .bind(comment_id)
+            .execute(self.write_pool())
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
 }
 
 #[async_trait]

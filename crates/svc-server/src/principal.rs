@@ -1,0 +1,174 @@
+//! Who is calling: every credential resolves here to a [`Principal`], and
+//! [`Principal::require`] is the one place a scope is checked. Surfaces map [`AuthError`] and
+//! [`Refusal`] to their own wire format (REST `{error, code}`, JSON-RPC errors on `/mcp`).
+//!
+//! Today the credentials are API keys. A signed-in user (with memberships), an OAuth grant and a
+//! reporter become further variants of [`Principal`], resolved in [`Principal::resolve`] from their
+//! own credential; their rules go into `require`, so no surface changes when they arrive.
+
+use axum::http::HeaderMap;
+use axum::http::header::AUTHORIZATION;
+use svc_core::model::{ApiKey, Author, Project};
+use svc_core::{scope, time};
+
+use crate::service::keys::{self, AuthFailure, AuthResultError};
+use crate::state::AppState;
+
+/// An authenticated caller.
+#[derive(Debug, Clone)]
+pub enum Principal {
+    /// A key bound to one project, with its scopes.
+    ProjectKey(ApiKey),
+    /// An organization-wide key: every project of its organization, on the tool endpoint only.
+    OrgKey(ApiKey),
+}
+
+/// Why a request has no principal.
+#[derive(Debug)]
+pub enum AuthError {
+    /// No credential, or one that is malformed, unknown, expired or revoked.
+    Unauthenticated(AuthFailure),
+    /// Over the per-credential rate limit; retry after this many seconds.
+    RateLimited(u64),
+    Internal(anyhow::Error),
+}
+
+impl AuthError {
+    pub fn message(&self) -> &'static str {
+        match self {
+            AuthError::Unauthenticated(failure) => failure.message(),
+            AuthError::RateLimited(_) => "rate limit exceeded",
+            AuthError::Internal(_) => "internal error",
+        }
+    }
+}
+
+/// Why a principal may not do something.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The credential lacks this scope.
+    MissingScope(&'static str),
+    /// The project is outside the principal's reach.
+    OtherProject,
+}
+
+impl Principal {
+    /// Authenticates a request's credential, applies its rate limit and records its use (written
+    /// off the request path).
+    pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<Principal, AuthError> {
+        let header = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok());
+        let key = match keys::authenticate(&*state.store, header).await {
+            Ok(key) => key,
+            Err(AuthResultError::Denied(failure)) => return Err(AuthError::Unauthenticated(failure)),
+            Err(AuthResultError::Store(error)) => return Err(AuthError::Internal(error.into())),
+        };
+        state.rate_limits.check_key(&key.id).map_err(AuthError::RateLimited)?;
+        state.usage.record_key_use(&key, time::now_ms());
+        Ok(if key.project_id.is_some() { Principal::ProjectKey(key) } else { Principal::OrgKey(key) })
+    }
+
+    /// The key behind the principal.
+    pub fn key(&self) -> &ApiKey {
+        match self {
+            Principal::ProjectKey(key) | Principal::OrgKey(key) => key,
+        }
+    }
+
+    /// The one project a project-bound principal acts on.
+    pub fn bound_project(&self) -> Option<&str> {
+        match self {
+            Principal::ProjectKey(key) => key.project_id.as_deref(),
+            Principal::OrgKey(_) => None,
+        }
+    }
+
+    pub fn org_wide(&self) -> bool {
+        matches!(self, Principal::OrgKey(_))
+    }
+
+    /// Checks that the principal holds `needed` and, when a project is named, reaches it.
+    pub fn require(&self, needed: &'static str, project: Option<&Project>) -> Result<(), Refusal> {
+        let key = self.key();
+        let reaches = |project: &Project| match self {
+            Principal::ProjectKey(key) => key.project_id.as_deref() == Some(project.id.as_str()),
+            Principal::OrgKey(key) => key.org_id == project.org_id,
+        };
+        if project.is_some_and(|project| !reaches(project)) {
+            return Err(Refusal::OtherProject);
+        }
+        if !scope::satisfies(&key.scopes, needed) {
+            return Err(Refusal::MissingScope(needed));
+        }
+        Ok(())
+    }
+
+    /// The author recorded for changes the principal makes: `agent:<keyId>`, labelled by
+    /// `introduce` or the key's name.
+    pub fn author(&self) -> Author {
+        let key = self.key();
+        Author {
+            kind: "agent".into(),
+            id: Some(self.viewer()),
+            label: Some(key.agent_name.clone().unwrap_or_else(|| key.name.clone())),
+        }
+    }
+
+    /// The name viewed marks are recorded under.
+    pub fn viewer(&self) -> String {
+        format!("agent:{}", self.key().id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use svc_core::model::KeyOrigin;
+
+    fn key(project_id: Option<&str>, scopes: &[&str]) -> ApiKey {
+        ApiKey {
+            id: "k".into(),
+            project_id: project_id.map(String::from),
+            org_id: "org".into(),
+            name: "n".into(),
+            key_hash: String::new(),
+            scopes: scopes.iter().map(|s| s.to_string()).collect(),
+            origin: KeyOrigin::Api,
+            expires_at: None,
+            revoked_at: None,
+            last_used_at: None,
+            agent_name: None,
+            agent_owner: None,
+            created_at: 0,
+        }
+    }
+
+    fn project(id: &str, org_id: &str) -> Project {
+        Project {
+            id: id.into(),
+            org_id: org_id.into(),
+            name: id.into(),
+            slug: id.into(),
+            project_key: String::new(),
+            url_patterns: vec![],
+            default_channel_key: "bug".into(),
+            widget_config: serde_json::json!({}),
+            allowed_origins: vec![],
+            identity_secret: None,
+            created_at: 0,
+        }
+    }
+
+    #[test]
+    fn require_checks_reach_then_scope() {
+        let reader = Principal::ProjectKey(key(Some("p"), &[scope::FEEDBACK_READ]));
+        assert_eq!(reader.require(scope::FEEDBACK_READ, Some(&project("p", "org"))), Ok(()));
+        assert_eq!(
+            reader.require(scope::FEEDBACK_WRITE, Some(&project("p", "org"))),
+            Err(Refusal::MissingScope(scope::FEEDBACK_WRITE))
+        );
+        assert_eq!(reader.require(scope::FEEDBACK_READ, Some(&project("q", "org"))), Err(Refusal::OtherProject));
+        let org = Principal::OrgKey(key(None, &["*"]));
+        assert_eq!(org.require(scope::APIKEY_WRITE, Some(&project("q", "org"))), Ok(()));
+        assert_eq!(org.require(scope::FEEDBACK_READ, Some(&project("q", "elsewhere"))), Err(Refusal::OtherProject));
+    }
+}

@@ -1,0 +1,77 @@
+//! Comments on a report's thread: agents add them (drafts by default, decisions §8), a human
+//! publishes drafts from the dashboard.
+
+use super::{ServiceError, ServiceResult};
+use crate::principal::Principal;
+use svc_core::model::{Comment, Report};
+use svc_core::status::NewComment;
+use svc_core::{ids, time};
+use svc_store::Store;
+
+/// Adds a comment to `report` by `by`; a comment that is not a draft is published at once.
+pub async fn add(store: &dyn Store, report: &Report, by: &Principal, new: NewComment) -> ServiceResult<Comment> {
+    let NewComment { text, kind, draft } = new;
+    let now = time::now_ms();
+    let comment = Comment {
+        id: ids::new_id_at(now),
+        report_id: report.id.clone(),
+        project_id: report.project_id.clone(),
+        author: by.author(),
+        text,
+        kind,
+        draft,
+        created_at: now,
+        published_at: if draft { None } else { Some(now) },
+    };
+    store.create_comment(&comment).await?;
+    Ok(comment)
+}
+
+/// The report's comments, oldest first, drafts included.
+pub async fn list(store: &dyn Store, report: &Report) -> ServiceResult<Vec<Comment>> {
+    Ok(store.list_comments(&report.id).await?)
+}
+
+/// Publishes a draft of `report`; 404 when the report has no such comment.
+pub async fn publish(store: &dyn Store, report: &Report, comment_id: &str) -> ServiceResult<Comment> {
+    let not_found = || ServiceError::NotFound("no comment with that id on this report".into());
+    if !ids::is_object_id(comment_id) {
+        return Err(not_found());
+    }
+    let comments = store.list_comments(&report.id).await?;
+    let comment = comments.into_iter().find(|c| c.id == comment_id).ok_or_else(not_found)?;
+    if !comment.draft {
+        return Ok(comment);
+    }
+    store.publish_comment(&comment.id, time::now_ms()).await?.ok_or_else(not_found)
+}
+
+/// A draft of `report` by id; a published comment is no draft and cannot change.
+async fn draft_of(store: &dyn Store, report: &Report, comment_id: &str) -> ServiceResult<Comment> {
+    let not_found = || ServiceError::NotFound("no draft with that id on this report".into());
+    if !ids::is_object_id(comment_id) {
+        return Err(not_found());
+    }
+    let comments = store.list_comments(&report.id).await?;
+    comments.into_iter().find(|c| c.id == comment_id && c.draft).ok_or_else(not_found)
+}
+
+/// Replaces the text of a draft before it is published.
+pub async fn edit_draft(store: &dyn Store, report: &Report, comment_id: &str, text: &str) -> ServiceResult<Comment> {
+    let text = svc_core::status::validate_comment_text(text)?;
+    let draft = draft_of(store, report, comment_id).await?;
+    store
+        .edit_draft_comment(&draft.id, &text)
+        .await?
+        .ok_or_else(|| ServiceError::NotFound("no draft with that id on this report".into()))
+}
+
+/// Deletes a draft that will not be published.
+pub async fn discard(store: &dyn Store, report: &Report, comment_id: &str) -> ServiceResult<()> {
+    let draft = draft_of(store, report, comment_id).await?;
+    if store.discard_draft_comment(&draft.id).await? {
+        Ok(())
+    } else {
+        Err(ServiceError::NotFound("no draft with that id on this report".into()))
+    }
+}
