@@ -62,7 +62,7 @@ fn reason<E: Display>(outcome: &Result<(), E>) -> String {
 }
 
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
-    let (database, blobs) = tokio::join!(state.store.ping(), state.blobs.ping());
+    let (database, blobs) = crate::service::readiness::check(&*state.store, &state.blobs).await;
     state.readiness.observe(&database, &blobs);
     match (database, blobs) {
         (Ok(()), Ok(())) => (StatusCode::OK, Json(json!({"ok": true}))),

@@ -9,6 +9,7 @@ pub mod flags;
 pub mod housekeeping;
 pub mod keys;
 pub mod projects;
+pub mod readiness;
 pub mod reports;
 pub mod rooms;
 pub mod usage;
