@@ -2,7 +2,7 @@
 //! reports spread over statuses and channels, and a real 200 KB PNG screenshot.
 
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 use serde_json::{Value, json};
 use svc_core::model::{Author, Report};
 
