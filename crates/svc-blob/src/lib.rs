@@ -18,6 +18,8 @@
 //! `health/` and fails until that works, so readiness follows whether blobs can be stored, which
 //! listing a folder or a bucket cannot tell.
 
+#![forbid(unsafe_code)]
+
 use std::fmt;
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;

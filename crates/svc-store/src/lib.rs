@@ -2,6 +2,9 @@
 //! default) and PostgreSQL (for several instances). Each backend carries its own migrations and
 //! runs them when it connects.
 
+// `unsafe` only in `sqlite::memory` (SQLite's allocator hooks), which allows it for itself.
+#![deny(unsafe_code)]
+
 use async_trait::async_trait;
 use std::sync::Arc;
 use svc_core::model::*;
