@@ -2,6 +2,9 @@
 //! the other commands are its parts (the ceiling server, the blob-then-report load client, the
 //! seeder), usable on their own. See bench/README.md.
 
+// `unsafe` only where the benchmark calls libc (CPU time of a child, signals), each allowed there.
+#![deny(unsafe_code)]
+
 mod ceiling;
 mod data;
 mod http;

@@ -45,6 +45,7 @@ fn timeval_seconds(tv: libc::timeval) -> f64 {
 }
 
 /// User + system CPU seconds this process has used.
+#[allow(unsafe_code)]
 pub fn cpu_seconds_self() -> f64 {
     // SAFETY: getrusage fills the struct it is given.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -53,6 +54,7 @@ pub fn cpu_seconds_self() -> f64 {
 }
 
 /// Waits for a child and returns (exit success, user + system CPU seconds it used).
+#[allow(unsafe_code)]
 pub fn wait_with_cpu(child: &mut std::process::Child) -> anyhow::Result<(bool, f64)> {
     let pid = child.id() as libc::pid_t;
     let mut status: libc::c_int = 0;

@@ -280,7 +280,10 @@ impl Svc {
     /// SIGTERM, then up to 20 s for a graceful exit, then SIGKILL.
     fn stop(mut self) -> anyhow::Result<()> {
         // SAFETY: signalling our own child by its pid.
-        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM)
+        };
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             if let Some(status) = self.child.try_wait()? {

@@ -18,10 +18,12 @@
 //! `health/` and fails until that works, so readiness follows whether blobs can be stored, which
 //! listing a folder or a bucket cannot tell.
 
+#![forbid(unsafe_code)]
+
 use std::fmt;
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -102,6 +104,33 @@ pub struct BlobStore {
     parts_in_flight: usize,
     /// Whether blob writes currently fail (see the module docs); shared by every clone and writer.
     writes_failing: Arc<AtomicBool>,
+    /// Clean-ups of dropped writers still running; shared by every clone and writer.
+    cleanups: Arc<CleanUps>,
+}
+
+/// Counts the clean-up tasks of dropped writers, so [`BlobStore::settle`] can wait for them.
+#[derive(Default)]
+struct CleanUps {
+    running: AtomicUsize,
+    done: tokio::sync::Notify,
+}
+
+/// One running clean-up; dropped when the task ends (or is dropped unrun at runtime shutdown).
+struct CleanUpGuard(Arc<CleanUps>);
+
+impl CleanUpGuard {
+    fn new(cleanups: &Arc<CleanUps>) -> Self {
+        cleanups.running.fetch_add(1, Ordering::AcqRel);
+        CleanUpGuard(Arc::clone(cleanups))
+    }
+}
+
+impl Drop for CleanUpGuard {
+    fn drop(&mut self) {
+        if self.0.running.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.done.notify_waiters();
+        }
+    }
 }
 
 /// Notes a write's outcome in the write health: only failures of the backend count.
@@ -147,6 +176,7 @@ impl BlobStore {
             part_size: LOCAL_PART_SIZE,
             parts_in_flight: LOCAL_PARTS_IN_FLIGHT,
             writes_failing: Arc::default(),
+            cleanups: Arc::default(),
         })
     }
 
@@ -159,6 +189,7 @@ impl BlobStore {
             part_size: LOCAL_PART_SIZE,
             parts_in_flight: LOCAL_PARTS_IN_FLIGHT,
             writes_failing: Arc::default(),
+            cleanups: Arc::default(),
         }
     }
 
@@ -214,6 +245,7 @@ impl BlobStore {
             part_size: S3_PART_SIZE,
             parts_in_flight: S3_PARTS_IN_FLIGHT,
             writes_failing: Arc::default(),
+            cleanups: Arc::default(),
         })
     }
 
@@ -262,7 +294,22 @@ impl BlobStore {
             state: WriterState::Buffering(PutPayloadMut::new()),
             written: 0,
             writes_failing: Arc::clone(&self.writes_failing),
+            cleanups: Arc::clone(&self.cleanups),
         })
+    }
+
+    /// Waits until the clean-up of every writer dropped unfinished so far has run (its multipart upload
+    /// aborted): for tests, and for a shutdown that wants nothing left behind.
+    pub async fn settle(&self) {
+        loop {
+            let mut done = std::pin::pin!(self.cleanups.done.notified());
+            // Registered before the count is read, so a clean-up ending in between still wakes us.
+            done.as_mut().enable();
+            if self.cleanups.running.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            done.await;
+        }
     }
 
     /// The blob's size and its bytes as a stream (read as they are sent), or `None` if there is no such
@@ -383,7 +430,7 @@ fn endpoint_origin(endpoint: &str) -> String {
 /// single put; past it they go up as a multipart upload, one part at a time, with `write` waiting while
 /// too many parts are in flight. A failed `write` cleans up the upload itself, and so does dropping an
 /// unfinished writer (for example when the client goes away mid-upload: the clean-up runs as a task on
-/// the current tokio runtime).
+/// the current tokio runtime, and [`BlobStore::settle`] waits for it).
 pub struct BlobWriter {
     store: Arc<dyn ObjectStore>,
     path: ObjectPath,
@@ -393,6 +440,8 @@ pub struct BlobWriter {
     written: u64,
     /// The store's write health (see the module docs).
     writes_failing: Arc<AtomicBool>,
+    /// The store's running clean-ups (see [`BlobStore::settle`]).
+    cleanups: Arc<CleanUps>,
 }
 
 enum WriterState {
@@ -511,8 +560,10 @@ impl Drop for BlobWriter {
         if let WriterState::Uploading(parts) = std::mem::replace(&mut self.state, WriterState::Closed)
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
+            let running = CleanUpGuard::new(&self.cleanups);
             runtime.spawn(async move {
                 let _ = parts.abort().await;
+                drop(running);
             });
         }
     }
@@ -712,6 +763,7 @@ mod tests {
                 part_size,
                 parts_in_flight,
                 writes_failing: Arc::default(),
+                cleanups: Arc::default(),
             };
             let id = "0123456789abcdef01234567";
             let mut writer = store.writer(id).unwrap();
@@ -748,6 +800,7 @@ mod tests {
             part_size: LOCAL_PART_SIZE,
             parts_in_flight: LOCAL_PARTS_IN_FLIGHT,
             writes_failing: Arc::default(),
+            cleanups: Arc::default(),
         };
         let id = "0123456789abcdef01234567";
         full.store(true, Ordering::SeqCst);

@@ -217,8 +217,8 @@ conformance! {
             writer.write(Bytes::copy_from_slice(piece)).await.unwrap();
         }
         drop(writer);
-        // The clean-up runs as a task; give it a moment.
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        // The clean-up runs as a task.
+        store.settle().await;
         assert!(store.get(&id).await.unwrap().is_none());
     }
 
@@ -380,6 +380,6 @@ async fn s3_abort_and_drop_discard_the_multipart_upload() {
     assert_eq!(pending_uploads().await, 2, "two multipart uploads under way");
     aborted.abort().await;
     drop(dropped);
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    store.settle().await;
     assert_eq!(pending_uploads().await, 0, "no multipart upload left behind");
 }

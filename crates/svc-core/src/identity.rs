@@ -1,11 +1,10 @@
-//! Identity tokens (decisions §3): a JWT signed HS256 with the project's identity secret. A small
-//! verifier of exactly this profile: no other algorithm is accepted, so no algorithm confusion.
+//! Identity tokens (decisions §3): a JWT signed HS256 with the project's identity secret, verified with
+//! `jsonwebtoken`. Only HS256 is accepted (so no algorithm confusion, and `alg: none` is refused); `typ`
+//! is not looked at; `exp` is checked here against the caller's clock so it stays testable.
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use hmac::{Hmac, Mac};
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde_json::{Value, json};
-use sha2::Sha256;
 
 /// Clock leeway for `exp`.
 pub const LEEWAY_SECS: i64 = 60;
@@ -31,24 +30,28 @@ impl IdentityError {
 /// Verifies a token and returns the report's `identity`: `{userId, email, name, avatarUrl, verified}`.
 pub fn verify(token: &str, secret: &str, now_secs: i64) -> Result<Value, IdentityError> {
     let token = token.trim();
-    let mut parts = token.split('.');
-    let (Some(header), Some(payload), Some(signature), None) = (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Err(IdentityError::Malformed);
-    };
-    let decode = |part: &str| URL_SAFE_NO_PAD.decode(part.trim_end_matches('=')).map_err(|_| IdentityError::Malformed);
-    let header: Value = serde_json::from_slice(&decode(header)?).map_err(|_| IdentityError::Malformed)?;
-    if header.get("alg").and_then(Value::as_str) != Some("HS256") {
-        return Err(IdentityError::InvalidSignature);
+    // The header alone first, so a header that is JSON but names no algorithm we know (`none`, none at
+    // all) is told apart from a token that is not a JWT: the former is refused like a wrong algorithm.
+    if let Err(error) = jsonwebtoken::decode_header(token) {
+        return Err(match error.kind() {
+            ErrorKind::Json(json) if json.is_data() => IdentityError::InvalidSignature,
+            _ => IdentityError::Malformed,
+        });
     }
-    let signature = decode(signature)?;
-    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).map_err(|_| IdentityError::InvalidSignature)?;
-    // What is signed: `<header>.<payload>`, everything before the last dot.
-    let signed = &token[..token.rfind('.').unwrap_or(0)];
-    mac.update(signed.as_bytes());
-    // `verify_slice` compares in constant time.
-    mac.verify_slice(&signature).map_err(|_| IdentityError::InvalidSignature)?;
-    let claims: Value = serde_json::from_slice(&decode(payload)?).map_err(|_| IdentityError::Malformed)?;
+    let mut validation = Validation::new(Algorithm::HS256);
+    // `sub` and `exp` are checked below so a missing one is `malformed` and `exp` uses `now_secs`.
+    validation.required_spec_claims.clear();
+    validation.validate_exp = false;
+    validation.validate_aud = false;
+    let claims = match jsonwebtoken::decode::<Value>(token, &DecodingKey::from_secret(secret.as_bytes()), &validation) {
+        Ok(data) => data.claims,
+        Err(error) => {
+            return Err(match error.kind() {
+                ErrorKind::InvalidSignature | ErrorKind::InvalidAlgorithm => IdentityError::InvalidSignature,
+                _ => IdentityError::Malformed,
+            });
+        }
+    };
     let sub = claims.get("sub").and_then(Value::as_str).filter(|s| !s.is_empty()).ok_or(IdentityError::Malformed)?;
     let exp = claims.get("exp").and_then(Value::as_i64).ok_or(IdentityError::Malformed)?;
     if exp + LEEWAY_SECS < now_secs {
@@ -66,17 +69,15 @@ pub fn verify(token: &str, secret: &str, now_secs: i64) -> Result<Value, Identit
 
 /// Signs claims as an HS256 JWT (tests, examples and tools that mint identity tokens).
 pub fn sign(claims: &Value, secret: &str) -> String {
-    let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
-    let payload = URL_SAFE_NO_PAD.encode(claims.to_string());
-    let signing_input = format!("{header}.{payload}");
-    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes keys of any length");
-    mac.update(signing_input.as_bytes());
-    format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes()))
+    jsonwebtoken::encode(&Header::new(Algorithm::HS256), claims, &EncodingKey::from_secret(secret.as_bytes()))
+        .expect("a JSON value signs with an HMAC key of any length")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
     const SECRET: &str = "a-long-identity-secret-for-tests";
     const NOW: i64 = 1_800_000_000;
@@ -108,5 +109,36 @@ mod tests {
         let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"none"}"#);
         let payload = URL_SAFE_NO_PAD.encode(json!({"sub": "u1", "exp": NOW + 60}).to_string());
         assert_eq!(verify(&format!("{header}.{payload}."), SECRET, NOW), Err(IdentityError::InvalidSignature));
+    }
+
+    #[test]
+    fn only_hs256_is_accepted_and_typ_is_ignored() {
+        let claims = json!({"sub": "u1", "exp": NOW + 60});
+        let key = EncodingKey::from_secret(SECRET.as_bytes());
+        let hs384 = jsonwebtoken::encode(&Header::new(Algorithm::HS384), &claims, &key).unwrap();
+        assert_eq!(verify(&hs384, SECRET, NOW), Err(IdentityError::InvalidSignature));
+        for typ in [None, Some("at+jwt".to_string())] {
+            let header = Header { typ, ..Header::new(Algorithm::HS256) };
+            let token = jsonwebtoken::encode(&header, &claims, &key).unwrap();
+            assert_eq!(verify(&token, SECRET, NOW).unwrap()["userId"], "u1");
+        }
+    }
+
+    #[test]
+    fn tampered_payloads_and_bad_claims_are_told_apart() {
+        let token = sign(&json!({"sub": "u1", "exp": NOW + 60}), SECRET);
+        let mut parts: Vec<&str> = token.split('.').collect();
+        let forged = URL_SAFE_NO_PAD.encode(json!({"sub": "admin", "exp": NOW + 60}).to_string());
+        parts[1] = &forged;
+        assert_eq!(verify(&parts.join("."), SECRET, NOW), Err(IdentityError::InvalidSignature));
+        let text_exp = sign(&json!({"sub": "u1", "exp": "tomorrow"}), SECRET);
+        assert_eq!(verify(&text_exp, SECRET, NOW), Err(IdentityError::Malformed));
+        let empty_sub = sign(&json!({"sub": "", "exp": NOW + 60}), SECRET);
+        assert_eq!(verify(&empty_sub, SECRET, NOW), Err(IdentityError::Malformed));
+        let not_json = format!("{}.{}.sig", URL_SAFE_NO_PAD.encode("{"), URL_SAFE_NO_PAD.encode("{}"));
+        assert_eq!(verify(&not_json, SECRET, NOW), Err(IdentityError::Malformed));
+        // An audience is not ours to check: the token is still a valid identity.
+        let with_aud = sign(&json!({"sub": "u1", "exp": NOW + 60, "aud": "elsewhere"}), SECRET);
+        assert!(verify(&with_aud, SECRET, NOW).is_ok());
     }
 }

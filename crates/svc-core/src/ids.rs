@@ -4,7 +4,7 @@
 //! that are random but strictly increasing within this process, so ids sort by creation and one id
 //! works as a keyset cursor.
 
-use rand::Rng;
+use rand::RngExt;
 use std::sync::Mutex;
 
 const BASE62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";

@@ -1,6 +1,8 @@
 //! Svc's domain: the types every surface and store share, their validation, identifiers, scopes,
 //! statuses and the rules that decide titles. Nothing here performs I/O.
 
+#![forbid(unsafe_code)]
+
 pub mod channel;
 pub mod identity;
 pub mod ids;

@@ -1,5 +1,7 @@
 //! Server settings that surfaces need at request time.
 
+// Re-exported: `ServerConfig::trusted_proxies` holds these.
+pub use ipnet::IpNet;
 use std::net::IpAddr;
 use svc_core::ingest::Limits;
 
@@ -20,7 +22,7 @@ pub struct ServerConfig {
     /// Ingest: reports per minute an address may still file for a project whose ceiling is used up.
     pub guaranteed_reports_per_address: u32,
     /// Proxies whose `X-Forwarded-For` is believed (`SVC_TRUSTED_PROXIES`).
-    pub trusted_proxies: Vec<Cidr>,
+    pub trusted_proxies: Vec<IpNet>,
     /// Blob sizes and report limits.
     pub limits: Limits,
 }
@@ -43,50 +45,23 @@ impl Default for ServerConfig {
 
 impl ServerConfig {
     pub fn is_trusted_proxy(&self, ip: IpAddr) -> bool {
-        self.trusted_proxies.iter().any(|cidr| cidr.contains(ip))
+        self.trusted_proxies.iter().any(|net| net.contains(&ip))
     }
 }
 
-/// An address range such as `10.0.0.0/8` or `::1/128` (a bare address is a /32 or /128).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cidr {
-    network: IpAddr,
-    prefix: u8,
+/// Parses one address range such as `10.0.0.0/8` or `::1/128`; a bare address is a /32 or /128.
+pub fn parse_cidr(text: &str) -> Result<IpNet, String> {
+    let text = text.trim();
+    if text.contains('/') {
+        text.parse::<IpNet>().map_err(|_| format!("{text:?} is not an address range (such as 10.0.0.0/8)"))
+    } else {
+        text.parse::<IpAddr>().map(IpNet::from).map_err(|_| format!("{text:?} is not an address or address range"))
+    }
 }
 
-impl Cidr {
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let (address, prefix) = match text.trim().split_once('/') {
-            Some((a, p)) => (a, Some(p)),
-            None => (text.trim(), None),
-        };
-        let network: IpAddr = address.parse().map_err(|_| format!("{text:?} is not an address range"))?;
-        let max = if network.is_ipv4() { 32 } else { 128 };
-        let prefix = match prefix {
-            Some(p) => p.parse::<u8>().ok().filter(|p| *p <= max).ok_or_else(|| format!("{text:?}: bad prefix"))?,
-            None => max,
-        };
-        Ok(Cidr { network, prefix })
-    }
-
-    /// Parses a comma-separated list.
-    pub fn parse_list(text: &str) -> Result<Vec<Self>, String> {
-        text.split(',').filter(|s| !s.trim().is_empty()).map(Cidr::parse).collect()
-    }
-
-    pub fn contains(&self, ip: IpAddr) -> bool {
-        match (self.network, ip) {
-            (IpAddr::V4(net), IpAddr::V4(ip)) => {
-                let mask = u32::MAX.checked_shl(32 - self.prefix as u32).unwrap_or(0);
-                u32::from(net) & mask == u32::from(ip) & mask
-            }
-            (IpAddr::V6(net), IpAddr::V6(ip)) => {
-                let mask = u128::MAX.checked_shl(128 - self.prefix as u32).unwrap_or(0);
-                u128::from(net) & mask == u128::from(ip) & mask
-            }
-            _ => false,
-        }
-    }
+/// Parses a comma-separated list of address ranges (`SVC_TRUSTED_PROXIES`).
+pub fn parse_cidr_list(text: &str) -> Result<Vec<IpNet>, String> {
+    text.split(',').filter(|s| !s.trim().is_empty()).map(parse_cidr).collect()
 }
 
 #[cfg(test)]
@@ -95,12 +70,25 @@ mod tests {
 
     #[test]
     fn cidr_ranges() {
-        let net = Cidr::parse("10.0.0.0/8").unwrap();
-        assert!(net.contains("10.1.2.3".parse().unwrap()));
-        assert!(!net.contains("11.0.0.1".parse().unwrap()));
-        assert!(Cidr::parse("::1").unwrap().contains("::1".parse().unwrap()));
-        assert!(Cidr::parse("0.0.0.0/0").unwrap().contains("8.8.8.8".parse().unwrap()));
-        assert!(Cidr::parse("10.0.0.0/33").is_err());
-        assert_eq!(Cidr::parse_list("10.0.0.0/8, 127.0.0.1").unwrap().len(), 2);
+        let ip = |text: &str| text.parse::<IpAddr>().unwrap();
+        let net = parse_cidr("10.0.0.0/8").unwrap();
+        assert!(net.contains(&ip("10.1.2.3")));
+        assert!(!net.contains(&ip("11.0.0.1")));
+        assert!(parse_cidr("::1").unwrap().contains(&ip("::1")));
+        assert!(!parse_cidr("::1").unwrap().contains(&ip("::2")));
+        assert!(parse_cidr("0.0.0.0/0").unwrap().contains(&ip("8.8.8.8")));
+        assert!(!parse_cidr("127.0.0.1").unwrap().contains(&ip("127.0.0.2")));
+        assert!(parse_cidr("10.0.0.0/33").is_err());
+        assert!(parse_cidr("10.0.0/8").is_err());
+        assert_eq!(parse_cidr_list("10.0.0.0/8, 127.0.0.1").unwrap().len(), 2);
+        assert!(parse_cidr_list("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn trusted_proxies_match_by_range() {
+        let config = ServerConfig { trusted_proxies: parse_cidr_list("10.0.0.0/8,::1").unwrap(), ..Default::default() };
+        assert!(config.is_trusted_proxy("10.9.9.9".parse().unwrap()));
+        assert!(config.is_trusted_proxy("::1".parse().unwrap()));
+        assert!(!config.is_trusted_proxy("192.168.0.1".parse().unwrap()));
     }
 }

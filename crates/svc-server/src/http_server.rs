@@ -93,14 +93,11 @@ impl Default for ConnectionSettings {
 pub fn descriptor_limit() -> Option<u64> {
     #[cfg(unix)]
     {
-        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-        // SAFETY: getrlimit writes into the struct it is given and nothing else.
-        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
-            // `rlim_t` is not 64 bits on every platform.
-            #[allow(clippy::unnecessary_cast)]
-            return Some(if limit.rlim_cur == libc::RLIM_INFINITY { u64::MAX } else { limit.rlim_cur as u64 });
-        }
+        // `None` is no limit.
+        let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+        Some(limit.current.unwrap_or(u64::MAX))
     }
+    #[cfg(not(unix))]
     None
 }
 

@@ -1,6 +1,8 @@
 //! Svc's HTTP server: the REST API, health and metrics (and, as they land, ingest, the tool endpoint
 //! and the widget), over one shared service layer.
 
+#![forbid(unsafe_code)]
+
 pub mod api;
 pub mod body;
 pub mod config;

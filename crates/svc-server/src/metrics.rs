@@ -1,116 +1,224 @@
-//! Prometheus metrics: request counts and latencies per route, reports created.
+//! Prometheus metrics: request counts and latencies per route, reports created (prometheus-client).
+//!
+//! Each series is its own atomic counter or histogram; looking one up takes a shared read lock, so
+//! requests do not queue behind each other. The label sets seen so far are also kept sorted (written
+//! only when a new one appears) so `/metrics` lists series by method, route and status.
 
 use axum::extract::{MatchedPath, Request, State};
+use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::Response;
-use std::collections::BTreeMap;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{
+    DescriptorEncoder, EncodeLabelSet, EncodeLabelValue, EncodeMetric, LabelValueEncoder,
+};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::{Family, MetricConstructor};
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+use std::cmp::Ordering;
+use std::collections::BTreeSet;
 use std::fmt::Write;
-use std::sync::Arc;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 const BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
 
-#[derive(Default)]
-struct Latency {
-    buckets: [u64; BUCKETS.len()],
-    count: u64,
-    sum: f64,
+/// The `route` label: the route template, never the raw path (ids and keys in paths would become
+/// labels). Holding the `MatchedPath` itself keeps recording free of allocation.
+#[derive(Clone, Debug)]
+pub enum Route {
+    Matched(MatchedPath),
+    Named(&'static str),
 }
 
-/// Counts and latencies of one (route, method).
-#[derive(Default)]
-struct RouteStats {
-    /// status → count
-    statuses: BTreeMap<u16, u64>,
-    latency: Latency,
+impl Route {
+    fn as_str(&self) -> &str {
+        match self {
+            Route::Matched(path) => path.as_str(),
+            Route::Named(name) => name,
+        }
+    }
 }
 
-#[derive(Default)]
+/// The `method` label.
+#[derive(Clone, Debug)]
+struct MethodLabel(Method);
+
+macro_rules! label_by_str {
+    ($type:ty) => {
+        impl PartialEq for $type {
+            fn eq(&self, other: &Self) -> bool {
+                self.as_str() == other.as_str()
+            }
+        }
+        impl Eq for $type {}
+        impl Hash for $type {
+            fn hash<H: Hasher>(&self, state: &mut H) {
+                self.as_str().hash(state)
+            }
+        }
+        impl PartialOrd for $type {
+            fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+                Some(self.cmp(other))
+            }
+        }
+        impl Ord for $type {
+            fn cmp(&self, other: &Self) -> Ordering {
+                self.as_str().cmp(other.as_str())
+            }
+        }
+        impl EncodeLabelValue for $type {
+            fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+                encoder.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+impl MethodLabel {
+    fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+// Compared, hashed, ordered and written by their text.
+label_by_str!(MethodLabel);
+label_by_str!(Route);
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, EncodeLabelSet)]
+struct RequestLabels {
+    method: MethodLabel,
+    route: Route,
+    status: u16,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, EncodeLabelSet)]
+struct RouteLabels {
+    method: MethodLabel,
+    route: Route,
+}
+
+#[derive(Clone, Debug)]
+struct LatencyBuckets;
+
+impl MetricConstructor<Histogram> for LatencyBuckets {
+    fn new_metric(&self) -> Histogram {
+        Histogram::new(BUCKETS)
+    }
+}
+
+/// Every series: the two per-route families with the label sets seen so far in order, and the report
+/// counter (one collector, so families are listed in this order).
+#[derive(Debug)]
+struct Series {
+    reports_created: Counter,
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<RouteLabels, Histogram, LatencyBuckets>,
+    /// Written only the first time a label set is seen.
+    seen: Mutex<(BTreeSet<RequestLabels>, BTreeSet<RouteLabels>)>,
+}
+
+impl Collector for Series {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        let mut requests = encoder.encode_descriptor(
+            "svc_http_requests",
+            "HTTP requests by method, route and status.",
+            None,
+            MetricType::Counter,
+        )?;
+        for labels in &seen.0 {
+            if let Some(counter) = self.requests.get(labels) {
+                counter.encode(requests.encode_family(labels)?)?;
+            }
+        }
+        let mut latency = encoder.encode_descriptor(
+            "svc_http_request_duration_seconds",
+            "HTTP request latency by method and route.",
+            None,
+            MetricType::Histogram,
+        )?;
+        for labels in &seen.1 {
+            if let Some(histogram) = self.latency.get(labels) {
+                histogram.encode(latency.encode_family(labels)?)?;
+            }
+        }
+        let reports = encoder.encode_descriptor(
+            "svc_reports_created",
+            "Reports filed since start.",
+            None,
+            MetricType::Counter,
+        )?;
+        self.reports_created.encode(reports)
+    }
+}
+
 pub struct Metrics {
-    /// route → method → stats. Nested so that recording a request for a known route and method
-    /// looks it up by `&str` and allocates nothing.
-    routes: Mutex<BTreeMap<String, BTreeMap<String, RouteStats>>>,
-    reports_created: AtomicU64,
+    series: Arc<Series>,
+    registry: Registry,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let series = Arc::new(Series {
+            reports_created: Counter::default(),
+            requests: Family::default(),
+            latency: Family::new_with_constructor(LatencyBuckets),
+            seen: Mutex::default(),
+        });
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(series.clone()));
+        Metrics { series, registry }
+    }
 }
 
 impl Metrics {
-    pub fn record_request(&self, method: &str, route: &str, status: u16, seconds: f64) {
-        let mut routes = self.routes.lock().unwrap_or_else(|p| p.into_inner());
-        let methods = match routes.get_mut(route) {
-            Some(methods) => methods,
-            None => routes.entry(route.to_string()).or_default(),
-        };
-        let stats = match methods.get_mut(method) {
-            Some(stats) => stats,
-            None => methods.entry(method.to_string()).or_default(),
-        };
-        *stats.statuses.entry(status).or_default() += 1;
-        let latency = &mut stats.latency;
-        latency.count += 1;
-        latency.sum += seconds;
-        for (bucket, bound) in latency.buckets.iter_mut().zip(BUCKETS) {
-            if seconds <= bound {
-                *bucket += 1;
-            }
+    pub fn record_request(&self, method: &Method, route: Route, status: u16, seconds: f64) {
+        let http = &self.series;
+        let method = MethodLabel(method.clone());
+        let request = RequestLabels { method: method.clone(), route: route.clone(), status };
+        let series = RouteLabels { method, route };
+        // The common case: both series exist, one shared read lock each.
+        let counted = http.requests.get(&request).map(|counter| counter.inc()).is_some();
+        let timed = http.latency.get(&series).map(|histogram| histogram.observe(seconds)).is_some();
+        if counted && timed {
+            return;
+        }
+        let mut seen = http.seen.lock().unwrap_or_else(|p| p.into_inner());
+        if !counted {
+            http.requests.get_or_create(&request).inc();
+            seen.0.insert(request);
+        }
+        if !timed {
+            http.latency.get_or_create(&series).observe(seconds);
+            seen.1.insert(series);
         }
     }
 
     pub fn report_created(&self) {
-        self.reports_created.fetch_add(1, Ordering::Relaxed);
+        self.series.reports_created.inc();
     }
 
-    /// Prometheus text exposition format.
+    /// Prometheus text exposition format (version 0.0.4).
     pub fn render(&self) -> String {
-        let routes = self.routes.lock().unwrap_or_else(|p| p.into_inner());
-        // Series are listed by method, then route (then status).
-        let mut series: Vec<(&str, &str, &RouteStats)> = routes
-            .iter()
-            .flat_map(|(route, methods)| {
-                methods.iter().map(move |(method, stats)| (method.as_str(), route.as_str(), stats))
-            })
-            .collect();
-        series.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
         let mut out = String::new();
-        out.push_str("# HELP svc_http_requests_total HTTP requests by method, route and status.\n");
-        out.push_str("# TYPE svc_http_requests_total counter\n");
-        for (method, route, stats) in &series {
-            for (status, count) in &stats.statuses {
-                let _ = writeln!(
-                    out,
-                    "svc_http_requests_total{{method=\"{method}\",route=\"{route}\",status=\"{status}\"}} {count}"
-                );
-            }
-        }
-        out.push_str("# HELP svc_http_request_duration_seconds HTTP request latency by method and route.\n");
-        out.push_str("# TYPE svc_http_request_duration_seconds histogram\n");
-        for (method, route, stats) in &series {
-            let latency = &stats.latency;
-            let labels = format!("method=\"{method}\",route=\"{route}\"");
-            for (bound, count) in BUCKETS.iter().zip(latency.buckets) {
-                let _ = writeln!(out, "svc_http_request_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {count}");
-            }
-            let _ = writeln!(out, "svc_http_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}", latency.count);
-            let _ = writeln!(out, "svc_http_request_duration_seconds_sum{{{labels}}} {}", latency.sum);
-            let _ = writeln!(out, "svc_http_request_duration_seconds_count{{{labels}}} {}", latency.count);
-        }
-        out.push_str("# HELP svc_reports_created_total Reports filed since start.\n");
-        out.push_str("# TYPE svc_reports_created_total counter\n");
-        let _ = writeln!(out, "svc_reports_created_total {}", self.reports_created.load(Ordering::Relaxed));
+        // Writing to a String cannot fail.
+        let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &self.registry);
         out
     }
 }
 
-/// Middleware: times each request and counts it under its route template (never the raw path, so
-/// ids and keys in paths do not become labels).
+/// Middleware: times each request and counts it under its route template.
 pub async fn track(State(metrics): State<Arc<Metrics>>, request: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = request.method().clone();
     let route = request.extensions().get::<MatchedPath>().cloned();
     let response = next.run(request).await;
-    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
-    metrics.record_request(method.as_str(), route, response.status().as_u16(), started.elapsed().as_secs_f64());
+    let route = route.map_or(Route::Named("unmatched"), Route::Matched);
+    metrics.record_request(&method, route, response.status().as_u16(), started.elapsed().as_secs_f64());
     response
 }
 
@@ -121,8 +229,8 @@ mod tests {
     #[test]
     fn renders_counts_and_histograms() {
         let metrics = Metrics::default();
-        metrics.record_request("GET", "/api/v1/me", 200, 0.003);
-        metrics.record_request("GET", "/api/v1/me", 200, 0.2);
+        metrics.record_request(&Method::GET, Route::Named("/api/v1/me"), 200, 0.003);
+        metrics.record_request(&Method::GET, Route::Named("/api/v1/me"), 200, 0.2);
         metrics.report_created();
         let text = metrics.render();
         assert!(text.contains("svc_http_requests_total{method=\"GET\",route=\"/api/v1/me\",status=\"200\"} 2"));
@@ -134,9 +242,10 @@ mod tests {
     #[test]
     fn series_are_ordered_by_method_route_and_status() {
         let metrics = Metrics::default();
-        for (method, route, status) in [("POST", "/b", 201), ("GET", "/b", 200), ("GET", "/a", 404), ("GET", "/a", 200)]
+        for (method, route, status) in
+            [(Method::POST, "/b", 201), (Method::GET, "/b", 200), (Method::GET, "/a", 404), (Method::GET, "/a", 200)]
         {
-            metrics.record_request(method, route, status, 0.001);
+            metrics.record_request(&method, Route::Named(route), status, 0.001);
         }
         let text = metrics.render();
         let series: Vec<&str> = text.lines().filter(|l| l.starts_with("svc_http_requests_total{")).collect();

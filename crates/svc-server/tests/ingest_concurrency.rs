@@ -141,7 +141,7 @@ async fn a_few_busy_addresses_cannot_silence_a_project_and_an_ipv6_64_is_one_add
         ip_reports_per_minute: 3,
         project_reports_per_minute: 6,
         guaranteed_reports_per_address: 1,
-        trusted_proxies: vec![svc_server::config::Cidr::parse("127.0.0.1").unwrap()],
+        trusted_proxies: vec![svc_server::config::parse_cidr("127.0.0.1").unwrap()],
         ..no_rate_limits()
     };
     let app = App::with_config(config).await;

@@ -3,6 +3,9 @@
 //! queries both databases share are written once in `shared/` (see `docs/architecture.md`,
 //! "Storage"); each backend keeps only what differs, and its own migrations, run when it connects.
 
+// `unsafe` only in `sqlite::memory` (SQLite's allocator hooks), which allows it for itself.
+#![deny(unsafe_code)]
+
 use async_trait::async_trait;
 use std::sync::Arc;
 use svc_core::model::*;

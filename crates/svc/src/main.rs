@@ -1,5 +1,7 @@
 //! `svc`: the self-hostable feedback collection service. One binary: the server and its admin CLI.
 
+#![forbid(unsafe_code)]
+
 mod admin;
 mod cli;
 mod logging;

@@ -4,7 +4,7 @@ use anyhow::Context;
 use std::time::Duration;
 use svc_blob::BlobStore;
 use svc_core::ingest::FILE_MAX_BYTES_CEILING;
-use svc_server::config::Cidr;
+use svc_server::config::parse_cidr_list;
 use svc_server::http_server::{self, ConnectionSettings};
 use svc_server::service::{bootstrap, housekeeping};
 use svc_server::{AppState, ServerConfig};
@@ -23,7 +23,7 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
         other => anyhow::bail!("SVC_RATE_LIMIT must be on or off, not {other:?}"),
     };
     let trusted_proxies =
-        Cidr::parse_list(&args.trusted_proxies).map_err(|e| anyhow::anyhow!("SVC_TRUSTED_PROXIES: {e}"))?;
+        parse_cidr_list(&args.trusted_proxies).map_err(|e| anyhow::anyhow!("SVC_TRUSTED_PROXIES: {e}"))?;
     if args.file_max_bytes == 0 || args.file_max_bytes > FILE_MAX_BYTES_CEILING {
         anyhow::bail!("SVC_FILE_MAX_BYTES must be between 1 and {FILE_MAX_BYTES_CEILING}");
     }

@@ -2,10 +2,12 @@
 //! killed with SIGKILL in the middle of it, and restarted on the same data folder. Every report (and
 //! every screenshot) that was answered 200 before the kill must be there, readable through REST.
 
+mod support;
+
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -36,48 +38,31 @@ struct Bootstrap {
     setup_token: String,
 }
 
-/// A port that was free a moment ago (the binary must be told its port).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// Starts `svc serve` on `data_dir`; returns it with the stdout lines it sends.
-fn start(data_dir: &Path, log_name: &str) -> (Svc, std::sync::mpsc::Receiver<String>) {
-    let port = free_port();
-    let log = std::fs::File::create(data_dir.parent().unwrap().join(log_name)).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_svc"))
+/// Starts `svc serve` on `data_dir` on a port the OS picks; returns it with the lines it printed
+/// before it logged its address (the bootstrap block on a first start). Its later output goes to
+/// `log_name` beside the data folder.
+fn start(data_dir: &Path, log_name: &str) -> (Svc, Vec<String>) {
+    let mut log = std::fs::File::create(data_dir.parent().unwrap().join(log_name)).unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_svc"));
+    command
         .args(["serve", "--data-dir"])
         .arg(data_dir)
-        .args(["--bind", &format!("127.0.0.1:{port}")])
+        .args(["--bind", "127.0.0.1:0"])
         .env("SVC_RATE_LIMIT", "off")
         .env_remove("SVC_DATABASE_URL")
         .env_remove("SVC_BLOB_STORE")
         .env_remove("SVC_PUBLIC_URL")
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(log))
-        .spawn()
-        .expect("svc starts");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
+        .env("RUST_LOG", "warn,svc::serve=info");
+    let started = support::spawn_serve(command, move |line| {
+        let _ = writeln!(log, "{line}");
     });
-    (Svc { child, base: format!("http://127.0.0.1:{port}") }, rx)
+    (Svc { child: started.child, base: started.base }, started.before)
 }
 
-/// Reads the bootstrap block from the first start's stdout.
-fn read_bootstrap(lines: &std::sync::mpsc::Receiver<String>) -> Bootstrap {
+/// Reads the bootstrap block from what the first start printed.
+fn read_bootstrap(lines: &[String]) -> Bootstrap {
     let mut boot = Bootstrap::default();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while boot.project_id.is_empty() || boot.public_key.is_empty() || boot.setup_token.is_empty() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let line = lines.recv_timeout(left).unwrap_or_else(|_| panic!("no bootstrap block; got {boot:?}"));
+    for line in lines {
         let value = |prefix: &str| line.strip_prefix(prefix).map(|v| v.trim().to_string());
         if let Some(v) = value("Project id:") {
             boot.project_id = v;
@@ -109,35 +94,16 @@ async fn wait_ready(svc: &mut Svc, http: &reqwest::Client) {
 
 /// A small real PNG (1×1, RGB, stored deflate block), unique per `seed`.
 fn png(seed: u32) -> Vec<u8> {
-    fn crc32(data: &[u8]) -> u32 {
-        let mut crc = 0xFFFF_FFFFu32;
-        for &byte in data {
-            crc ^= u32::from(byte);
-            for _ in 0..8 {
-                crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
-            }
-        }
-        !crc
-    }
     let pixel = seed.to_be_bytes();
-    let raw = [0, pixel[1], pixel[2], pixel[3]];
-    let (mut a, mut b) = (1u32, 0u32);
-    for byte in raw {
-        a = (a + u32::from(byte)) % 65_521;
-        b = (b + a) % 65_521;
-    }
-    let mut zlib = vec![0x78, 0x01, 0x01, 4, 0, 0xFB, 0xFF];
-    zlib.extend_from_slice(&raw);
-    zlib.extend_from_slice(&((b << 16) | a).to_be_bytes());
-    let ihdr = [0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0];
-    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
-    for (kind, data) in [(b"IHDR", &ihdr[..]), (b"IDAT", &zlib[..]), (b"IEND", &[][..])] {
-        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
-        let mut chunk = kind.to_vec();
-        chunk.extend_from_slice(data);
-        out.extend_from_slice(&chunk);
-        out.extend_from_slice(&crc32(&chunk).to_be_bytes());
-    }
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, 1, 1);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    // Stored deflate blocks: tiny and unique per seed.
+    encoder.set_compression(png::Compression::NoCompression);
+    let mut writer = encoder.write_header().expect("PNG header");
+    writer.write_image_data(&pixel[1..]).expect("PNG data");
+    writer.finish().expect("PNG end");
     out
 }
 
@@ -267,8 +233,7 @@ async fn acknowledged_reports_survive_sigkill() {
     // Restart on the same folder: no new bootstrap, the same project and token.
     let (mut svc, stdout) = start(&data_dir, "second-start.log");
     wait_ready(&mut svc, &http).await;
-    let printed: Vec<String> = stdout.try_iter().collect();
-    assert!(!printed.iter().any(|l| l.contains("Setup token")), "bootstrap printed again: {printed:?}");
+    assert!(!stdout.iter().any(|l| l.contains("Setup token")), "bootstrap printed again: {stdout:?}");
 
     // Every acknowledged report is there, whole.
     let project = format!("{}/api/v1/projects/{}", svc.base, boot.project_id);

@@ -182,12 +182,13 @@ async fn json_logs_carry_no_secrets() {
     let dir = tempfile::tempdir().unwrap();
     let log_path = dir.path().join("stderr.log");
     let data = dir.path().join("data");
-    let port = support::free_port();
     let log = std::fs::File::create(&log_path).unwrap();
+    // Port 0: the OS picks the port, and the bootstrap block's embed snippet names it (stderr goes to
+    // the log file whole, so the address is read from stdout, as the end-to-end runners do).
     let mut child = std::process::Command::new(support::svc_binary())
         .args(["serve", "--data-dir"])
         .arg(&data)
-        .args(["--bind", &format!("127.0.0.1:{port}")])
+        .args(["--bind", "127.0.0.1:0"])
         .env("SVC_LOG_FORMAT", "json")
         .env("RUST_LOG", "debug")
         .env_remove("SVC_DATABASE_URL")
@@ -195,21 +196,24 @@ async fn json_logs_carry_no_secrets() {
         .stderr(log)
         .spawn()
         .unwrap();
-    let base = format!("http://127.0.0.1:{port}");
+    let mut lines = Vec::new();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let boot = loop {
+        let mut line = String::new();
+        use std::io::BufRead;
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "no bootstrap block: {lines:?}");
+        lines.push(line.trim_end().to_string());
+        if let Some(boot) = support::parse_bootstrap(&lines) {
+            break boot;
+        }
+    };
+    let base = support::base_from_embed(&boot.embed).expect("the embed snippet names the address");
     let http = reqwest::Client::new();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while http.get(format!("{base}/readyz")).send().await.is_err() {
         assert!(std::time::Instant::now() < deadline);
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    let mut stdout = String::new();
-    use std::io::Read;
-    // The bootstrap block is complete once the server is ready; read what is there.
-    let mut pipe = child.stdout.take().unwrap();
-    let mut buffer = [0u8; 4096];
-    let n = pipe.read(&mut buffer).unwrap();
-    stdout.push_str(&String::from_utf8_lossy(&buffer[..n]));
-    let boot = support::parse_bootstrap(&stdout.lines().map(String::from).collect::<Vec<_>>()).unwrap();
     for _ in 0..3 {
         http.get(format!("{base}/api/v1/me"))
             .header("authorization", format!("Bearer {}", boot.setup_token))

@@ -317,59 +317,22 @@ pub fn multipart(parts: &[Part]) -> (String, Vec<u8>) {
 
 /// A real, decodable PNG (8-bit RGB, no compression) of the given size.
 pub fn png(width: u32, height: u32) -> Vec<u8> {
-    let mut raw = Vec::new();
+    let mut rgb = Vec::with_capacity((width * height * 3) as usize);
     for y in 0..height {
-        raw.push(0); // filter: none
         for x in 0..width {
-            raw.extend_from_slice(&[(x * 37) as u8, (y * 53) as u8, 0x80]);
+            rgb.extend_from_slice(&[(x * 37) as u8, (y * 53) as u8, 0x80]);
         }
     }
-    // zlib stream of stored (uncompressed) deflate blocks.
-    let mut zlib = vec![0x78, 0x01];
-    let chunks: Vec<&[u8]> = raw.chunks(65_535).collect();
-    for (i, chunk) in chunks.iter().enumerate() {
-        zlib.push(u8::from(i + 1 == chunks.len()));
-        let len = chunk.len() as u16;
-        zlib.extend_from_slice(&len.to_le_bytes());
-        zlib.extend_from_slice(&(!len).to_le_bytes());
-        zlib.extend_from_slice(chunk);
-    }
-    zlib.extend_from_slice(&adler32(&raw).to_be_bytes());
-
-    let mut ihdr = Vec::new();
-    ihdr.extend_from_slice(&width.to_be_bytes());
-    ihdr.extend_from_slice(&height.to_be_bytes());
-    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]); // depth 8, RGB, deflate, no filter, no interlace
-
-    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
-    for (kind, data) in [(b"IHDR", ihdr.as_slice()), (b"IDAT", zlib.as_slice()), (b"IEND", &[][..])] {
-        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
-        let mut crc_input = kind.to_vec();
-        crc_input.extend_from_slice(data);
-        out.extend_from_slice(&crc_input);
-        out.extend_from_slice(&crc32(&crc_input).to_be_bytes());
-    }
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    // Stored deflate blocks: the size follows the pixel count.
+    encoder.set_compression(png::Compression::NoCompression);
+    let mut writer = encoder.write_header().expect("PNG header");
+    writer.write_image_data(&rgb).expect("PNG data");
+    writer.finish().expect("PNG end");
     out
-}
-
-fn crc32(data: &[u8]) -> u32 {
-    let mut crc = 0xFFFF_FFFFu32;
-    for &byte in data {
-        crc ^= u32::from(byte);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
-        }
-    }
-    !crc
-}
-
-fn adler32(data: &[u8]) -> u32 {
-    let (mut a, mut b) = (1u32, 0u32);
-    for &byte in data {
-        a = (a + u32::from(byte)) % 65_521;
-        b = (b + a) % 65_521;
-    }
-    (b << 16) | a
 }
 
 /// The start of a WebM (Matroska EBML) file: enough for sniffing.

@@ -5,16 +5,86 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 pub fn svc_binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_svc"))
 }
 
-/// A port that was free a moment ago. The server must be told its port on the command line, so the
-/// test asks the OS for one and lets it go.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+/// A started `svc serve` and the address it reported.
+pub struct Spawned {
+    pub child: Child,
+    /// `http://127.0.0.1:<port>`
+    pub base: String,
+    /// What it printed before it logged the address: the bootstrap block on a first start.
+    pub before: Vec<String>,
+}
+
+enum Output {
+    Line(String),
+    Listening(String),
+}
+
+/// Starts `command` (an `svc serve --bind 127.0.0.1:0`: the OS picks the port) with its stdout and
+/// stderr in one pipe and JSON logs, and waits for the `svc listening` log line, which carries the
+/// address. The bootstrap block is printed before that line is logged, so in the one pipe it comes
+/// first. Every later line goes to `rest` (the test's output or a log file), so the pipe never fills.
+pub fn spawn_serve(mut command: Command, mut rest: impl FnMut(String) + Send + 'static) -> Spawned {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    command
+        .env("SVC_LOG_FORMAT", "json")
+        .stdin(Stdio::null())
+        .stdout(writer.try_clone().expect("a pipe"))
+        .stderr(writer);
+    let child = command.spawn().expect("svc starts");
+    // The command holds the pipe's write ends: without dropping it, the reader never sees the end.
+    drop(command);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut listening = false;
+        for line in BufReader::new(reader).lines().map_while(Result::ok) {
+            if listening {
+                rest(line);
+                continue;
+            }
+            let log: Option<serde_json::Value> = serde_json::from_str(&line).ok();
+            let address = log
+                .as_ref()
+                .filter(|log| log["message"] == "svc listening")
+                .and_then(|log| log["address"].as_str())
+                .map(String::from);
+            let message = match address {
+                Some(address) => {
+                    listening = true;
+                    Output::Listening(address)
+                }
+                None => Output::Line(line),
+            };
+            if tx.send(message).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut before = Vec::new();
+    loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(Output::Line(line)) => before.push(line),
+            Ok(Output::Listening(address)) => {
+                return Spawned { child, base: format!("http://{address}"), before };
+            }
+            Err(RecvTimeoutError::Timeout) => panic!("svc did not log its address in time; it printed {before:?}"),
+            Err(RecvTimeoutError::Disconnected) => panic!("svc exited before listening; it printed {before:?}"),
+        }
+    }
+}
+
+/// The base address in a bootstrap block's embed snippet (`src="http://127.0.0.1:<port>/v1/svc/…"`).
+pub fn base_from_embed(embed: &str) -> Option<String> {
+    let url = embed.split("src=\"").nth(1)?;
+    let end = url.find("/v1/svc/")?;
+    Some(url[..end].to_string())
 }
 
 /// What the first start printed.
@@ -34,53 +104,29 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts `svc serve` on `data_dir`, waits for `/readyz`, and reads the bootstrap block if one
-    /// is printed.
+    /// Starts `svc serve` on `data_dir` on a port the OS picks, waits for `/readyz`, and reads the
+    /// bootstrap block if one is printed.
     pub fn start(data_dir: &Path, extra_env: &[(&str, &str)]) -> Server {
-        let port = free_port();
         let mut command = Command::new(svc_binary());
         command
             .args(["serve", "--data-dir"])
             .arg(data_dir)
-            .args(["--bind", &format!("127.0.0.1:{port}")])
+            .args(["--bind", "127.0.0.1:0"])
             .env("SVC_RATE_LIMIT", "off")
             .env_remove("SVC_DATABASE_URL")
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .env("RUST_LOG", "warn,svc::serve=info");
         for (name, value) in extra_env {
             command.env(name, value);
         }
-        let mut child = command.spawn().expect("svc starts");
-        let base = format!("http://127.0.0.1:{port}");
-        // The bootstrap block (if any) is printed before the server accepts connections.
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        // Shown with the test's output when it fails.
+        let Spawned { child, base, before } = spawn_serve(command, |line| eprintln!("svc: {line}"));
         let deadline = Instant::now() + Duration::from_secs(30);
-        let mut lines = Vec::new();
-        loop {
-            while let Ok(line) = rx.try_recv() {
-                lines.push(line);
-            }
-            if ready(&base) {
-                break;
-            }
-            assert!(Instant::now() < deadline, "svc did not become ready; stdout: {lines:?}");
+        while !ready(&base) {
+            assert!(Instant::now() < deadline, "svc did not become ready; it printed {before:?}");
             std::thread::sleep(Duration::from_millis(50));
         }
-        std::thread::sleep(Duration::from_millis(50));
-        while let Ok(line) = rx.try_recv() {
-            lines.push(line);
-        }
-        let bootstrap = parse_bootstrap(&lines);
-        Server { child, base, bootstrap, stdout_lines: lines }
+        let bootstrap = parse_bootstrap(&before);
+        Server { child, base, bootstrap, stdout_lines: before }
     }
 
     pub fn url(&self, path: &str) -> String {
