@@ -2,9 +2,7 @@
 //! matrix) again over PostgreSQL, each test in a fresh schema. Skipped (passing, with a note) when
 //! `SVC_TEST_POSTGRES_URL` is not set.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

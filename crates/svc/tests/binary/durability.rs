@@ -2,8 +2,6 @@
 //! killed with SIGKILL in the middle of it, and restarted on the same data folder. Every report (and
 //! every screenshot) that was answered 200 before the kill must be there, readable through REST.
 
-mod support;
-
 use serde_json::{Value, json};
 use std::io::Write;
 use std::path::Path;
@@ -53,7 +51,7 @@ fn start(data_dir: &Path, log_name: &str) -> (Svc, Vec<String>) {
         .env_remove("SVC_BLOB_STORE")
         .env_remove("SVC_PUBLIC_URL")
         .env("RUST_LOG", "warn,svc::serve=info");
-    let started = support::spawn_serve(command, move |line| {
+    let started = crate::support::spawn_serve(command, move |line| {
         let _ = writeln!(log, "{line}");
     });
     (Svc { child: started.child, base: started.base }, started.before)

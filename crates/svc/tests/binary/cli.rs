@@ -1,9 +1,7 @@
 //! The admin CLI: `svc project create`, `svc token setup`, `svc token org`, `svc project identity-secret`.
 
-mod support;
-
+use crate::support::run_cli;
 use serde_json::Value;
-use support::run_cli;
 
 #[test]
 fn project_create_json_prints_ids_and_a_working_setup_token() {
@@ -98,7 +96,7 @@ fn serve_refuses_zero_timeouts_and_a_zero_connection_cap() {
         ("--body-timeout-secs", "SVC_BODY_TIMEOUT_SECS"),
         ("--max-connections", "SVC_MAX_CONNECTIONS"),
     ] {
-        let mut child = std::process::Command::new(support::svc_binary())
+        let mut child = std::process::Command::new(crate::support::svc_binary())
             .args(["serve", "--bind", "127.0.0.1:0", flag, "0", "--data-dir"])
             .arg(dir.path())
             .env_remove("SVC_DATABASE_URL")

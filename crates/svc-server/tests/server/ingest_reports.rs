@@ -1,10 +1,8 @@
 //! Successful uploads and reports, read back through the REST API: rule 1 (the stored blob's facts
 //! overwrite the block's), channel fallback, titles, rooms, identity tokens and idempotency.
 
-mod ingest_support;
-
+use crate::ingest_support::*;
 use axum::body::Body;
-use ingest_support::*;
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------------------------

@@ -1,9 +1,7 @@
 //! Ingest under pressure, over a real socket: two reports racing for one blob, rate limits keyed by
 //! the peer address (an IPv6 /64 counted as one, a fair share when a project is at its ceiling); and the clean-up of blobs no report claimed.
 
-mod ingest_support;
-
-use ingest_support::*;
+use crate::ingest_support::*;
 use serde_json::{Value, json};
 use svc_server::ServerConfig;
 

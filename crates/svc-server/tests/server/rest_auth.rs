@@ -1,9 +1,7 @@
 //! Authentication and authorization: 401 for missing, malformed, unknown, expired and revoked keys;
 //! 403 for another project's id, org-wide keys and missing scopes; the scope matrix of every route.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// A handful of routes of different methods, for the 401 cases.

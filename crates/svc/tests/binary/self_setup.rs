@@ -1,10 +1,8 @@
 //! The spec's six-step agent self-setup flow, against a running `svc serve`, ending with the setup
 //! token refused.
 
-mod support;
-
+use crate::support::Server;
 use serde_json::{Value, json};
-use support::Server;
 
 #[tokio::test]
 async fn agent_self_setup_flow_end_to_end() {
@@ -185,7 +183,7 @@ async fn json_logs_carry_no_secrets() {
     let log = std::fs::File::create(&log_path).unwrap();
     // Port 0: the OS picks the port, and the bootstrap block's embed snippet names it (stderr goes to
     // the log file whole, so the address is read from stdout, as the end-to-end runners do).
-    let mut child = std::process::Command::new(support::svc_binary())
+    let mut child = std::process::Command::new(crate::support::svc_binary())
         .args(["serve", "--data-dir"])
         .arg(&data)
         .args(["--bind", "127.0.0.1:0"])
@@ -203,11 +201,11 @@ async fn json_logs_carry_no_secrets() {
         use std::io::BufRead;
         assert!(stdout.read_line(&mut line).unwrap() > 0, "no bootstrap block: {lines:?}");
         lines.push(line.trim_end().to_string());
-        if let Some(boot) = support::parse_bootstrap(&lines) {
+        if let Some(boot) = crate::support::parse_bootstrap(&lines) {
             break boot;
         }
     };
-    let base = support::base_from_embed(&boot.embed).expect("the embed snippet names the address");
+    let base = crate::support::base_from_embed(&boot.embed).expect("the embed snippet names the address");
     let http = reqwest::Client::new();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while http.get(format!("{base}/readyz")).send().await.is_err() {

@@ -1,10 +1,8 @@
 //! The widget's files: per-project loader, shared bundle, lazy parts, declarations, demo page.
 
-mod common;
-
+use crate::common::{Resp, TestApp};
 use axum::body::Body;
 use axum::http::{Request, header};
-use common::{Resp, TestApp};
 use serde_json::{Value, json};
 use svc_server::widget::assets;
 
@@ -165,7 +163,7 @@ async fn unknown_keys_get_a_script_that_says_so() {
 async fn parts_are_content_hashed_and_cached_for_a_year() {
     let app = TestApp::new().await;
     assert!(!assets::PARTS.is_empty());
-    let manifest: Value = serde_json::from_str(include_str!("../../../widget/dist/manifest.json")).unwrap();
+    let manifest: Value = serde_json::from_str(include_str!("../../../../widget/dist/manifest.json")).unwrap();
     let listed: Vec<&str> = manifest["parts"].as_object().unwrap().values().map(|v| v.as_str().unwrap()).collect();
     assert_eq!(listed.len(), assets::PARTS.len(), "assets.rs embeds every part of the manifest");
     for (file, body) in assets::PARTS {
@@ -224,8 +222,8 @@ async fn demo_page_embeds_the_bootstrap_project() {
 #[tokio::test]
 async fn built_files_are_the_ones_committed() {
     // The embedded files are the committed dist files (assets.rs includes them; this guards the paths).
-    assert_eq!(assets::LOADER, include_str!("../../../widget/dist/svc.js"));
-    assert_eq!(assets::TYPES, include_str!("../../../widget/dist/svc.d.ts"));
+    assert_eq!(assets::LOADER, include_str!("../../../../widget/dist/svc.js"));
+    assert_eq!(assets::TYPES, include_str!("../../../../widget/dist/svc.d.ts"));
     assert!(assets::LOADER.starts_with("\"use strict\";(()=>{"), "an IIFE");
     assert!(!assets::VERSION.is_empty());
 }

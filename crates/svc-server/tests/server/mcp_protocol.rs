@@ -1,12 +1,9 @@
 //! The tool endpoint's protocol surface (decisions §7): JSON-RPC framing and every error code,
 //! notifications, batches, HTTP methods, authentication (401), scopes (403) and rate limits (429).
 
-mod common;
-mod mcp_support;
-
+use crate::common::*;
+use crate::mcp_support::*;
 use axum::http::header;
-use common::*;
-use mcp_support::*;
 use serde_json::{Value, json};
 use std::time::Duration;
 

@@ -1,9 +1,7 @@
 //! Every ingest error code of the contract, provoked through HTTP: `{error: <code>}` with its status.
 
-mod ingest_support;
-
+use crate::ingest_support::*;
 use axum::body::Body;
-use ingest_support::*;
 use serde_json::{Value, json};
 use std::time::Duration;
 

@@ -1,8 +1,6 @@
 //! The success shape (and the everyday failures) of every REST route.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------------------------

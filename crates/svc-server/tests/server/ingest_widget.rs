@@ -1,10 +1,8 @@
 //! What the widget reads: `GET /ingest/config`, `/ingest/channels`, `/ingest/flags/:key`; and the
 //! ingest API's CORS (open, no cookies).
 
-mod ingest_support;
-
+use crate::ingest_support::*;
 use axum::body::Body;
-use ingest_support::*;
 use serde_json::{Value, json};
 
 #[tokio::test]

@@ -2,13 +2,10 @@
 //! REST API and the store, report references (full ids, shortIds, foreign and malformed ids), and
 //! `get_report`'s Markdown and screenshots.
 
-mod common;
-mod mcp_support;
-
+use crate::common::*;
+use crate::mcp_support::*;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use common::*;
-use mcp_support::*;
 use serde_json::{Value, json};
 use svc_core::model::{Author, NewReport, Report};
 

@@ -2,9 +2,7 @@
 //! send nothing, trickle or stall; at the connection cap idle connections make room, so `/healthz`
 //! still answers; shutdown closes idle connections and lets a request in flight finish.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 use std::time::{Duration, Instant};
 use svc_server::ConnectionSettings;

@@ -1,11 +1,8 @@
 //! Organization-wide keys on the tool endpoint: lists span every project of the organization, reads
 //! and triage reach any of them, and writes that create something name the project.
 
-mod common;
-mod mcp_support;
-
-use common::*;
-use mcp_support::*;
+use crate::common::*;
+use crate::mcp_support::*;
 use serde_json::{Value, json};
 use svc_core::model::Project;
 

@@ -1,10 +1,8 @@
 //! Paging, request bodies (size and syntax), the OpenAPI document and the per-key rate limit.
 
-mod common;
-
+use crate::common::*;
 use axum::body::Body;
 use axum::http::{Request, header};
-use common::*;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::sync::Arc;

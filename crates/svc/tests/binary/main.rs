@@ -1,0 +1,8 @@
+//! Tests of the `svc` binary as one test binary: the CLI, the agent self-setup flow against a running
+//! server, and durability under SIGKILL. `support` starts and talks to `svc`.
+
+mod support;
+
+mod cli;
+mod durability;
+mod self_setup;
