@@ -698,3 +698,17 @@ pub async fn send_within(app: &TestApp, request: Request<Body>) -> Resp {
         .await
         .expect("an answer without waiting for the body")
 }
+
+/// A real PNG of 8-bit RGB pixels (`rgb` holds width × height × 3 bytes), written with stored
+/// deflate blocks so its size follows the pixel count (tests rely on that).
+pub fn rgb_png(width: u32, height: u32, rgb: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_compression(png::Compression::NoCompression);
+    let mut writer = encoder.write_header().expect("PNG header");
+    writer.write_image_data(rgb).expect("PNG data");
+    writer.finish().expect("PNG end");
+    out
+}

@@ -323,16 +323,7 @@ pub fn png(width: u32, height: u32) -> Vec<u8> {
             rgb.extend_from_slice(&[(x * 37) as u8, (y * 53) as u8, 0x80]);
         }
     }
-    let mut out = Vec::new();
-    let mut encoder = png::Encoder::new(&mut out, width, height);
-    encoder.set_color(png::ColorType::Rgb);
-    encoder.set_depth(png::BitDepth::Eight);
-    // Stored deflate blocks: the size follows the pixel count.
-    encoder.set_compression(png::Compression::NoCompression);
-    let mut writer = encoder.write_header().expect("PNG header");
-    writer.write_image_data(&rgb).expect("PNG data");
-    writer.finish().expect("PNG end");
-    out
+    crate::common::rgb_png(width, height, &rgb)
 }
 
 /// The start of a WebM (Matroska EBML) file: enough for sniffing.

@@ -157,16 +157,7 @@ pub fn png(width: u32, height: u32, seed: u64) -> Vec<u8> {
         (state >> 33) as u8
     };
     let rgb: Vec<u8> = (0..width * height * 3).map(|_| noise()).collect();
-    let mut out = Vec::new();
-    let mut encoder = png::Encoder::new(&mut out, width, height);
-    encoder.set_color(png::ColorType::Rgb);
-    encoder.set_depth(png::BitDepth::Eight);
-    // Stored deflate blocks: the size tests rely on.
-    encoder.set_compression(png::Compression::NoCompression);
-    let mut writer = encoder.write_header().expect("PNG header");
-    writer.write_image_data(&rgb).expect("PNG data");
-    writer.finish().expect("PNG end");
-    out
+    crate::common::rgb_png(width, height, &rgb)
 }
 
 /// `POST /ingest/blob` with a multipart body (`kind=screenshot`, `file=<png>`); returns the blob id.
