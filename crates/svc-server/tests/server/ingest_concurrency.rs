@@ -1,7 +1,8 @@
 //! Ingest under pressure, over a real socket: two reports racing for one blob, rate limits keyed by
 //! the peer address (an IPv6 /64 counted as one, a fair share when a project is at its ceiling); and the clean-up of blobs no report claimed.
 
-use crate::ingest_support::*;
+use crate::common::ingest::*;
+use crate::common::*;
 use serde_json::{Value, json};
 use svc_server::ServerConfig;
 
@@ -34,8 +35,8 @@ async fn report_over_http(client: &reqwest::Client, base: &str, key: &str, body:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_reports_racing_for_one_blob_bind_it_once() {
-    let app = App::new().await;
-    let base = serve(app.router.clone()).await;
+    let app = TestApp::new().await;
+    let base = serve(&app).await;
     let key = app.key().to_string();
     let http = client();
     for round in 0..10 {
@@ -70,8 +71,8 @@ async fn two_reports_racing_for_one_blob_bind_it_once() {
 async fn reports_over_the_per_address_limit_get_429_with_retry_after() {
     let config =
         ServerConfig { rate_limits: true, ip_reports_per_minute: 2, ip_blobs_per_minute: 2, ..no_rate_limits() };
-    let app = App::with_config(config).await;
-    let base = serve(app.router.clone()).await;
+    let app = TestApp::with_config(config).await;
+    let base = serve(&app).await;
     let key = app.key().to_string();
     let http = client();
 
@@ -117,7 +118,7 @@ async fn reports_over_the_per_address_limit_get_429_with_retry_after() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_per_project_report_limit_applies_across_addresses() {
     let config = ServerConfig { rate_limits: true, project_reports_per_minute: 3, ..no_rate_limits() };
-    let app = App::with_config(config).await;
+    let app = TestApp::with_config(config).await;
     // In process there is no peer address: only the per-project budget counts.
     for i in 0..3 {
         app.file_report(text_report(&format!("report {i}"))).await;
@@ -126,7 +127,7 @@ async fn the_per_project_report_limit_applies_across_addresses() {
     limited.ingest_error(429, "rate_limited");
     assert!(limited.header("retry-after").is_some());
     // Another project has its own budget.
-    let (other, _) = app.second_project("Other").await;
+    let (other, _) = app.other_project().await;
     app.report_with(&other.project_key, &[], text_report("elsewhere")).await.ok(200);
 }
 
@@ -142,8 +143,8 @@ async fn a_few_busy_addresses_cannot_silence_a_project_and_an_ipv6_64_is_one_add
         trusted_proxies: vec![svc_server::config::parse_cidr("127.0.0.1").unwrap()],
         ..no_rate_limits()
     };
-    let app = App::with_config(config).await;
-    let base = serve(app.router.clone()).await;
+    let app = TestApp::with_config(config).await;
+    let base = serve(&app).await;
     let key = app.key().to_string();
     let http = client();
     let from = |address: &str, text: &str| {
@@ -183,7 +184,7 @@ async fn a_few_busy_addresses_cannot_silence_a_project_and_an_ipv6_64_is_one_add
 #[tokio::test]
 async fn unbound_blobs_older_than_a_day_are_deleted_and_bound_ones_kept() {
     use svc_server::service::blobs::delete_stale_unbound;
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let bound = app.blob("screenshot", "image/png", &png(2, 2)).await;
     let unbound = app.blob("audio", "audio/ogg", &ogg()).await;
     let report_id = app.file_report(json!({"blocks": [{"type": "screenshot", "blobId": bound}]})).await;
@@ -192,13 +193,13 @@ async fn unbound_blobs_older_than_a_day_are_deleted_and_bound_ones_kept() {
 
     // Young blobs stay.
     let now = svc_core::time::now_ms();
-    assert_eq!(delete_stale_unbound(app.store.as_ref(), &app.blobs, now).await.unwrap(), 0);
+    assert_eq!(delete_stale_unbound(app.store.as_ref(), &app.state.blobs, now).await.unwrap(), 0);
     assert!(app.store.get_blob(&unbound).await.unwrap().is_some());
 
     let later = now + 25 * 60 * 60 * 1000;
-    assert_eq!(delete_stale_unbound(app.store.as_ref(), &app.blobs, later).await.unwrap(), 1);
+    assert_eq!(delete_stale_unbound(app.store.as_ref(), &app.state.blobs, later).await.unwrap(), 1);
     assert!(app.store.get_blob(&unbound).await.unwrap().is_none(), "row deleted");
-    assert!(app.blobs.get(&unbound).await.unwrap().is_none(), "bytes deleted");
+    assert!(app.state.blobs.get(&unbound).await.unwrap().is_none(), "bytes deleted");
     assert!(!on_disk(&unbound).exists());
     // The bound blob keeps its row and bytes, and is still served.
     assert_eq!(app.store.get_blob(&bound).await.unwrap().unwrap().report_id.as_deref(), Some(report_id.as_str()));
@@ -207,6 +208,6 @@ async fn unbound_blobs_older_than_a_day_are_deleted_and_bound_ones_kept() {
     assert_eq!(served.status.as_u16(), 200);
     assert_eq!(served.bytes, png(2, 2));
     // A second pass has nothing left to do, and the deleted blob can no longer be referenced.
-    assert_eq!(delete_stale_unbound(app.store.as_ref(), &app.blobs, later).await.unwrap(), 0);
+    assert_eq!(delete_stale_unbound(app.store.as_ref(), &app.state.blobs, later).await.unwrap(), 0);
     app.report(json!({"blocks": [{"type": "audio", "blobId": unbound}]})).await.ingest_error(404, "blob_not_found");
 }

@@ -1,6 +1,7 @@
 //! Every ingest error code of the contract, provoked through HTTP: `{error: <code>}` with its status.
 
-use crate::ingest_support::*;
+use crate::common::ingest::*;
+use crate::common::*;
 use axum::body::Body;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -13,7 +14,7 @@ const UNKNOWN_BLOB: &str = "0123456789abcdef01234567";
 
 #[tokio::test]
 async fn a_missing_or_unknown_project_key_is_refused_on_every_route() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let (content_type, multipart_body) =
         multipart(&[Part::text("kind", "screenshot"), Part::file("a.png", "image/png", &png(2, 2))]);
     let report_body = serde_json::to_vec(&text_report("hello")).unwrap();
@@ -47,7 +48,7 @@ async fn a_missing_or_unknown_project_key_is_refused_on_every_route() {
 
 #[tokio::test]
 async fn flags_answer_disabled_for_a_bad_key_instead_of_401() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     app.rest("PUT", &app.p("/flags/new-editor"), Some(json!({"enabled": true}))).await.ok(200);
     for key in [None, Some(UNKNOWN_KEY), Some("garbage")] {
         let resp = app.ingest("GET", "/ingest/flags/new-editor", key, &[], Body::empty()).await;
@@ -60,7 +61,7 @@ async fn flags_answer_disabled_for_a_bad_key_instead_of_401() {
 
 #[tokio::test]
 async fn allowed_origins_refuse_other_origins_and_let_requests_without_origin_pass() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     app.rest("PUT", &app.p("/flags/beta"), Some(json!({"enabled": true}))).await.ok(200);
     let project = app.patch_project(json!({"allowedOrigins": ["https://app.example.com"]})).await;
     assert_eq!(project["allowedOrigins"], json!(["https://app.example.com"]));
@@ -117,7 +118,7 @@ async fn allowed_origins_refuse_other_origins_and_let_requests_without_origin_pa
 
 #[tokio::test]
 async fn kind_invalid_for_an_unknown_or_missing_kind() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let data = png(2, 2);
     for parts in [
         vec![Part::text("kind", "video"), Part::file("a.png", "image/png", &data)],
@@ -133,7 +134,7 @@ async fn kind_invalid_for_an_unknown_or_missing_kind() {
 
 #[tokio::test]
 async fn file_required_without_a_file() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     app.upload(&[Part::text("kind", "screenshot")]).await.ingest_error(400, "file_required");
     // An empty file is no file.
     app.upload(&[Part::text("kind", "file"), Part::file("empty.txt", "text/plain", b"")])
@@ -162,7 +163,7 @@ async fn file_required_without_a_file() {
 
 #[tokio::test]
 async fn duration_too_long_over_five_minutes_of_audio() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let parts = |ms: &str| {
         vec![Part::text("kind", "audio"), Part::text("durationMs", ms), Part::file("a.webm", "audio/webm", &webm())]
     };
@@ -175,7 +176,7 @@ async fn duration_too_long_over_five_minutes_of_audio() {
 
 #[tokio::test]
 async fn block_too_large_for_a_screenshot_over_4_mb() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let limit = 4 * 1024 * 1024;
     let mut big = png(4, 4);
     big.resize(limit + 1, 0);
@@ -210,7 +211,7 @@ async fn block_too_large_for_a_screenshot_over_4_mb() {
 
 #[tokio::test]
 async fn block_too_large_for_a_report_body_over_512_kb() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     // 60 KB of context and 50 text blocks of 10,000 characters: every part valid, the whole too big.
     let blocks: Vec<Value> = (0..50).map(|_| text_block(&"x".repeat(10_000))).collect();
     let body = json!({"blocks": blocks, "context": {"extra": {"note": "y".repeat(60_000)}}});
@@ -239,7 +240,7 @@ fn stalled_100_mb() -> (Body, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
 
 #[tokio::test]
 async fn huge_declared_bodies_are_answered_from_the_headers_without_reading_them() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let key = app.key().to_string();
     let multipart = format!("multipart/form-data; boundary={BOUNDARY}");
     for (path, content_type, length) in
@@ -264,7 +265,7 @@ async fn huge_declared_bodies_are_answered_from_the_headers_without_reading_them
 
 #[tokio::test]
 async fn mime_not_allowed_for_html_or_svg_screenshots_and_text_audio() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let html = b"<!doctype html><html><script>alert(1)</script></html>".to_vec();
     let svg = br#"<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>"#.to_vec();
     let cases: [(&str, &str, &[u8]); 5] = [
@@ -285,7 +286,7 @@ async fn mime_not_allowed_for_html_or_svg_screenshots_and_text_audio() {
 
 #[tokio::test]
 async fn screenshots_that_only_start_like_an_image_are_refused() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     // PNG's signature, then HTML where the header should be: read as a header, its bytes would
     // claim a width of over a billion pixels.
     let mut png_then_html = b"\x89PNG\r\n\x1a\n".to_vec();
@@ -306,7 +307,7 @@ async fn screenshots_that_only_start_like_an_image_are_refused() {
                 Part::file("shot.png", "image/png", &data),
             ])
             .await;
-        assert_eq!(answer.status.as_u16(), 415, "{name}: {}", answer.text());
+        assert_eq!(answer.status.as_u16(), 415, "{name}: {}", answer.text);
         answer.ingest_error(415, "mime_not_allowed");
     }
     assert_no_blob_files(&app);
@@ -329,7 +330,7 @@ async fn screenshots_that_only_start_like_an_image_are_refused() {
 
 #[tokio::test]
 async fn blocks_invalid_for_bodies_that_fail_the_schema() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let many: Vec<Value> = (0..51).map(|i| text_block(&format!("block {i}"))).collect();
     let target = json!({"css": "#buy"});
     let cases = [
@@ -357,7 +358,7 @@ async fn blocks_invalid_for_bodies_that_fail_the_schema() {
     ];
     for body in cases {
         let resp = app.report(body.clone()).await;
-        assert_eq!(resp.body, json!({"error": "blocks_invalid"}), "{body}: {}", resp.text());
+        assert_eq!(resp.body, json!({"error": "blocks_invalid"}), "{body}: {}", resp.text);
         assert_eq!(resp.status.as_u16(), 400, "{body}");
     }
     // Not JSON at all.
@@ -373,7 +374,7 @@ async fn blocks_invalid_for_bodies_that_fail_the_schema() {
 
 #[tokio::test]
 async fn blob_id_invalid_for_malformed_blob_ids() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     for blob_id in [
         json!("../../etc/passwd"),
         json!("0123456789ABCDEF01234567"),
@@ -394,7 +395,7 @@ async fn blob_id_invalid_for_malformed_blob_ids() {
 
 #[tokio::test]
 async fn channel_invalid_when_neither_the_requested_nor_the_default_channel_resolves() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let channel = app.rest("PATCH", &app.p("/channels/bug"), Some(json!({"archived": true}))).await;
     assert_eq!(channel.ok(200)["archived"], json!(true));
     for body in [
@@ -415,7 +416,7 @@ async fn channel_invalid_when_neither_the_requested_nor_the_default_channel_reso
 
 #[tokio::test]
 async fn context_invalid_for_contexts_that_fail_the_schema() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     for context in [
         json!("a string"),
         json!([1, 2]),
@@ -444,7 +445,7 @@ async fn context_invalid_for_contexts_that_fail_the_schema() {
 
 #[tokio::test]
 async fn blob_mime_mismatch_when_a_block_references_a_blob_of_another_kind() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let audio = app.blob("audio", "audio/webm", &webm()).await;
     let screenshot = app.blob("screenshot", "image/png", &png(3, 3)).await;
     let file = app.blob("file", "image/png", &png(3, 3)).await;
@@ -466,8 +467,8 @@ async fn blob_mime_mismatch_when_a_block_references_a_blob_of_another_kind() {
 
 #[tokio::test]
 async fn blob_project_mismatch_for_another_projects_blob() {
-    let app = App::new().await;
-    let (other, _) = app.second_project("Other").await;
+    let app = TestApp::new().await;
+    let (other, _) = app.other_project().await;
     let (content_type, body) =
         multipart(&[Part::text("kind", "screenshot"), Part::file("a.png", "image/png", &png(2, 2))]);
     let resp = app
@@ -485,7 +486,7 @@ async fn blob_project_mismatch_for_another_projects_blob() {
 
 #[tokio::test]
 async fn blob_not_found_for_a_well_formed_unknown_id() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     app.report(json!({"blocks": [{"type": "screenshot", "blobId": UNKNOWN_BLOB}]}))
         .await
         .ingest_error(404, "blob_not_found");
@@ -499,7 +500,7 @@ async fn blob_not_found_for_a_well_formed_unknown_id() {
 
 #[tokio::test]
 async fn blob_already_used_for_a_blob_bound_to_another_report() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let blob_id = app.blob("screenshot", "image/png", &png(2, 2)).await;
     let first = app.file_report(json!({"blocks": [{"type": "screenshot", "blobId": blob_id}]})).await;
     app.report(json!({"blocks": [text_block("again"), {"type": "screenshot", "blobId": blob_id}]}))
@@ -578,7 +579,7 @@ fn fill(path: &std::path::Path) {
     }
 }
 
-async fn readyz(app: &App) -> Resp {
+async fn readyz(app: &TestApp) -> Resp {
     app.ingest("GET", "/readyz", None, &[], Body::empty()).await
 }
 
@@ -588,7 +589,7 @@ async fn readyz(app: &App) -> Resp {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_answers_500_and_not_ready_then_heals_once_there_is_room() {
     let Some(tmpfs) = Tmpfs::mount("8m") else { return };
-    let app = App::in_folder(&tmpfs.mount, no_rate_limits()).await;
+    let app = TestApp::in_folder(&tmpfs.mount, no_rate_limits()).await;
     assert_eq!(readyz(&app).await.ok(200), &json!({"ok": true}));
     let before = app.file_report(text_report("filed before the disk filled up")).await;
 
@@ -618,7 +619,7 @@ async fn a_full_disk_answers_500_and_not_ready_then_heals_once_there_is_room() {
 }
 
 /// No refused upload leaves bytes behind in the blob folder.
-fn assert_no_blob_files(app: &App) {
+fn assert_no_blob_files(app: &TestApp) {
     let folder = app.dir.path().join("blobs").join("objects");
     let files: Vec<_> = match std::fs::read_dir(&folder) {
         Ok(entries) => entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_file()).collect(),

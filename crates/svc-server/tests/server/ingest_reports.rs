@@ -1,7 +1,8 @@
 //! Successful uploads and reports, read back through the REST API: rule 1 (the stored blob's facts
 //! overwrite the block's), channel fallback, titles, rooms, identity tokens and idempotency.
 
-use crate::ingest_support::*;
+use crate::common::ingest::*;
+use crate::common::*;
 use axum::body::Body;
 use serde_json::{Value, json};
 
@@ -10,7 +11,7 @@ use serde_json::{Value, json};
 
 #[tokio::test]
 async fn a_png_declared_as_jpeg_is_stored_as_png_with_its_real_size() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let image = png(7, 5);
     let answer = app.upload_ok("screenshot", "image/jpeg", &image).await;
     assert!(is_object_id(&answer["blobId"]), "{answer}");
@@ -32,7 +33,7 @@ async fn a_png_declared_as_jpeg_is_stored_as_png_with_its_real_size() {
 
 #[tokio::test]
 async fn text_and_screenshot_report_is_stored_with_the_blobs_facts() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let image = png(3, 2);
     let blob_id = app.blob("screenshot", "image/jpeg", &image).await;
     let annotations = json!([{"kind": "rect", "points": [[0, 0], [2, 1]], "color": "#ff0000"}]);
@@ -76,7 +77,7 @@ async fn text_and_screenshot_report_is_stored_with_the_blobs_facts() {
 
 #[tokio::test]
 async fn audio_report_keeps_the_uploaded_duration_and_type() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let parts = [
         Part::text("kind", "audio"),
         Part::text("durationMs", "4321"),
@@ -108,7 +109,7 @@ async fn audio_report_keeps_the_uploaded_duration_and_type() {
 
 #[tokio::test]
 async fn file_attachments_take_any_type_and_are_served_only_as_downloads() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let html = b"<html><script>alert(document.cookie)</script></html>".to_vec();
     let answer = app
         .upload(&[Part::text("kind", "file"), Part::file("page.html", "text/html; charset=utf-8", &html)])
@@ -141,9 +142,8 @@ async fn file_attachments_take_any_type_and_are_served_only_as_downloads() {
     assert_eq!(served.bytes, html);
 
     // Ingest never serves blobs back, and REST only to this project with a key.
-    let (other, other_token) = app.second_project("Other").await;
-    let foreign =
-        app.rest_as(&other_token, "GET", &format!("/api/v1/projects/{}/blobs/{blob_id}", other.id), None).await;
+    let (other, other_key) = app.other_project().await;
+    let foreign = app.get(&format!("/api/v1/projects/{}/blobs/{blob_id}", other.id), &other_key).await;
     assert_eq!(foreign.status.as_u16(), 404);
     let key = app.key().to_string();
     let via_ingest = app.ingest("GET", &format!("/ingest/blob/{blob_id}"), Some(&key), &[], Body::empty()).await;
@@ -152,7 +152,7 @@ async fn file_attachments_take_any_type_and_are_served_only_as_downloads() {
 
 #[tokio::test]
 async fn multipart_fields_may_come_in_any_order() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let image = png(4, 6);
     let answer = app
         .upload(&[
@@ -205,7 +205,7 @@ async fn multipart_fields_may_come_in_any_order() {
 
 #[tokio::test]
 async fn every_block_type_is_accepted_and_kept_as_sent() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let target = json!({"css": "#pay", "xpath": "/html/body/main/button[2]", "testIds": ["pay-button"], "reactComponent": "PayButton", "matchIndex": 0});
     let blocks = json!([
         {"type": "pinpoint", "selector": "#pay", "target": target, "comment": "nothing happens", "point": {"x": 0.5, "y": 0.25}, "rect": {"x": 10, "y": 20, "width": 100, "height": 40}},
@@ -224,7 +224,7 @@ async fn every_block_type_is_accepted_and_kept_as_sent() {
 
 #[tokio::test]
 async fn titles_are_derived_from_the_first_text_line() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let long = "word ".repeat(40);
     for (text, title) in [
         ("\n\n  - [ ] Checkout **fails** on Safari  \nsecond line", "Checkout fails on Safari"),
@@ -237,7 +237,7 @@ async fn titles_are_derived_from_the_first_text_line() {
 
 #[tokio::test]
 async fn an_unknown_channel_falls_back_to_the_default_channel() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let cases = [
         (json!({"blocks": [text_block("a")], "channelKey": "does-not-exist"}), "bug"),
         (json!({"blocks": [text_block("b")]}), "bug"),
@@ -263,7 +263,7 @@ async fn an_unknown_channel_falls_back_to_the_default_channel() {
 
 #[tokio::test]
 async fn context_is_kept_and_artifact_id_puts_the_report_in_its_room() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let context = json!({
         "url": "https://app.example.com/editor/42",
         "pathname": "/editor/42",
@@ -315,7 +315,7 @@ fn token(claims: Value, secret: &str) -> String {
 
 #[tokio::test]
 async fn a_valid_identity_token_gives_a_verified_identity() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     app.set_identity_secret(Some(SECRET)).await;
     let claims = json!({"sub": "u-123", "email": "ann@example.com", "name": "Ann Smith", "avatarUrl": "https://cdn.example.com/ann.png", "iat": now_secs(), "exp": now_secs() + 600});
     let jwt = token(claims, SECRET);
@@ -348,7 +348,7 @@ async fn a_valid_identity_token_gives_a_verified_identity() {
 
 #[tokio::test]
 async fn a_bad_identity_token_still_files_the_report_without_identity() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     app.set_identity_secret(Some(SECRET)).await;
     let key = app.key().to_string();
     let good_claims = json!({"sub": "u-1", "name": "Ann", "exp": now_secs() + 600});
@@ -407,7 +407,7 @@ fn unsigned(claims: &Value) -> String {
 
 #[tokio::test]
 async fn without_an_identity_secret_the_header_is_ignored() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let key = app.key().to_string();
     for jwt in [token(json!({"sub": "u-1", "exp": now_secs() + 600}), SECRET), "garbage".to_string()] {
         let id = app.report_with(&key, &[(IDENTITY, &jwt)], text_report("no secret")).await.ok(200)["reportId"]
@@ -433,7 +433,7 @@ async fn without_an_identity_secret_the_header_is_ignored() {
 
 #[tokio::test]
 async fn the_same_idempotency_key_files_one_report() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let key = app.key().to_string();
     let blob_id = app.blob("screenshot", "image/png", &png(2, 2)).await;
     let body = json!({"blocks": [text_block("queued while offline"), {"type": "screenshot", "blobId": blob_id}]});
@@ -454,14 +454,14 @@ async fn the_same_idempotency_key_files_one_report() {
     assert_eq!(app.reports().await.len(), 4);
 
     // The same key in another project is independent.
-    let (project, token) = app.second_project("Other").await;
+    let (project, other_key) = app.other_project().await;
     let elsewhere = app
         .report_with(&project.project_key, &[("idempotency-key", "queue-item-1")], text_report("other project"))
         .await
         .ok(200)
         .clone();
     assert_ne!(elsewhere["reportId"], first["reportId"]);
-    let listed = app.rest_as(&token, "GET", &format!("/api/v1/projects/{}/feedback", project.id), None).await;
+    let listed = app.get(&format!("/api/v1/projects/{}/feedback", project.id), &other_key).await;
     let items = listed.ok(200)["items"].as_array().unwrap().clone();
     assert_eq!(items.len(), 1);
     assert_eq!(items[0]["id"], elsewhere["reportId"]);
@@ -470,7 +470,7 @@ async fn the_same_idempotency_key_files_one_report() {
 
 #[tokio::test]
 async fn concurrent_repeats_of_one_idempotency_key_file_one_report() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let mut tasks = Vec::new();
     for _ in 0..8 {
         let router = app.router.clone();
@@ -498,7 +498,7 @@ async fn concurrent_repeats_of_one_idempotency_key_file_one_report() {
 
 #[tokio::test]
 async fn an_unusable_idempotency_key_is_refused_rather_than_dropped() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let key = app.key().to_string();
     let long = "k".repeat(201);
     for value in ["", long.as_str()] {
@@ -512,7 +512,7 @@ async fn an_unusable_idempotency_key_is_refused_rather_than_dropped() {
 
 #[tokio::test]
 async fn a_page_address_that_is_not_http_is_kept_as_text_but_never_the_report_link() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     for (url, link) in [
         ("javascript:alert(document.cookie)", None),
         ("file:///home/me/index.html", None),

@@ -1,13 +1,14 @@
 //! What the widget reads: `GET /ingest/config`, `/ingest/channels`, `/ingest/flags/:key`; and the
 //! ingest API's CORS (open, no cookies).
 
-use crate::ingest_support::*;
+use crate::common::ingest::*;
+use crate::common::*;
 use axum::body::Body;
 use serde_json::{Value, json};
 
 #[tokio::test]
 async fn config_has_widget_defaults_and_limits() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let config = app.ingest_get("/ingest/config").await.ok(200).clone();
     assert_eq!(
         config["widgetConfig"],
@@ -38,7 +39,7 @@ async fn config_has_widget_defaults_and_limits() {
 
 #[tokio::test]
 async fn config_lists_hints_for_everyone_plus_the_given_user_only() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     for hint in [
         json!({"channelKey": "idea", "weight": "max"}),
         json!({"channelKey": "question", "weight": 3, "userId": "alice"}),
@@ -75,7 +76,7 @@ async fn config_lists_hints_for_everyone_plus_the_given_user_only() {
 
 #[tokio::test]
 async fn channels_are_the_active_ones_oldest_first_in_ingest_form() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let created = app
         .rest(
             "POST",
@@ -95,19 +96,7 @@ async fn channels_are_the_active_ones_oldest_first_in_ingest_form() {
     let keys: Vec<&str> = channels.iter().map(|c| c["key"].as_str().unwrap()).collect();
     assert_eq!(keys, ["bug", "idea", "billing"]);
     for channel in channels {
-        for field in [
-            "id",
-            "key",
-            "name",
-            "color",
-            "mascot",
-            "baseWeight",
-            "archived",
-            "projectId",
-            "createdAt",
-            "updatedAt",
-            "matchers",
-        ] {
+        for field in CHANNEL_FIELDS {
             assert!(channel.get(field).is_some(), "channel lacks {field}: {channel}");
         }
         assert_eq!(channel["projectId"], json!(app.pid()));
@@ -131,22 +120,16 @@ async fn channels_are_the_active_ones_oldest_first_in_ingest_form() {
 
 #[tokio::test]
 async fn flags_say_whether_a_flag_is_on() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     assert_eq!(app.ingest_get("/ingest/flags/dark-mode").await.ok(200), &json!({"enabled": false}));
     app.rest("PUT", &app.p("/flags/dark-mode"), Some(json!({"enabled": true}))).await.ok(200);
     assert_eq!(app.ingest_get("/ingest/flags/dark-mode").await.ok(200), &json!({"enabled": true}));
     app.rest("PUT", &app.p("/flags/dark-mode"), Some(json!({"enabled": false}))).await.ok(200);
     assert_eq!(app.ingest_get("/ingest/flags/dark-mode").await.ok(200), &json!({"enabled": false}));
     // A flag of another project is not this project's.
-    let (other, token) = app.second_project("Other").await;
-    app.rest_as(
-        &token,
-        "PUT",
-        &format!("/api/v1/projects/{}/flags/only-there", other.id),
-        Some(json!({"enabled": true})),
-    )
-    .await
-    .ok(200);
+    let (other, other_key) = app.other_project().await;
+    let path = format!("/api/v1/projects/{}/flags/only-there", other.id);
+    app.call("PUT", &path, &other_key, Some(json!({"enabled": true}))).await.ok(200);
     assert_eq!(app.ingest_get("/ingest/flags/only-there").await.ok(200), &json!({"enabled": false}));
     let key = other.project_key.clone();
     let there = app.ingest("GET", "/ingest/flags/only-there", Some(&key), &[], Body::empty()).await;
@@ -162,7 +145,7 @@ fn header_list(resp: &Resp, name: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn preflight_allows_the_ingest_headers_from_any_origin() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     for (path, method) in [
         ("/ingest/report", "POST"),
         ("/ingest/blob", "POST"),
@@ -201,7 +184,7 @@ async fn preflight_allows_the_ingest_headers_from_any_origin() {
 
 #[tokio::test]
 async fn responses_carry_cors_headers_and_never_set_cookies() {
-    let app = App::new().await;
+    let app = TestApp::new().await;
     let origin = [("origin", "https://customer.example.org")];
     let key = app.key().to_string();
     let (content_type, body) =
@@ -222,8 +205,8 @@ async fn responses_carry_cors_headers_and_never_set_cookies() {
         app.report_with(&key, &origin, json!({"blocks": []})).await,
     ];
     for resp in &responses {
-        // `App::send` already asserts the absence of Set-Cookie on every response.
-        assert_eq!(resp.header("access-control-allow-origin"), Some("*"), "{} {}", resp.status, resp.text());
+        // `TestApp::send` already asserts the absence of Set-Cookie on every response.
+        assert_eq!(resp.header("access-control-allow-origin"), Some("*"), "{} {}", resp.status, resp.text);
         assert_ne!(resp.header("access-control-allow-credentials"), Some("true"));
         assert!(resp.header("content-type").unwrap_or_default().starts_with("application/json"));
     }

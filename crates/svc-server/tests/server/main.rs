@@ -1,9 +1,8 @@
 //! svc-server's integration tests as one test binary (one link instead of one per file: the suite
-//! builds faster on 2 cores). Each module is one area; `common`, `ingest_support` and `mcp_support`
-//! build the apps they drive.
+//! builds faster on 2 cores). Each module is one area; every one drives the app `common` builds
+//! (`common::ingest` adds the ingest API's requests and media, `mcp_support` the tool endpoint's).
 
 mod common;
-mod ingest_support;
 mod mcp_support;
 
 mod connections;

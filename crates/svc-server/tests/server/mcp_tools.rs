@@ -273,8 +273,7 @@ async fn an_ambiguous_shortid_is_an_is_error_naming_the_candidates() {
 async fn get_report_renders_the_report_as_markdown() {
     let app = TestApp::new().await;
     let (_, key) = app.mint(&rw_scopes()).await;
-    let id = ingest_report(
-        &app,
+    let id = app.file_report(
         json!({
             "channelKey": "bug",
             "blocks": [
@@ -355,7 +354,7 @@ async fn get_report_with_eight_screenshots_inlines_six_within_8_mb_and_names_the
     }
     let mut blocks = vec![json!({"type": "text", "text": "Eight screenshots"})];
     blocks.extend(blob_ids.iter().map(|id| json!({"type": "screenshot", "blobId": id})));
-    let report_id = ingest_report(&app, json!({"blocks": blocks})).await;
+    let report_id = app.file_report(json!({"blocks": blocks})).await;
 
     let out = tool(&app, &key, "get_report", json!({"id": report_id})).await;
     assert!(!out.is_error, "{}", out.text);
@@ -398,7 +397,7 @@ async fn get_report_keeps_the_images_within_8_mb() {
         pngs.push(png);
     }
     let blocks: Vec<Value> = blob_ids.iter().map(|id| json!({"type": "screenshot", "blobId": id})).collect();
-    let report_id = ingest_report(&app, json!({"blocks": blocks})).await;
+    let report_id = app.file_report(json!({"blocks": blocks})).await;
     let out = tool(&app, &key, "get_report", json!({"id": report_id})).await;
     let images = out.images();
     assert_eq!(images.len(), 3, "{}", out.text);
@@ -574,8 +573,8 @@ async fn file_hostile_report(app: &TestApp, identity: Option<&str>, with_text: b
         }
     });
     match identity {
-        Some(token) => ingest_report_with(app, &[("x-svc-identity", token)], body).await,
-        None => ingest_report(app, body).await,
+        Some(token) => app.file_report_with(&[("x-svc-identity", token)], body).await,
+        None => app.file_report(body).await,
     }
 }
 

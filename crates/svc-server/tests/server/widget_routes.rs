@@ -1,5 +1,6 @@
 //! The widget's files: per-project loader, shared bundle, lazy parts, declarations, demo page.
 
+use crate::common::ingest::CHANNEL_FIELDS;
 use crate::common::{Resp, TestApp};
 use axum::body::Body;
 use axum::http::{Request, header};
@@ -15,7 +16,7 @@ async fn get(app: &TestApp, path: &str, if_none_match: Option<&str>) -> Resp {
 }
 
 fn header<'a>(resp: &'a Resp, name: &str) -> &'a str {
-    resp.headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_else(|| panic!("no {name} header"))
+    resp.header(name).unwrap_or_else(|| panic!("no {name} header"))
 }
 
 /// The JSON the per-project loader bakes in: `(function(__svcPreset){<loader>})(<json>);`.
@@ -69,19 +70,7 @@ async fn project_loader_bakes_in_configuration_and_channels() {
     let keys: Vec<&str> = config["channels"].as_array().unwrap().iter().map(|c| c["key"].as_str().unwrap()).collect();
     assert_eq!(keys, ["bug", "idea", "question"]);
     // The ingest form of a channel, as /ingest/channels gives it.
-    for field in [
-        "id",
-        "key",
-        "name",
-        "color",
-        "mascot",
-        "baseWeight",
-        "archived",
-        "projectId",
-        "createdAt",
-        "updatedAt",
-        "matchers",
-    ] {
+    for field in CHANNEL_FIELDS {
         assert!(config["channels"][0].get(field).is_some(), "channel field {field}");
     }
 

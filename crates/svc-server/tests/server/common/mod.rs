@@ -1,10 +1,15 @@
-//! Shared fixtures for the REST API tests: an app over a fresh SQLite store in its own temporary
-//! folder, driven in process with `tower::ServiceExt::oneshot`.
+//! The app every test drives: a fresh SQLite (or PostgreSQL) store and a local blob folder in its own
+//! temporary directory, driven in process with `tower::ServiceExt::oneshot`, or served on a real
+//! loopback socket where the peer address or the connection itself matters. [`ingest`] adds the
+//! ingest API's requests, multipart bodies and little media files.
 #![allow(dead_code)]
+
+pub mod ingest;
 
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode, header};
 use serde_json::{Value, json};
+use svc_blob::BlobStore;
 use svc_core::model::{ApiKey, Author, Blob, Comment, KeyOrigin, NewReport, Project, Report};
 use svc_core::{ids, time};
 use svc_server::service::keys::{self, MintRequest};
@@ -24,11 +29,11 @@ pub const ALL_SCOPES: [&str; 7] = [
 ];
 
 pub struct TestApp {
-    /// Kept so the database folder lives as long as the app.
+    /// Kept so the database and blob folders live as long as the app.
     pub dir: tempfile::TempDir,
     pub store: DynStore,
     pub router: axum::Router,
-    /// The state behind the router (its in-memory blob store, for seeding blobs).
+    /// The state behind the router; its blob store is the folder `<dir>/blobs`.
     pub state: AppState,
     /// The bootstrapped project "Default".
     pub project: Project,
@@ -46,6 +51,17 @@ pub struct Resp {
 }
 
 impl Resp {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Asserts an ingest error: this status and exactly `{"error": code}`.
+    #[track_caller]
+    pub fn ingest_error(&self, status: u16, code: &str) {
+        assert_eq!(self.status.as_u16(), status, "unexpected status; body: {}", self.text);
+        assert_eq!(self.body, json!({ "error": code }), "ingest error body");
+    }
+
     /// Asserts the status and that the body is the REST error shape `{error, code}` with this code;
     /// returns the message.
     #[track_caller]
@@ -80,7 +96,15 @@ impl TestApp {
     }
 
     pub async fn with_config(config: ServerConfig) -> Self {
-        let dir = tempfile::tempdir().expect("temporary folder");
+        Self::sqlite(tempfile::tempdir().expect("temporary folder"), config).await
+    }
+
+    /// The app with its data (database and blob folder) in a new folder inside `parent`.
+    pub async fn in_folder(parent: &std::path::Path, config: ServerConfig) -> Self {
+        Self::sqlite(tempfile::tempdir_in(parent).expect("temporary folder"), config).await
+    }
+
+    async fn sqlite(dir: tempfile::TempDir, config: ServerConfig) -> Self {
         let url = format!("sqlite://{}", dir.path().join("svc.db").display());
         let store = svc_store::connect(&url).await.expect("open store");
         Self::over(dir, store, config).await
@@ -103,7 +127,8 @@ impl TestApp {
             .await
             .expect("bootstrap")
             .expect("an empty database is bootstrapped");
-        let state = AppState::new(store.clone(), config);
+        let blobs = BlobStore::local(&dir.path().join("blobs")).expect("blob folder");
+        let state = AppState::new(store.clone(), config).with_blob_store(blobs);
         let router = svc_server::app(state.clone());
         TestApp { dir, store, router, state, project: boot.project, token: boot.setup_token.expose().to_string() }
     }
@@ -112,20 +137,20 @@ impl TestApp {
         &self.project.id
     }
 
+    /// The project key (`pr_...`) the ingest API and the widget use.
+    pub fn key(&self) -> &str {
+        &self.project.project_key
+    }
+
     /// `/api/v1/projects/<id><rest>`.
     pub fn p(&self, rest: &str) -> String {
         format!("/api/v1/projects/{}{}", self.project.id, rest)
     }
 
-    /// Sends a prepared request.
+    /// Sends a prepared request. No response of this service ever sets a cookie.
     pub async fn send(&self, request: Request<Body>) -> Resp {
         let response = self.router.clone().oneshot(request).await.expect("the router is infallible");
-        let status = response.status();
-        let headers = response.headers().clone();
-        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.expect("read body");
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-        Resp { status, headers, text, bytes: bytes.to_vec(), body }
+        into_resp(response).await
     }
 
     /// A request with an optional raw `Authorization` header value and an optional raw body.
@@ -160,6 +185,31 @@ impl TestApp {
 
     pub async fn patch(&self, path: &str, key: &str, body: Value) -> Resp {
         self.call("PATCH", path, key, Some(body)).await
+    }
+
+    /// A request with the setup token and an optional JSON body.
+    pub async fn rest(&self, method: &str, path: &str, body: Option<Value>) -> Resp {
+        self.call(method, path, &self.token, body).await
+    }
+
+    /// The report as `GET .../feedback/:id` shows it.
+    pub async fn stored(&self, report_id: &str) -> Value {
+        self.rest("GET", &self.p(&format!("/feedback/{report_id}")), None).await.ok(200).clone()
+    }
+
+    /// Every report of the project (up to 100), newest first.
+    pub async fn reports(&self) -> Vec<Value> {
+        let page = self.rest("GET", &self.p("/feedback?limit=100"), None).await;
+        page.ok(200)["items"].as_array().unwrap().clone()
+    }
+
+    pub async fn patch_project(&self, body: Value) -> Value {
+        self.rest("PATCH", &self.p(""), Some(body)).await.ok(200).clone()
+    }
+
+    /// Sets (or clears) the project's identity secret.
+    pub async fn set_identity_secret(&self, secret: Option<&str>) {
+        self.store.set_identity_secret(self.pid(), secret).await.expect("set identity secret");
     }
 
     /// Mints a key through the API with the setup token; returns the whole response body.
@@ -278,6 +328,17 @@ impl TestApp {
         self.store.create_comment(&comment).await.expect("store comment");
         comment
     }
+}
+
+/// Reads a response whole; asserts that it sets no cookie.
+pub async fn into_resp(response: axum::response::Response) -> Resp {
+    assert!(response.headers().get(header::SET_COOKIE).is_none(), "no response ever sets a cookie");
+    let status = response.status();
+    let headers = response.headers().clone();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.expect("read body").to_vec();
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    Resp { status, headers, text, bytes, body }
 }
 
 pub async fn mint_for(store: &DynStore, project: &Project, scopes: &[&str]) -> (String, String) {
@@ -587,6 +648,17 @@ impl Drop for Running {
             done.abort();
         }
     }
+}
+
+/// The app on a real loopback socket, served as `svc serve` serves it (the peer address as
+/// `ConnectInfo`, the default connection settings); returns its base URL. The server runs until the
+/// test's runtime ends.
+pub async fn serve(app: &TestApp) -> String {
+    let server = Running::start(app, svc_server::ConnectionSettings::default()).await;
+    let address = server.address;
+    // Left running for the rest of the test.
+    std::mem::forget(server);
+    format!("http://{address}")
 }
 
 /// A response read off the wire.

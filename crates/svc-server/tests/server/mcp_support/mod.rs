@@ -1,12 +1,12 @@
 //! Helpers for the tool endpoint (`POST /mcp`) tests: JSON-RPC requests and tool calls against a
-//! [`TestApp`], real PNG files, screenshot uploads through the ingest API, and a server on a real
-//! loopback socket.
+//! [`TestApp`], noisy PNG files and screenshot uploads through the ingest API.
 #![allow(dead_code)]
 
 use axum::body::Body;
 use axum::http::{Request, header};
 use serde_json::{Value, json};
 
+use super::common::ingest::Part;
 use super::common::{Resp, TestApp};
 
 /// The seven tools, in the order `tools/list` gives them.
@@ -72,7 +72,7 @@ pub fn expect_error_value(answer: &Value, id: &Value, code: i64) -> String {
 
 #[track_caller]
 pub fn assert_json_content_type(resp: &Resp) {
-    let content_type = resp.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let content_type = resp.header(header::CONTENT_TYPE.as_str()).unwrap_or_default();
     assert!(content_type.starts_with("application/json"), "Content-Type {content_type:?}; body: {}", resp.text);
 }
 
@@ -170,58 +170,8 @@ pub async fn upload_screenshot(app: &TestApp, png: &[u8]) -> String {
 /// `POST /ingest/blob` with a multipart body (`kind`, then `file` with this file name and
 /// Content-Type); asserts 200 and the stored size, returns the answer.
 pub async fn upload_blob(app: &TestApp, kind: &str, file_name: &str, content_type: &str, data: &[u8]) -> Value {
-    let boundary = "svc-mcp-test-boundary-7d1f";
-    let mut body = Vec::new();
-    body.extend_from_slice(
-        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"kind\"\r\n\r\n{kind}\r\n").as_bytes(),
-    );
-    body.extend_from_slice(
-        format!(
-            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\nContent-Type: {content_type}\r\n\r\n"
-        )
-        .as_bytes(),
-    );
-    body.extend_from_slice(data);
-    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    let request = Request::builder()
-        .method("POST")
-        .uri("/ingest/blob")
-        .header("x-svc-project-key", &app.project.project_key)
-        .header(header::CONTENT_TYPE, format!("multipart/form-data; boundary={boundary}"))
-        .body(Body::from(body))
-        .unwrap();
-    let resp = app.send(request).await;
+    let resp = app.upload(&[Part::text("kind", kind), Part::file(file_name, content_type, data)]).await;
     let answer = resp.ok(200).clone();
     assert_eq!(answer["bytes"], json!(data.len()), "{}", resp.text);
     answer
-}
-
-/// `POST /ingest/report` for the app's project; returns the report id.
-pub async fn ingest_report(app: &TestApp, body: Value) -> String {
-    ingest_report_with(app, &[], body).await
-}
-
-/// [`ingest_report`] with extra headers (e.g. `x-svc-identity`).
-pub async fn ingest_report_with(app: &TestApp, headers: &[(&str, &str)], body: Value) -> String {
-    let mut builder = Request::builder()
-        .method("POST")
-        .uri("/ingest/report")
-        .header("x-svc-project-key", &app.project.project_key)
-        .header(header::CONTENT_TYPE, "application/json");
-    for (name, value) in headers {
-        builder = builder.header(*name, *value);
-    }
-    let request = builder.body(Body::from(serde_json::to_vec(&body).unwrap())).unwrap();
-    let resp = app.send(request).await;
-    resp.ok(200)["reportId"].as_str().expect("reportId").to_string()
-}
-
-/// The app on a real loopback socket, served as `svc serve` serves it; returns its base URL. The
-/// server runs until the test's runtime ends.
-pub async fn serve(app: &TestApp) -> String {
-    let server = super::common::Running::start(app, svc_server::ConnectionSettings::default()).await;
-    let address = server.address;
-    // Left running for the rest of the test.
-    std::mem::forget(server);
-    format!("http://{address}")
 }
