@@ -3,6 +3,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod account;
 pub mod channel;
 pub mod identity;
 pub mod ids;

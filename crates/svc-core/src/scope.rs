@@ -15,7 +15,12 @@ pub const PROJECT_SCOPES: [&str; 7] =
 
 /// Whether a key holding `held` may act where `needed` is required (`*` satisfies every scope).
 pub fn satisfies(held: &[String], needed: &str) -> bool {
-    held.iter().any(|scope| scope == ALL || scope == needed)
+    held.iter().any(|scope| grants(scope, needed))
+}
+
+/// Whether one held scope grants `needed`.
+pub fn grants(held: &str, needed: &str) -> bool {
+    held == ALL || held == needed
 }
 
 /// Checks a scope list for minting through the API: a non-empty subset of the project's scopes,

@@ -77,6 +77,7 @@ impl From<ServiceError> for ApiError {
             ServiceError::NotFound(message) => ApiError::NotFound(message),
             ServiceError::Conflict(message) => ApiError::Conflict(message),
             ServiceError::Store(error) => error.into(),
+            ServiceError::Internal(message) => ApiError::Internal(anyhow::anyhow!(message)),
         }
     }
 }

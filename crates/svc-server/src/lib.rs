@@ -6,6 +6,7 @@
 pub mod api;
 pub mod body;
 pub mod config;
+pub mod dashboard;
 pub mod error;
 pub mod health;
 pub mod http_server;
@@ -53,6 +54,7 @@ pub fn app(state: AppState) -> axum::Router {
         .merge(mcp::router())
         .merge(health::router())
         .merge(widget::router())
+        .merge(dashboard::router())
         .fallback(not_found)
         .with_state(state)
         .layer(middleware::from_fn_with_state(metrics, metrics::track));

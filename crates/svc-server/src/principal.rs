@@ -2,15 +2,17 @@
 //! [`Principal::require`] is the one place a scope is checked. Surfaces map [`AuthError`] and
 //! [`Refusal`] to their own wire format (REST `{error, code}`, JSON-RPC errors on `/mcp`).
 //!
-//! Today the credentials are API keys. A signed-in user (with memberships), an OAuth grant and a
-//! reporter become further variants of [`Principal`], resolved in [`Principal::resolve`] from their
-//! own credential; their rules go into `require`, so no surface changes when they arrive.
+//! The credentials are API keys (resolved here from the `Authorization` header) and dashboard
+//! sessions (resolved by the dashboard from its cookie into [`Principal::User`]). An OAuth grant
+//! and a reporter become further variants; their rules go into `require`, so no surface changes
+//! when they arrive.
 
 use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
 use svc_core::model::{ApiKey, Author, Project};
 use svc_core::{scope, time};
 
+use crate::service::accounts::SignedIn;
 use crate::service::keys::{self, AuthFailure, AuthResultError};
 use crate::state::AppState;
 
@@ -21,6 +23,9 @@ pub enum Principal {
     ProjectKey(ApiKey),
     /// An organization-wide key: every project of its organization, on the tool endpoint only.
     OrgKey(ApiKey),
+    /// A person signed in to the dashboard: every project of the organizations they belong to,
+    /// with the scopes of their role there.
+    User(Box<SignedIn>),
 }
 
 /// Why a request has no principal.
@@ -67,10 +72,11 @@ impl Principal {
         Ok(if key.project_id.is_some() { Principal::ProjectKey(key) } else { Principal::OrgKey(key) })
     }
 
-    /// The key behind the principal.
-    pub fn key(&self) -> &ApiKey {
+    /// The key behind the principal, when it is a key.
+    pub fn key(&self) -> Option<&ApiKey> {
         match self {
-            Principal::ProjectKey(key) | Principal::OrgKey(key) => key,
+            Principal::ProjectKey(key) | Principal::OrgKey(key) => Some(key),
+            Principal::User(_) => None,
         }
     }
 
@@ -78,7 +84,7 @@ impl Principal {
     pub fn bound_project(&self) -> Option<&str> {
         match self {
             Principal::ProjectKey(key) => key.project_id.as_deref(),
-            Principal::OrgKey(_) => None,
+            Principal::OrgKey(_) | Principal::User(_) => None,
         }
     }
 
@@ -88,15 +94,26 @@ impl Principal {
 
     /// Checks that the principal holds `needed` and, when a project is named, reaches it.
     pub fn require(&self, needed: &'static str, project: Option<&Project>) -> Result<(), Refusal> {
-        let key = self.key();
         let reaches = |project: &Project| match self {
             Principal::ProjectKey(key) => key.project_id.as_deref() == Some(project.id.as_str()),
             Principal::OrgKey(key) => key.org_id == project.org_id,
+            Principal::User(person) => person.role_in(&project.org_id).is_some(),
         };
         if project.is_some_and(|project| !reaches(project)) {
             return Err(Refusal::OtherProject);
         }
-        if !scope::satisfies(&key.scopes, needed) {
+        let holds = match self {
+            Principal::ProjectKey(key) | Principal::OrgKey(key) => scope::satisfies(&key.scopes, needed),
+            // Without a project, the least role among the person's organizations decides.
+            Principal::User(person) => {
+                let roles: Vec<_> = match project {
+                    Some(project) => person.role_in(&project.org_id).into_iter().collect(),
+                    None => person.memberships.iter().map(|m| m.role).collect(),
+                };
+                !roles.is_empty() && roles.iter().all(|role| role.scopes().iter().any(|s| scope::grants(s, needed)))
+            }
+        };
+        if !holds {
             return Err(Refusal::MissingScope(needed));
         }
         Ok(())
@@ -105,17 +122,24 @@ impl Principal {
     /// The author recorded for changes the principal makes: `agent:<keyId>`, labelled by
     /// `introduce` or the key's name.
     pub fn author(&self) -> Author {
-        let key = self.key();
-        Author {
-            kind: "agent".into(),
-            id: Some(self.viewer()),
-            label: Some(key.agent_name.clone().unwrap_or_else(|| key.name.clone())),
+        match self {
+            Principal::ProjectKey(key) | Principal::OrgKey(key) => Author {
+                kind: "agent".into(),
+                id: Some(self.viewer()),
+                label: Some(key.agent_name.clone().unwrap_or_else(|| key.name.clone())),
+            },
+            Principal::User(person) => {
+                Author { kind: "user".into(), id: Some(self.viewer()), label: Some(person.user.label().to_string()) }
+            }
         }
     }
 
-    /// The name viewed marks are recorded under.
+    /// The name viewed marks are recorded under: `agent:<keyId>` or `user:<userId>`.
     pub fn viewer(&self) -> String {
-        format!("agent:{}", self.key().id)
+        match self {
+            Principal::ProjectKey(key) | Principal::OrgKey(key) => format!("agent:{}", key.id),
+            Principal::User(person) => format!("user:{}", person.user.id),
+        }
     }
 }
 

@@ -22,6 +22,22 @@ pub struct RateLimits {
     reports_per_project: DefaultKeyedRateLimiter<String>,
     /// Reports an address may file for a project while the project's ceiling is exhausted.
     guaranteed_per_address: DefaultKeyedRateLimiter<(String, IpAddr)>,
+    /// Dashboard sign-in attempts per account (email) and per address: slows password guessing
+    /// without locking out the account's owner for long.
+    sign_ins_per_account: DefaultKeyedRateLimiter<String>,
+    sign_ins_per_address: DefaultKeyedRateLimiter<IpAddr>,
+}
+
+/// Sign-in attempts allowed at once per account, then one more every 90 s (10 per 15 minutes).
+pub const SIGN_INS_PER_ACCOUNT: u32 = 10;
+/// Sign-in attempts allowed at once per address, then one more every 30 s (30 per 15 minutes).
+pub const SIGN_INS_PER_ADDRESS: u32 = 30;
+
+fn burst_then_one_every<K: Hash + Eq + Clone>(burst: u32, every: std::time::Duration) -> DefaultKeyedRateLimiter<K> {
+    let quota = Quota::with_period(every)
+        .expect("a non-zero period")
+        .allow_burst(NonZeroU32::new(burst.max(1)).expect("burst is at least 1"));
+    RateLimiter::keyed(quota)
 }
 
 fn per_minute<K: Hash + Eq + Clone>(count: u32) -> DefaultKeyedRateLimiter<K> {
@@ -58,6 +74,8 @@ impl RateLimits {
             blobs_per_address: per_minute(config.ip_blobs_per_minute),
             reports_per_project: per_minute(config.project_reports_per_minute),
             guaranteed_per_address: per_minute(config.guaranteed_reports_per_address),
+            sign_ins_per_account: burst_then_one_every(SIGN_INS_PER_ACCOUNT, std::time::Duration::from_secs(90)),
+            sign_ins_per_address: burst_then_one_every(SIGN_INS_PER_ADDRESS, std::time::Duration::from_secs(30)),
         }
     }
 
@@ -99,6 +117,17 @@ impl RateLimits {
         }
     }
 
+    /// Counts one sign-in attempt for an account (its email as typed, lower-cased) from `ip`.
+    pub fn check_sign_in(&self, account: &str, ip: Option<IpAddr>) -> Result<(), u64> {
+        if !self.enabled {
+            return Ok(());
+        }
+        if let Some(ip) = ip {
+            check(&self.sign_ins_per_address, &address_key(ip))?;
+        }
+        check(&self.sign_ins_per_account, &account.trim().to_lowercase())
+    }
+
     /// Drops idle keys' state so memory stays bounded.
     pub fn prune(&self) {
         self.per_key.retain_recent();
@@ -106,6 +135,8 @@ impl RateLimits {
         self.blobs_per_address.retain_recent();
         self.reports_per_project.retain_recent();
         self.guaranteed_per_address.retain_recent();
+        self.sign_ins_per_account.retain_recent();
+        self.sign_ins_per_address.retain_recent();
     }
 }
 

@@ -8,6 +8,7 @@
 
 use async_trait::async_trait;
 use std::sync::Arc;
+use svc_core::account::{Membership, OneTimeLink, Session, User};
 use svc_core::model::*;
 
 mod cache;
@@ -298,6 +299,37 @@ pub trait FlagStore: Send + Sync {
     async fn set_flag(&self, flag: &Flag) -> StoreResult<()>;
 }
 
+/// People who sign in to the dashboard: users, memberships, sessions and one-time links.
+#[async_trait]
+pub trait AccountStore: Send + Sync {
+    /// Fails with `Conflict` when the email is taken.
+    async fn create_user(&self, user: &User, password_hash: &str) -> StoreResult<()>;
+    async fn get_user(&self, id: &str) -> StoreResult<Option<User>>;
+    /// The user with this (lower-case) email and their password hash.
+    async fn find_user_by_email(&self, email: &str) -> StoreResult<Option<(User, String)>>;
+    async fn set_password_hash(&self, user_id: &str, password_hash: &str, at: i64) -> StoreResult<()>;
+    async fn count_users(&self) -> StoreResult<i64>;
+    /// Adds the membership, or changes the role of an existing one.
+    async fn put_membership(&self, membership: &Membership) -> StoreResult<()>;
+    async fn list_memberships(&self, user_id: &str) -> StoreResult<Vec<Membership>>;
+    /// The members of an organization with their roles, by name.
+    async fn list_members(&self, org_id: &str) -> StoreResult<Vec<(User, Membership)>>;
+    async fn create_session(&self, session: &Session) -> StoreResult<()>;
+    /// The unexpired session with this id hash.
+    async fn get_session(&self, id_hash: &str, now: i64) -> StoreResult<Option<Session>>;
+    async fn touch_session(&self, id_hash: &str, last_seen_at: i64, expires_at: i64) -> StoreResult<()>;
+    async fn delete_session(&self, id_hash: &str) -> StoreResult<()>;
+    /// Ends every session of a user; returns how many there were.
+    async fn delete_user_sessions(&self, user_id: &str) -> StoreResult<u64>;
+    async fn create_link(&self, link: &OneTimeLink) -> StoreResult<()>;
+    /// The unexpired, unused link with this token hash, without using it.
+    async fn peek_link(&self, token_hash: &str, now: i64) -> StoreResult<Option<OneTimeLink>>;
+    /// Marks the link used and returns it, if it was unexpired and unused: only one caller wins.
+    async fn take_link(&self, token_hash: &str, now: i64) -> StoreResult<Option<OneTimeLink>>;
+    /// Deletes expired sessions and links; returns how many rows went.
+    async fn delete_expired_accounts_rows(&self, now: i64) -> StoreResult<u64>;
+}
+
 /// The rows describing uploaded blobs (their bytes live in `svc-blob`).
 #[async_trait]
 pub trait BlobRowStore: Send + Sync {
@@ -324,6 +356,7 @@ pub trait Store:
     + ViewStore
     + FlagStore
     + BlobRowStore
+    + AccountStore
     + 'static
 {
     /// Backend name for logs and metrics (`sqlite`, `postgres`).
@@ -341,8 +374,8 @@ pub trait Store:
 /// The store traits, for `use svc_store::prelude::*` where store methods are called.
 pub mod prelude {
     pub use crate::{
-        BlobRowStore, ChannelStore, CommentStore, FlagStore, HintStore, KeyStore, OrganizationStore, ProjectStore,
-        ReportStore, RoomStore, Store, ViewStore,
+        AccountStore, BlobRowStore, ChannelStore, CommentStore, FlagStore, HintStore, KeyStore, OrganizationStore,
+        ProjectStore, ReportStore, RoomStore, Store, ViewStore,
     };
 }
 

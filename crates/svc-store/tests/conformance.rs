@@ -1036,3 +1036,76 @@ async fn sqlite_connect_accepts_url_forms_and_creates_missing_folders() {
     let store = svc_store::connect(&format!("sqlite:{}", folder.path().join("other.db").display())).await.unwrap();
     assert_eq!(store.backend(), "sqlite");
 }
+
+// Accounts
+
+fn person(email: &str) -> svc_core::account::User {
+    svc_core::account::User { id: new_id(), email: email.into(), name: "Ada".into(), created_at: now_ms() }
+}
+
+conformance! {
+    async fn users_are_unique_by_email_and_keep_their_password_hash(store: DynStore) {
+        let ada = person("ada@example.com");
+        store.create_user(&ada, "hash-1").await.unwrap();
+        assert!(matches!(store.create_user(&person("ada@example.com"), "x").await, Err(StoreError::Conflict(_))));
+        let (found, hash) = store.find_user_by_email("ada@example.com").await.unwrap().unwrap();
+        assert_eq!((found, hash.as_str()), (ada.clone(), "hash-1"));
+        store.set_password_hash(&ada.id, "hash-2", now_ms()).await.unwrap();
+        assert_eq!(store.find_user_by_email("ada@example.com").await.unwrap().unwrap().1, "hash-2");
+        assert!(matches!(store.set_password_hash("nobody", "h", 1).await, Err(StoreError::NotFound)));
+        assert_eq!(store.count_users().await.unwrap(), 1);
+        assert_eq!(store.get_user(&ada.id).await.unwrap(), Some(ada));
+    }
+
+    async fn memberships_change_role_in_place(store: DynStore) {
+        use svc_core::account::{Membership, Role};
+        let org = organization(&store, "Acme").await;
+        let ada = person("ada@example.com");
+        store.create_user(&ada, "h").await.unwrap();
+        let member = Membership { org_id: org.id.clone(), user_id: ada.id.clone(), role: Role::Member, created_at: 1 };
+        store.put_membership(&member).await.unwrap();
+        store.put_membership(&Membership { role: Role::Owner, ..member.clone() }).await.unwrap();
+        let memberships = store.list_memberships(&ada.id).await.unwrap();
+        assert_eq!(memberships.len(), 1);
+        assert_eq!(memberships[0].role, Role::Owner);
+        let members = store.list_members(&org.id).await.unwrap();
+        assert_eq!(members.len(), 1);
+        assert_eq!(members[0].0.email, "ada@example.com");
+    }
+
+    async fn sessions_expire_and_end_together(store: DynStore) {
+        use svc_core::account::Session;
+        let ada = person("ada@example.com");
+        store.create_user(&ada, "h").await.unwrap();
+        for (hash, expires_at) in [("a", 1_000), ("b", 5_000)] {
+            let session = Session { id_hash: hash.into(), user_id: ada.id.clone(), created_at: 0, last_seen_at: 0, expires_at };
+            store.create_session(&session).await.unwrap();
+        }
+        assert!(store.get_session("a", 2_000).await.unwrap().is_none(), "an expired session is not found");
+        store.touch_session("b", 4_000, 9_000).await.unwrap();
+        assert_eq!(store.get_session("b", 6_000).await.unwrap().unwrap().expires_at, 9_000);
+        assert_eq!(store.delete_expired_accounts_rows(2_000).await.unwrap(), 1);
+        assert_eq!(store.delete_user_sessions(&ada.id).await.unwrap(), 1);
+        assert!(store.get_session("b", 6_000).await.unwrap().is_none());
+    }
+
+    async fn a_one_time_link_is_taken_once(store: DynStore) {
+        use svc_core::account::{LinkPurpose, OneTimeLink};
+        let org = organization(&store, "Acme").await;
+        let link = OneTimeLink {
+            token_hash: "t".into(),
+            purpose: LinkPurpose::FirstOwner,
+            org_id: Some(org.id.clone()),
+            user_id: None,
+            created_at: 0,
+            expires_at: 10_000,
+        };
+        store.create_link(&link).await.unwrap();
+        assert!(store.peek_link("t", 20_000).await.unwrap().is_none(), "expired");
+        assert_eq!(store.peek_link("t", 5_000).await.unwrap(), Some(link.clone()));
+        let (first, second) = tokio::join!(store.take_link("t", 5_000), store.take_link("t", 5_000));
+        let winners = [first.unwrap(), second.unwrap()].into_iter().flatten().count();
+        assert_eq!(winners, 1, "two redemptions racing: exactly one wins");
+        assert!(store.peek_link("t", 5_000).await.unwrap().is_none(), "used");
+    }
+}

@@ -16,7 +16,7 @@ pub async fn me(State(state): State<AppState>, key: ApiCaller) -> ApiResult<Json
     let project = projects::get(&*state.store, key.0.bound_project().unwrap_or_default())
         .await?
         .ok_or_else(|| ApiError::not_found("the key's project no longer exists"))?;
-    let key = key.0.key().clone();
+    let key = key.0.key().expect("REST callers are keys").clone();
     Ok(Json(MeView {
         key_id: key.id,
         project_id: project.id,

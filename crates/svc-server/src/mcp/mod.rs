@@ -62,7 +62,7 @@ async fn answer(state: &AppState, parts: Parts, body: Body) -> Result<Response, 
         BodyError::Unreadable => McpError::Parse("parse error: the body could not be read"),
     })?;
     let message: Value = serde_json::from_slice(&body).map_err(|_| McpError::Parse("parse error: body is not JSON"))?;
-    let projects = reachable_projects(state, principal.key()).await.map_err(|e| McpError::Internal(e.into()))?;
+    let projects = projects::reachable(&*state.store, &principal).await.map_err(|e| McpError::Internal(e.into()))?;
     let caller = Caller { principal, projects };
     Ok(respond(state, &caller, message).await)
 }
@@ -89,17 +89,6 @@ async fn respond(state: &AppState, caller: &Caller, message: Value) -> Response 
             Some((status, answer)) => reply(status, answer),
             None => StatusCode::ACCEPTED.into_response(),
         },
-    }
-}
-
-/// The projects a key reaches: its own, or every project of its organization.
-async fn reachable_projects(
-    state: &AppState,
-    key: &svc_core::model::ApiKey,
-) -> crate::service::ServiceResult<Vec<svc_core::model::Project>> {
-    match &key.project_id {
-        Some(id) => Ok(projects::get(&*state.store, id).await?.into_iter().collect()),
-        None => projects::list_in_org(&*state.store, &key.org_id).await,
     }
 }
 

@@ -78,7 +78,8 @@ pub async fn revoke(store: &dyn Store, project_id: &str, key_id: &str) -> Servic
 
 /// Labels what a key does from now on (the tool endpoint's `introduce`).
 pub async fn introduce(store: &dyn Store, by: &Principal, label: &AgentLabel) -> ServiceResult<()> {
-    Ok(store.set_key_agent(&by.key().id, &label.name, label.owner.as_deref()).await?)
+    let key = by.key().ok_or_else(|| ServiceError::Invalid("only a key can introduce itself".into()))?;
+    Ok(store.set_key_agent(&key.id, &label.name, label.owner.as_deref()).await?)
 }
 
 /// Mints a setup token (scope `*`) for a project.

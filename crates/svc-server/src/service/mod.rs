@@ -1,6 +1,7 @@
 //! Operations shared by every surface (REST, ingest, tool endpoint, dashboard, CLI). Each is written
 //! once here; surfaces only translate requests and errors.
 
+pub mod accounts;
 pub mod blobs;
 pub mod bootstrap;
 pub mod channels;
@@ -27,6 +28,10 @@ pub enum ServiceError {
     Conflict(String),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// Something other than the store failed on the server's side (a worker task, for example);
+    /// the message is for logs only.
+    #[error("{0}")]
+    Internal(String),
 }
 
 impl From<svc_core::Invalid> for ServiceError {

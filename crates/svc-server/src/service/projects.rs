@@ -106,6 +106,25 @@ pub async fn by_public_key(store: &dyn Store, project_key: &str) -> ServiceResul
 }
 
 /// The projects of an organization, oldest first.
+/// The projects a principal reaches: a project key's own, an org-wide key's organization's, a
+/// person's organizations' (by organization, then creation).
+pub async fn reachable(store: &dyn Store, principal: &crate::principal::Principal) -> ServiceResult<Vec<Project>> {
+    use crate::principal::Principal;
+    match principal {
+        Principal::ProjectKey(key) | Principal::OrgKey(key) => match &key.project_id {
+            Some(id) => Ok(get(store, id).await?.into_iter().collect()),
+            None => list_in_org(store, &key.org_id).await,
+        },
+        Principal::User(person) => {
+            let mut projects = Vec::new();
+            for membership in &person.memberships {
+                projects.extend(list_in_org(store, &membership.org_id).await?);
+            }
+            Ok(projects)
+        }
+    }
+}
+
 pub async fn list_in_org(store: &dyn Store, org_id: &str) -> ServiceResult<Vec<Project>> {
     Ok(store.list_projects(org_id).await?)
 }

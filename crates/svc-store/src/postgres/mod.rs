@@ -32,6 +32,9 @@ macro_rules! status_change_order {
 mod group_commit;
 // Compiled once per backend on purpose (see `shared/queries.rs`).
 #[allow(clippy::duplicate_mod)]
+#[path = "../shared/accounts.rs"]
+mod accounts;
+#[allow(clippy::duplicate_mod)]
 #[path = "../shared/queries.rs"]
 mod queries;
 mod reports;
@@ -198,6 +201,7 @@ fn map_write_error(error: sqlx::Error) -> StoreError {
             Some("rooms_project_artifact_key") => "room artifact id",
             Some("api_keys_key_hash_key") => "api key hash",
             Some("flags_pkey") => "flag key",
+            Some("users_email_key") => "email",
             Some(name) if name.ends_with("_pkey") => "id",
             Some(name) => name,
             None => "unique constraint",

@@ -33,6 +33,9 @@ mod group_commit;
 mod memory;
 // Compiled once per backend on purpose (see `shared/queries.rs`).
 #[allow(clippy::duplicate_mod)]
+#[path = "../shared/accounts.rs"]
+mod accounts;
+#[allow(clippy::duplicate_mod)]
 #[path = "../shared/queries.rs"]
 mod queries;
 #[allow(clippy::duplicate_mod)]
@@ -191,6 +194,7 @@ pub(crate) fn map_write_error(error: sqlx::Error) -> StoreError {
             "rooms.project_id, rooms.artifact_id" => "room artifact id",
             "api_keys.key_hash" => "api key hash",
             "flags.project_id, flags.key" => "flag key",
+            "users.email" => "email",
             other if other.ends_with(".id") => "id",
             other => other,
         };

@@ -1,0 +1,292 @@
+//! Signing in and out, the first owner's setup link and password-reset links.
+
+use askama::Template;
+use axum::Form;
+use axum::extract::{Query, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use serde::Deserialize;
+use svc_core::account::LinkPurpose;
+use svc_core::secret::Secret;
+
+use super::assets::{self, Assets};
+use super::error::{PageError, PageResult};
+use super::session;
+use super::{Submitted, render};
+use crate::service::ServiceError;
+use crate::service::accounts::{self, NewUser};
+use crate::state::AppState;
+
+#[derive(Template)]
+#[template(path = "dashboard/sign_in.html")]
+struct SignInPage<'a> {
+    assets: &'static Assets,
+    email: &'a str,
+    next: &'a str,
+    error: Option<&'a str>,
+    notice: Option<&'a str>,
+}
+
+#[derive(Deserialize)]
+pub struct NextQuery {
+    next: Option<String>,
+    notice: Option<String>,
+}
+
+/// Only a local path may follow sign-in (never another site: `//evil.example` included).
+fn local_path(next: Option<&str>) -> &str {
+    match next {
+        Some(path) if path.starts_with('/') && !path.starts_with("//") && !path.starts_with("/\\") => path,
+        _ => "/",
+    }
+}
+
+fn notice_text(code: Option<&str>) -> Option<&'static str> {
+    match code {
+        Some("signed-out") => Some("You are signed out."),
+        Some("signed-out-everywhere") => Some("You are signed out on every device."),
+        Some("password-set") => Some("Your password is set. Sign in with it."),
+        _ => None,
+    }
+}
+
+/// `GET /sign-in`
+pub async fn sign_in_form(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(query): Query<NextQuery>,
+) -> Response {
+    let next = local_path(query.next.as_deref());
+    // Someone already signed in goes straight on.
+    if let Some(token) = session::session_token(&state, &headers)
+        && let Ok(Some(_)) = accounts::resolve_session(&*state.store, token).await
+    {
+        return Redirect::to(next).into_response();
+    }
+    let page = SignInPage {
+        assets: assets::get(),
+        email: "",
+        next,
+        error: None,
+        notice: notice_text(query.notice.as_deref()),
+    };
+    render(StatusCode::OK, &page)
+}
+
+#[derive(Deserialize)]
+pub struct SignInForm {
+    email: String,
+    password: String,
+    next: Option<String>,
+}
+
+/// `POST /sign-in`
+pub async fn sign_in(
+    State(state): State<AppState>,
+    parts: Parts,
+    Form(form): Form<SignInForm>,
+) -> PageResult<Response> {
+    if !session::same_origin(&state, &parts.headers) {
+        return Err(PageError::Forbidden("This request did not come from the dashboard.".into()));
+    }
+    let ip = crate::ingest::access::client_ip(&state, &parts);
+    state
+        .rate_limits
+        .check_sign_in(&form.email, ip)
+        .map_err(|retry_after_secs| PageError::TooManyAttempts { retry_after_secs })?;
+    let next = local_path(form.next.as_deref());
+    let Some(user) = accounts::check_credentials(&*state.store, &form.email, Secret::new(form.password)).await? else {
+        let page = SignInPage {
+            assets: assets::get(),
+            email: &form.email,
+            next,
+            error: Some("That email and password do not match an account."),
+            notice: None,
+        };
+        return Ok(render(StatusCode::UNAUTHORIZED, &page));
+    };
+    let token = accounts::start_session(&*state.store, &user.id).await?;
+    tracing::info!(user = %user.id, "dashboard sign-in");
+    Ok((
+        StatusCode::SEE_OTHER,
+        [(header::SET_COOKIE, session::session_cookie(&state, token.expose()))],
+        [(header::LOCATION, next.to_string())],
+    )
+        .into_response())
+}
+
+#[derive(Deserialize)]
+pub struct CsrfOnly {
+    #[serde(rename = "_csrf")]
+    csrf: String,
+}
+
+impl super::CsrfField for CsrfOnly {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+/// `POST /sign-out`: ends this session.
+pub async fn sign_out(
+    State(state): State<AppState>,
+    Submitted(person, _): Submitted<CsrfOnly>,
+) -> PageResult<Response> {
+    accounts::end_session(&*state.store, &person.signed_in.session_hash).await?;
+    Ok(signed_out(&state, "signed-out"))
+}
+
+/// `POST /sign-out-everywhere`: ends every session of this person.
+pub async fn sign_out_everywhere(
+    State(state): State<AppState>,
+    Submitted(person, _): Submitted<CsrfOnly>,
+) -> PageResult<Response> {
+    accounts::end_all_sessions(&*state.store, &person.signed_in.user.id).await?;
+    Ok(signed_out(&state, "signed-out-everywhere"))
+}
+
+fn signed_out(state: &AppState, notice: &str) -> Response {
+    (
+        StatusCode::SEE_OTHER,
+        [(header::SET_COOKIE, session::cleared_cookie(state))],
+        [(header::LOCATION, format!("/sign-in?notice={notice}"))],
+    )
+        .into_response()
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/setup.html")]
+struct SetupPage<'a> {
+    assets: &'static Assets,
+    token: &'a str,
+    email: &'a str,
+    name: &'a str,
+    error: Option<&'a str>,
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/reset.html")]
+struct ResetPage<'a> {
+    assets: &'static Assets,
+    token: &'a str,
+    email: &'a str,
+    error: Option<&'a str>,
+}
+
+#[derive(Deserialize)]
+pub struct TokenQuery {
+    token: Option<String>,
+}
+
+fn link_gone() -> PageError {
+    PageError::NotFound("This link has expired or was already used. Ask for a new one (svc user reset-password, or restart the service while nobody has an account).".into())
+}
+
+/// `GET /setup?token=`: the first person chooses their email and password.
+pub async fn setup_form(State(state): State<AppState>, Query(query): Query<TokenQuery>) -> PageResult<Response> {
+    let token = query.token.unwrap_or_default();
+    accounts::open_link(&*state.store, &token, LinkPurpose::FirstOwner).await?.ok_or_else(link_gone)?;
+    let page = SetupPage { assets: assets::get(), token: &token, email: "", name: "", error: None };
+    Ok(render(StatusCode::OK, &page))
+}
+
+#[derive(Deserialize)]
+pub struct SetupForm {
+    token: String,
+    email: String,
+    #[serde(default)]
+    name: String,
+    password: String,
+}
+
+/// `POST /setup`: creates the first owner and signs them in.
+pub async fn setup(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<SetupForm>,
+) -> PageResult<Response> {
+    if !session::same_origin(&state, &headers) {
+        return Err(PageError::Forbidden("This request did not come from the dashboard.".into()));
+    }
+    let again = |message: &str| {
+        let page = SetupPage {
+            assets: assets::get(),
+            token: &form.token,
+            email: &form.email,
+            name: &form.name,
+            error: Some(message),
+        };
+        render(StatusCode::BAD_REQUEST, &page)
+    };
+    let new = match NewUser::parse(&form.email, &form.name, Secret::new(form.password.clone())) {
+        Ok(new) => new,
+        Err(error) => return Ok(again(&capitalized(&error.to_string()))),
+    };
+    let user = match accounts::redeem_first_owner(&*state.store, &form.token, new).await {
+        Ok(user) => user,
+        Err(ServiceError::Conflict(message)) => return Ok(again(&capitalized(&message))),
+        Err(ServiceError::Invalid(_)) => return Err(link_gone()),
+        Err(other) => return Err(other.into()),
+    };
+    let token = accounts::start_session(&*state.store, &user.id).await?;
+    tracing::info!(user = %user.id, "first owner set up");
+    Ok((
+        StatusCode::SEE_OTHER,
+        [(header::SET_COOKIE, session::session_cookie(&state, token.expose()))],
+        [(header::LOCATION, "/".to_string())],
+    )
+        .into_response())
+}
+
+/// `GET /reset-password?token=`
+pub async fn reset_form(State(state): State<AppState>, Query(query): Query<TokenQuery>) -> PageResult<Response> {
+    let token = query.token.unwrap_or_default();
+    let link = accounts::open_link(&*state.store, &token, LinkPurpose::ResetPassword).await?.ok_or_else(link_gone)?;
+    let email = accounts::link_email(&*state.store, &link).await?;
+    let page = ResetPage { assets: assets::get(), token: &token, email: &email, error: None };
+    Ok(render(StatusCode::OK, &page))
+}
+
+#[derive(Deserialize)]
+pub struct ResetForm {
+    token: String,
+    password: String,
+}
+
+/// `POST /reset-password`: sets the password, ends every session, and asks to sign in.
+pub async fn reset(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<ResetForm>,
+) -> PageResult<Response> {
+    if !session::same_origin(&state, &headers) {
+        return Err(PageError::Forbidden("This request did not come from the dashboard.".into()));
+    }
+    match accounts::redeem_password_reset(&*state.store, &form.token, Secret::new(form.password)).await {
+        Ok(_) => Ok(Redirect::to("/sign-in?notice=password-set").into_response()),
+        Err(ServiceError::Invalid(message)) if message.starts_with("password") => {
+            let link = accounts::open_link(&*state.store, &form.token, LinkPurpose::ResetPassword)
+                .await?
+                .ok_or_else(link_gone)?;
+            let email = accounts::link_email(&*state.store, &link).await?;
+            let page = ResetPage {
+                assets: assets::get(),
+                token: &form.token,
+                email: &email,
+                error: Some(&capitalized(&message)),
+            };
+            Ok(render(StatusCode::BAD_REQUEST, &page))
+        }
+        Err(ServiceError::Invalid(_)) => Err(link_gone()),
+        Err(other) => Err(other.into()),
+    }
+}
+
+fn capitalized(message: &str) -> String {
+    let mut chars = message.chars();
+    match chars.next() {
+        Some(first) => format!("{}{}.", first.to_uppercase(), chars.as_str().trim_end_matches('.')),
+        None => String::new(),
+    }
+}

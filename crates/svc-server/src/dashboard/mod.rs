@@ -1,0 +1,101 @@
+//! The dashboard: pages for people, rendered on the server from askama templates (so every value
+//! is HTML-escaped by default) with one small script for what a page cannot do alone (live
+//! updates, keyboard shortcuts, copy buttons). It is one more surface over the service layer:
+//! handlers resolve the signed-in person, translate forms into service calls and render the result.
+//!
+//! Every response carries a strict Content Security Policy (no inline script or style, no eval);
+//! reporter content is text wherever it is shown.
+
+mod assets;
+mod auth;
+mod error;
+mod session;
+
+use askama::Template;
+use axum::extract::{FromRequest, Request};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Form, Router};
+use serde::de::DeserializeOwned;
+
+pub use assets::first_load as first_load_assets;
+pub use error::{PageError, PageResult};
+pub use session::Person;
+
+use crate::state::AppState;
+
+/// The dashboard's Content Security Policy: only its own script and stylesheet run; images and
+/// media only from itself (screenshots, voice notes); forms post only to itself; no framing.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+     img-src 'self' data:; media-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; \
+     base-uri 'none'; report-uri /dashboard/csp-report";
+
+pub fn router() -> Router<AppState> {
+    let pages = Router::new()
+        .route("/sign-in", get(auth::sign_in_form).post(auth::sign_in))
+        .route("/sign-out", post(auth::sign_out))
+        .route("/sign-out-everywhere", post(auth::sign_out_everywhere))
+        .route("/setup", get(auth::setup_form).post(auth::setup))
+        .route("/reset-password", get(auth::reset_form).post(auth::reset))
+        .route("/dashboard/assets/{file}", get(assets::serve))
+        .route("/dashboard/csp-report", post(csp_report));
+    crate::catch_panics(pages, error::internal_page).layer(middleware::from_fn(security_headers))
+}
+
+/// Headers on every dashboard response: the CSP, no sniffing, no framing, no referrer to other
+/// sites, and no caching of pages (assets set their own caching).
+async fn security_headers(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CONTENT_SECURITY_POLICY));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    headers.entry(header::CACHE_CONTROL).or_insert(HeaderValue::from_static("no-store"));
+    response
+}
+
+/// `POST /dashboard/csp-report`: a browser reports content the policy blocked. Nothing a
+/// reporter sends should ever get here, so each report is logged as a warning (and counted
+/// under this route in `/metrics`).
+async fn csp_report(body: axum::body::Bytes) -> StatusCode {
+    let text = String::from_utf8_lossy(&body[..body.len().min(4096)]).into_owned();
+    tracing::warn!(report = %text, "content security policy violation reported by a browser");
+    StatusCode::NO_CONTENT
+}
+
+/// Renders a page with a status.
+fn render(status: StatusCode, page: &impl Template) -> Response {
+    match page.render() {
+        Ok(html) => (status, Html(html)).into_response(),
+        Err(error) => PageError::Internal(error.into()).into_response(),
+    }
+}
+
+/// A form that carries the session's CSRF token in a field named `_csrf`.
+pub trait CsrfField {
+    fn csrf(&self) -> &str;
+}
+
+/// A signed-in person and the form they submitted, its CSRF token checked (the origin is
+/// checked by [`Person`]): the extractor of every state-changing dashboard form.
+pub struct Submitted<T>(pub Person, pub T);
+
+impl<T: DeserializeOwned + CsrfField + Send> FromRequest<AppState> for Submitted<T> {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let (mut parts, body) = request.into_parts();
+        let person = <Person as axum::extract::FromRequestParts<AppState>>::from_request_parts(&mut parts, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let request = Request::from_parts(parts, body);
+        let Form(form) = Form::<T>::from_request(request, state).await.map_err(|rejection| {
+            PageError::BadRequest(format!("The form could not be read: {}", rejection.body_text())).into_response()
+        })?;
+        person.check_csrf(form.csrf()).map_err(IntoResponse::into_response)?;
+        Ok(Submitted(person, form))
+    }
+}

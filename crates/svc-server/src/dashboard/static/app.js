@@ -1,0 +1,86 @@
+// Svc dashboard: what a server-rendered page cannot do alone. Live updates of the inbox (server-sent
+// events), keyboard shortcuts, copy buttons. Reporter content is never read back into HTML here:
+// everything this script inserts comes from the dashboard's own server-rendered fragments.
+'use strict';
+
+const csrf = () => document.querySelector('meta[name="csrf-token"]')?.content ?? '';
+
+function inEditable(target) {
+  return target instanceof HTMLElement &&
+    (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName));
+}
+
+// Copy buttons: data-copy holds the text, or data-copy-from names an element whose text is copied.
+document.addEventListener('click', async (event) => {
+  const button = event.target instanceof Element ? event.target.closest('[data-copy], [data-copy-from]') : null;
+  if (!button) return;
+  const source = button.getAttribute('data-copy-from');
+  const text = source ? document.getElementById(source)?.textContent ?? '' : button.getAttribute('data-copy') ?? '';
+  try {
+    await navigator.clipboard.writeText(text);
+    const label = button.textContent;
+    button.textContent = 'Copied';
+    setTimeout(() => { button.textContent = label; }, 1200);
+  } catch {
+    button.textContent = 'Copy failed';
+  }
+});
+
+// Filters submit themselves when changed.
+document.addEventListener('change', (event) => {
+  const target = event.target;
+  if (target instanceof HTMLSelectElement && target.form?.hasAttribute('data-autosubmit')) target.form.requestSubmit();
+});
+
+// Keyboard shortcuts (off while typing).
+function items() { return [...document.querySelectorAll('.list .item')]; }
+function currentIndex(list) { return list.findIndex((item) => item.getAttribute('aria-current') === 'true'); }
+function go(offset) {
+  const list = items();
+  if (!list.length) return;
+  const index = currentIndex(list);
+  const next = list[Math.min(list.length - 1, Math.max(0, index < 0 ? 0 : index + offset))];
+  next?.click();
+}
+const shortcuts = {
+  j: () => go(1),
+  k: () => go(-1),
+  '/': () => document.getElementById('search')?.focus(),
+  c: () => document.getElementById('comment-text')?.focus(),
+  s: () => document.getElementById('status-select')?.focus(),
+  a: () => document.getElementById('assignee-select')?.focus(),
+  Escape: () => { const back = document.querySelector('a.back'); if (back instanceof HTMLAnchorElement) back.click(); },
+  '?': () => { const help = document.getElementById('shortcuts'); if (help instanceof HTMLDialogElement) help.showModal(); },
+};
+document.addEventListener('keydown', (event) => {
+  if (event.metaKey || event.ctrlKey || event.altKey || inEditable(event.target)) return;
+  const action = shortcuts[event.key];
+  if (!action) return;
+  event.preventDefault();
+  action();
+});
+
+// Live inbox: the server says when reports change; the list is fetched again (as the server renders
+// it) and swapped in, keeping the selection.
+const list = document.querySelector('.list[data-live]');
+if (list && 'EventSource' in window) {
+  const indicator = document.querySelector('.live');
+  const source = new EventSource('/dashboard/events');
+  let pending = null;
+  source.addEventListener('open', () => indicator?.classList.add('on'));
+  source.addEventListener('error', () => indicator?.classList.remove('on'));
+  source.addEventListener('change', () => {
+    if (pending) return;
+    pending = setTimeout(async () => {
+      pending = null;
+      const url = new URL(window.location.href);
+      url.searchParams.set('fragment', 'list');
+      const response = await fetch(url, { headers: { 'x-csrf-token': csrf() } });
+      if (!response.ok) return;
+      const html = await response.text();
+      const parsed = new DOMParser().parseFromString(html, 'text/html');
+      const fresh = parsed.querySelector('.list');
+      if (fresh) list.replaceChildren(...fresh.childNodes);
+    }, 250);
+  });
+}
