@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod api;
+pub mod blob_response;
 pub mod body;
 pub mod config;
 pub mod dashboard;

@@ -326,6 +326,8 @@ pub trait AccountStore: Send + Sync {
     async fn peek_link(&self, token_hash: &str, now: i64) -> StoreResult<Option<OneTimeLink>>;
     /// Marks the link used and returns it, if it was unexpired and unused: only one caller wins.
     async fn take_link(&self, token_hash: &str, now: i64) -> StoreResult<Option<OneTimeLink>>;
+    /// Which of `report_ids` the viewer (`user:<id>`) has viewed: a person's read state.
+    async fn viewed_among(&self, viewer: &str, report_ids: &[String]) -> StoreResult<Vec<String>>;
     /// Deletes expired sessions and links; returns how many rows went.
     async fn delete_expired_accounts_rows(&self, now: i64) -> StoreResult<u64>;
 }

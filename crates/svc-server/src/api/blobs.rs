@@ -1,9 +1,7 @@
 //! `GET /api/v1/projects/:projectId/blobs/:blobId`: a blob served back with its stored type.
 
-use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderValue, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use svc_core::scope;
 
 use super::extract::{ApiCaller, ApiPath};
@@ -28,29 +26,5 @@ pub async fn get_blob(
     let not_found = || ApiError::not_found("blob not found in this project");
     let blob = blobs::get_in_project(&*state.store, &project.id, &blob_id).await?.ok_or_else(not_found)?;
     let (size, stream) = state.blobs.get(&blob.id).await.map_err(ApiError::internal)?.ok_or_else(not_found)?;
-    let mut response = Body::from_stream(stream).into_response();
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(size));
-    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, max-age=3600"));
-    if blob.kind == "file" {
-        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/octet-stream"));
-        let name: String = blob
-            .name
-            .as_deref()
-            .unwrap_or("file")
-            .chars()
-            .map(|c| if c.is_ascii_graphic() && c != '"' && c != '\\' { c } else { '_' })
-            .collect();
-        let disposition = format!("attachment; filename=\"{name}\"");
-        headers.insert(
-            header::CONTENT_DISPOSITION,
-            HeaderValue::from_str(&disposition).unwrap_or(HeaderValue::from_static("attachment")),
-        );
-    } else {
-        let mime = HeaderValue::from_str(&blob.mime).unwrap_or(HeaderValue::from_static("application/octet-stream"));
-        headers.insert(header::CONTENT_TYPE, mime);
-        headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("sandbox"));
-    }
-    Ok(response)
+    Ok(crate::blob_response::download(&blob, size, stream))
 }

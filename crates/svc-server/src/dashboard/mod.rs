@@ -9,7 +9,9 @@
 mod assets;
 mod auth;
 mod error;
+mod inbox;
 mod session;
+mod view;
 
 use askama::Template;
 use axum::extract::{FromRequest, Request};
@@ -34,6 +36,13 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
 
 pub fn router() -> Router<AppState> {
     let pages = Router::new()
+        .route("/", get(inbox::page))
+        .route("/reports/{id}", get(inbox::report_link))
+        .route("/reports/{id}/status", post(inbox::set_status))
+        .route("/reports/{id}/comments", post(inbox::add_comment))
+        .route("/reports/{id}/comments/{comment}/publish", post(inbox::publish_comment))
+        .route("/reports/{id}/comments/{comment}/discard", post(inbox::discard_comment))
+        .route("/dashboard/blobs/{id}", get(inbox::blob))
         .route("/sign-in", get(auth::sign_in_form).post(auth::sign_in))
         .route("/sign-out", post(auth::sign_out))
         .route("/sign-out-everywhere", post(auth::sign_out_everywhere))

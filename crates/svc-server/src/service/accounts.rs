@@ -215,6 +215,11 @@ pub async fn link_email(store: &dyn Store, link: &OneTimeLink) -> ServiceResult<
     Ok(user.map(|user| user.email).unwrap_or_default())
 }
 
+/// Which of `report_ids` the viewer has viewed (a person's read state in the inbox).
+pub async fn viewed_among(store: &dyn Store, viewer: &str, report_ids: &[String]) -> ServiceResult<Vec<String>> {
+    Ok(store.viewed_among(viewer, report_ids).await?)
+}
+
 /// Whether nobody has an account yet (then each start prints a first-owner link).
 pub async fn no_users_yet(store: &dyn Store) -> ServiceResult<bool> {
     Ok(store.count_users().await? == 0)

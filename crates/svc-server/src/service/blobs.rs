@@ -35,10 +35,19 @@ pub async fn get_in_project(
     project_id: &str,
     blob_id: &str,
 ) -> super::ServiceResult<Option<svc_core::model::Blob>> {
+    get_in_projects(store, &[project_id.to_string()], blob_id).await
+}
+
+/// A blob of any of `project_ids` by id; `None` for a malformed, unknown or foreign id.
+pub async fn get_in_projects(
+    store: &dyn Store,
+    project_ids: &[String],
+    blob_id: &str,
+) -> super::ServiceResult<Option<svc_core::model::Blob>> {
     if !svc_core::ids::is_object_id(blob_id) {
         return Ok(None);
     }
-    Ok(store.get_blob(blob_id).await?.filter(|b| b.project_id == project_id))
+    Ok(store.get_blob(blob_id).await?.filter(|b| project_ids.contains(&b.project_id)))
 }
 
 /// Records an uploaded blob (its bytes are already in the blob store), unbound until a report

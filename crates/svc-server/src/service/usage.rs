@@ -97,3 +97,23 @@ async fn write_periodically(usage: Weak<Usage>) {
         usage.flush().await;
     }
 }
+
+/// Who viewed a report, most recent first: people by name, agents by their `introduce` label (else
+/// their key's name), with the time of their last view.
+pub async fn viewers(
+    store: &dyn svc_store::Store,
+    report: &svc_core::model::Report,
+) -> super::ServiceResult<Vec<(String, i64)>> {
+    let mut viewers = store.list_viewers(&report.id).await?;
+    viewers.sort_by(|a, b| b.1.cmp(&a.1));
+    let mut named = Vec::with_capacity(viewers.len());
+    for (viewer, at) in viewers {
+        let name = match viewer.split_once(':') {
+            Some(("user", id)) => store.get_user(id).await?.map(|user| user.label().to_string()),
+            Some(("agent", id)) => store.get_key(id).await?.map(|key| key.agent_name.unwrap_or(key.name)),
+            _ => None,
+        };
+        named.push((name.unwrap_or(viewer), at));
+    }
+    Ok(named)
+}

@@ -258,6 +258,21 @@ impl AccountStore for ThisStore {
         row.as_ref().map(link).transpose()
     }
 
+    async fn viewed_among(&self, viewer: &str, report_ids: &[String]) -> StoreResult<Vec<String>> {
+        if report_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut query = sqlx::QueryBuilder::<super::Db>::new("SELECT report_id FROM viewed_marks WHERE viewer = ");
+        query.push_bind(viewer.to_string()).push(" AND report_id IN (");
+        let mut ids = query.separated(", ");
+        for id in report_ids {
+            ids.push_bind(id.clone());
+        }
+        query.push(")");
+        let rows = query.build().fetch_all(self.read_pool()).await?;
+        rows.iter().map(|row| Ok(row.try_get("report_id")?)).collect()
+    }
+
     async fn delete_expired_accounts_rows(&self, now: i64) -> StoreResult<u64> {
         let sessions = sqlx::query("DELETE FROM sessions WHERE expires_at <= $1")
             .bind(now)

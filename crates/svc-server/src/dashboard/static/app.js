@@ -1,9 +1,6 @@
-// Svc dashboard: what a server-rendered page cannot do alone. Live updates of the inbox (server-sent
-// events), keyboard shortcuts, copy buttons. Reporter content is never read back into HTML here:
-// everything this script inserts comes from the dashboard's own server-rendered fragments.
+// Svc dashboard: what a server-rendered page cannot do alone: keyboard shortcuts, copy buttons,
+// filters that apply as they change. It never turns text into HTML.
 'use strict';
-
-const csrf = () => document.querySelector('meta[name="csrf-token"]')?.content ?? '';
 
 function inEditable(target) {
   return target instanceof HTMLElement &&
@@ -60,27 +57,9 @@ document.addEventListener('keydown', (event) => {
   action();
 });
 
-// Live inbox: the server says when reports change; the list is fetched again (as the server renders
-// it) and swapped in, keeping the selection.
-const list = document.querySelector('.list[data-live]');
-if (list && 'EventSource' in window) {
-  const indicator = document.querySelector('.live');
-  const source = new EventSource('/dashboard/events');
-  let pending = null;
-  source.addEventListener('open', () => indicator?.classList.add('on'));
-  source.addEventListener('error', () => indicator?.classList.remove('on'));
-  source.addEventListener('change', () => {
-    if (pending) return;
-    pending = setTimeout(async () => {
-      pending = null;
-      const url = new URL(window.location.href);
-      url.searchParams.set('fragment', 'list');
-      const response = await fetch(url, { headers: { 'x-csrf-token': csrf() } });
-      if (!response.ok) return;
-      const html = await response.text();
-      const parsed = new DOMParser().parseFromString(html, 'text/html');
-      const fresh = parsed.querySelector('.list');
-      if (fresh) list.replaceChildren(...fresh.childNodes);
-    }, 250);
-  });
-}
+// The help button opens the shortcuts dialog.
+document.addEventListener('click', (event) => {
+  const button = event.target instanceof Element ? event.target.closest('[data-help]') : null;
+  const help = document.getElementById('shortcuts');
+  if (button && help instanceof HTMLDialogElement) help.showModal();
+});

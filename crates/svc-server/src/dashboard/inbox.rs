@@ -1,0 +1,358 @@
+//! The inbox (the home page): reports of every project the person can see, newest first, filters,
+//! and the selected report beside the list (`?r=<id>`, so a selection is a link to share). Triage
+//! forms post to `/reports/{id}/...` and come back to the same view.
+
+use askama::Template;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use serde::Deserialize;
+use std::collections::HashSet;
+use svc_core::model::{Project, Report, ReportFilter};
+use svc_core::status::{NewComment, STATUSES, Status};
+use svc_core::{scope, time};
+
+use super::assets::{self, Assets};
+use super::error::{PageError, PageResult};
+use super::session::Person;
+use super::view::{self, BlockView, ChangeView, CommentView, Fact, Reporter, Segment, When};
+use super::{CsrfField, Submitted, render};
+use crate::service::{comments, projects, reports};
+use crate::state::AppState;
+
+const PAGE_SIZE: u32 = 50;
+
+#[derive(Deserialize, Default, Clone)]
+pub struct InboxQuery {
+    #[serde(default)]
+    project: String,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    channel: String,
+    #[serde(default)]
+    room: String,
+    #[serde(default)]
+    before: String,
+    /// The selected report.
+    #[serde(default)]
+    r: String,
+}
+
+impl InboxQuery {
+    /// The query string of this view, with the selection set to `report` (for links and redirects).
+    fn with_selection(&self, report: Option<&str>) -> String {
+        let mut pairs = url::form_urlencoded::Serializer::new(String::new());
+        for (name, value) in [
+            ("project", &self.project),
+            ("status", &self.status),
+            ("channel", &self.channel),
+            ("room", &self.room),
+            ("before", &self.before),
+        ] {
+            if !value.is_empty() {
+                pairs.append_pair(name, value);
+            }
+        }
+        if let Some(report) = report {
+            pairs.append_pair("r", report);
+        }
+        let query = pairs.finish();
+        if query.is_empty() { "/".into() } else { format!("/?{query}") }
+    }
+}
+
+struct Item {
+    id: String,
+    href: String,
+    title: Vec<Segment>,
+    snippet: Vec<Segment>,
+    who: String,
+    when: When,
+    project: String,
+    status: String,
+    channel: String,
+    unread: bool,
+    selected: bool,
+}
+
+struct Detail {
+    report: Report,
+    project: String,
+    short_id: String,
+    blocks: Vec<BlockView>,
+    facts: Vec<Fact>,
+    artifact: Vec<Fact>,
+    console: Vec<String>,
+    reporter: Reporter,
+    author: Option<String>,
+    comments: Vec<CommentView>,
+    history: Vec<ChangeView>,
+    viewers: Vec<(String, When)>,
+    markdown: String,
+    created: When,
+    can_write: bool,
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/inbox.html")]
+struct InboxPage<'a> {
+    assets: &'static Assets,
+    csrf: &'a str,
+    me: &'a str,
+    query: &'a InboxQuery,
+    projects: &'a [Project],
+    statuses: &'a [&'static str],
+    items: Vec<Item>,
+    next_page: Option<String>,
+    detail: Option<Detail>,
+    /// The list without a selection (the narrow screen's way back).
+    back: String,
+    /// This view, selection included: where triage forms return to.
+    here: String,
+}
+
+/// `GET /`: the inbox.
+pub async fn page(
+    State(state): State<AppState>,
+    person: Person,
+    Query(query): Query<InboxQuery>,
+) -> PageResult<Response> {
+    let principal = person.principal();
+    let store = &*state.store;
+    let projects = projects::reachable(store, &principal).await?;
+    let project_ids: Vec<String> = match projects.iter().find(|p| p.id == query.project) {
+        Some(project) => vec![project.id.clone()],
+        None => projects.iter().map(|p| p.id.clone()).collect(),
+    };
+    let now = time::now_ms();
+    let filter = ReportFilter {
+        project_ids: project_ids.clone(),
+        status: non_empty(&query.status),
+        channel_key: non_empty(&query.channel),
+        artifact_id: non_empty(&query.room),
+        before: non_empty(&query.before),
+        limit: PAGE_SIZE,
+        ..Default::default()
+    };
+    let page = reports::list_page(store, filter).await?;
+    let viewer = principal.viewer();
+    let ids: Vec<String> = page.items.iter().map(|r| r.id.clone()).collect();
+    let seen: HashSet<String> =
+        crate::service::accounts::viewed_among(store, &viewer, &ids).await?.into_iter().collect();
+    let project_name = |id: &str| projects.iter().find(|p| p.id == id).map(|p| p.name.clone()).unwrap_or_default();
+
+    let detail = match non_empty(&query.r) {
+        Some(id) => {
+            let all_ids: Vec<String> = projects.iter().map(|p| p.id.clone()).collect();
+            let report = reports::get_in(store, &all_ids, &id)
+                .await?
+                .ok_or_else(|| PageError::NotFound("No such report in your projects.".into()))?;
+            state.usage.record_views([report.id.clone()], &viewer, now);
+            let project = projects.iter().find(|p| p.id == report.project_id);
+            Some(detail(&state, &principal, report, project, now).await?)
+        }
+        None => None,
+    };
+    let selected = detail.as_ref().map(|d| d.report.id.clone());
+    let items = page
+        .items
+        .iter()
+        .map(|report| Item {
+            id: report.id.clone(),
+            href: query.with_selection(Some(&report.id)),
+            title: view::highlight(&report.title, ""),
+            snippet: view::highlight(&view::snippet(report), ""),
+            who: view::reporter(report).name,
+            when: When::at(report.created_at, now),
+            project: project_name(&report.project_id),
+            status: report.status.clone(),
+            channel: report.channel_key.clone(),
+            unread: !seen.contains(&report.id) && selected.as_deref() != Some(report.id.as_str()),
+            selected: selected.as_deref() == Some(report.id.as_str()),
+        })
+        .collect();
+    let next_page = page.next_cursor.map(|cursor| {
+        let mut next = query.clone();
+        next.before = cursor;
+        next.with_selection(None)
+    });
+    let inbox = InboxPage {
+        assets: assets::get(),
+        csrf: &person.csrf,
+        me: person.signed_in.user.label(),
+        query: &query,
+        projects: &projects,
+        statuses: &STATUSES,
+        items,
+        next_page,
+        detail,
+        back: query.with_selection(None),
+        here: query.with_selection(selected.as_deref()),
+    };
+    Ok(render(StatusCode::OK, &inbox))
+}
+
+fn non_empty(value: &str) -> Option<String> {
+    let value = value.trim();
+    (!value.is_empty()).then(|| value.to_string())
+}
+
+async fn detail(
+    state: &AppState,
+    principal: &crate::principal::Principal,
+    report: Report,
+    project: Option<&Project>,
+    now: i64,
+) -> PageResult<Detail> {
+    let store = &*state.store;
+    let comments = comments::list(store, &report).await?;
+    let history = reports::history(store, &report).await?;
+    let viewers = crate::service::usage::viewers(store, &report).await?;
+    let markdown = crate::mcp::markdown::render(state, &report, project, &comments)
+        .await
+        .first()
+        .and_then(|item| item.get("text"))
+        .and_then(|text| text.as_str())
+        .unwrap_or_default()
+        .to_string();
+    let can_write = project.is_some_and(|p| principal.require(scope::FEEDBACK_WRITE, Some(p)).is_ok());
+    Ok(Detail {
+        project: project.map(|p| p.name.clone()).unwrap_or_default(),
+        short_id: svc_core::ids::short_id(&report.id).to_string(),
+        blocks: view::blocks(&report),
+        facts: view::context_facts(&report),
+        artifact: view::artifact_facts(&report),
+        console: view::console_errors(&report),
+        reporter: view::reporter(&report),
+        author: (report.author.kind == "agent").then(|| report.author.label.clone().unwrap_or_default()),
+        comments: view::comments(&comments, now),
+        history: view::history(&history, now),
+        viewers: viewers.into_iter().map(|(who, at)| (who, When::at(at, now))).collect(),
+        markdown,
+        created: When::at(report.created_at, now),
+        can_write,
+        report,
+    })
+}
+
+/// `GET /reports/{id}`: the report in the inbox.
+pub async fn report_link(Path(id): Path<String>) -> Redirect {
+    let query = url::form_urlencoded::Serializer::new(String::new()).append_pair("r", &id).finish();
+    Redirect::to(&format!("/?{query}"))
+}
+
+/// The report a triage form acts on, with the person's right to change it checked.
+async fn writable_report(state: &AppState, person: &Person, id: &str) -> PageResult<Report> {
+    let principal = person.principal();
+    let projects = projects::reachable(&*state.store, &principal).await?;
+    let ids: Vec<String> = projects.iter().map(|p| p.id.clone()).collect();
+    let report = reports::get_in(&*state.store, &ids, id)
+        .await?
+        .ok_or_else(|| PageError::NotFound("No such report in your projects.".into()))?;
+    let project = projects.iter().find(|p| p.id == report.project_id);
+    principal.require(scope::FEEDBACK_WRITE, project)?;
+    Ok(report)
+}
+
+/// Where a form returns to: a local path of the dashboard only.
+fn back_to(back: &str, report_id: &str) -> Redirect {
+    if back.starts_with("/?") || back == "/" {
+        Redirect::to(back)
+    } else {
+        Redirect::to(&format!("/reports/{report_id}"))
+    }
+}
+
+#[derive(Deserialize)]
+pub struct StatusForm {
+    #[serde(rename = "_csrf")]
+    csrf: String,
+    status: String,
+    #[serde(default)]
+    back: String,
+}
+
+impl CsrfField for StatusForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+/// `POST /reports/{id}/status`: the same operation as the tool endpoint's `set_status`.
+pub async fn set_status(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Submitted(person, form): Submitted<StatusForm>,
+) -> PageResult<Response> {
+    let status: Status = form.status.parse().map_err(|e: svc_core::Invalid| PageError::BadRequest(e.0))?;
+    let report = writable_report(&state, &person, &id).await?;
+    reports::set_status(&*state.store, &report, status, &person.principal()).await?;
+    Ok(back_to(&form.back, &report.id).into_response())
+}
+
+#[derive(Deserialize)]
+pub struct CommentForm {
+    #[serde(rename = "_csrf")]
+    csrf: String,
+    #[serde(default)]
+    text: String,
+    #[serde(default)]
+    back: String,
+}
+
+impl CsrfField for CommentForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+/// `POST /reports/{id}/comments`: a person's comment, published at once.
+pub async fn add_comment(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Submitted(person, form): Submitted<CommentForm>,
+) -> PageResult<Response> {
+    let report = writable_report(&state, &person, &id).await?;
+    let new = NewComment::parse(&form.text, None, Some(false)).map_err(|e| PageError::BadRequest(e.0))?;
+    comments::add(&*state.store, &report, &person.principal(), new).await?;
+    Ok(back_to(&form.back, &report.id).into_response())
+}
+
+/// `POST /reports/{id}/comments/{comment}/publish`: publishes an agent's draft (decisions §8: it
+/// keeps its author and gains `publishedAt`). With a text, the draft is edited first.
+pub async fn publish_comment(
+    State(state): State<AppState>,
+    Path((id, comment_id)): Path<(String, String)>,
+    Submitted(person, form): Submitted<CommentForm>,
+) -> PageResult<Response> {
+    let report = writable_report(&state, &person, &id).await?;
+    if !form.text.trim().is_empty() {
+        let text = svc_core::status::validate_comment_text(&form.text).map_err(|e| PageError::BadRequest(e.0))?;
+        comments::edit_draft(&*state.store, &report, &comment_id, &text).await?;
+    }
+    comments::publish(&*state.store, &report, &comment_id).await?;
+    Ok(back_to(&form.back, &report.id).into_response())
+}
+
+/// `POST /reports/{id}/comments/{comment}/discard`: deletes a draft.
+pub async fn discard_comment(
+    State(state): State<AppState>,
+    Path((id, comment_id)): Path<(String, String)>,
+    Submitted(person, form): Submitted<CommentForm>,
+) -> PageResult<Response> {
+    let report = writable_report(&state, &person, &id).await?;
+    comments::discard(&*state.store, &report, &comment_id).await?;
+    Ok(back_to(&form.back, &report.id).into_response())
+}
+
+/// `GET /dashboard/blobs/{id}`: a screenshot, voice note or file of a report the person can see.
+pub async fn blob(State(state): State<AppState>, person: Person, Path(id): Path<String>) -> PageResult<Response> {
+    let not_found = || PageError::NotFound("No such file.".into());
+    let projects = projects::reachable(&*state.store, &person.principal()).await?;
+    let ids: Vec<String> = projects.iter().map(|p| p.id.clone()).collect();
+    let blob = crate::service::blobs::get_in_projects(&*state.store, &ids, &id).await?.ok_or_else(not_found)?;
+    let (size, stream) =
+        state.blobs.get(&blob.id).await.map_err(|e| PageError::Internal(e.into()))?.ok_or_else(not_found)?;
+    Ok(crate::blob_response::download(&blob, size, stream))
+}

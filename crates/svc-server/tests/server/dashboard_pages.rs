@@ -1,0 +1,227 @@
+//! The dashboard's inbox and report view, driven as a browser would (cookie, forms, CSRF token),
+//! and checked through the REST API: a person reads every block, changes a status, comments and
+//! publishes an agent's draft; reporter content is shown as text only.
+
+use axum::body::Body;
+use axum::http::{Request, header};
+use serde_json::{Value, json};
+use svc_core::account::Role;
+use svc_core::secret::Secret;
+use svc_server::service::accounts::{self, NewUser};
+
+use super::common::ingest::*;
+use super::common::*;
+
+/// A person with a session on the app: their cookie and the CSRF token of their pages.
+struct Browser {
+    cookie: String,
+}
+
+impl Browser {
+    /// Creates a member of the default organization and signs in through the form.
+    async fn sign_in(app: &TestApp, role: Role) -> Browser {
+        let new = NewUser::parse("ada@example.com", "Ada Lovelace", Secret::new("correct horse battery")).unwrap();
+        accounts::create_user(app.store.as_ref(), new, Some((&app.project.org_id, role))).await.unwrap();
+        let resp = app
+            .send(
+                Request::post("/sign-in")
+                    .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                    .header("sec-fetch-site", "same-origin")
+                    .body(Body::from("email=ada%40example.com&password=correct+horse+battery"))
+                    .unwrap(),
+            )
+            .await;
+        assert_eq!(resp.status.as_u16(), 303, "sign-in answers a redirect: {}", resp.text);
+        let set_cookie = resp.header("set-cookie").expect("a session cookie").to_string();
+        Browser { cookie: set_cookie.split(';').next().unwrap().to_string() }
+    }
+
+    async fn get(&self, app: &TestApp, path: &str) -> Resp {
+        app.send(Request::get(path).header(header::COOKIE, &self.cookie).body(Body::empty()).unwrap()).await
+    }
+
+    /// Posts a form as the dashboard's own page does.
+    async fn post(&self, app: &TestApp, path: &str, fields: &[(&str, &str)]) -> Resp {
+        let body = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(fields).finish();
+        app.send(
+            Request::post(path)
+                .header(header::COOKIE, &self.cookie)
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .header("sec-fetch-site", "same-origin")
+                .body(Body::from(body))
+                .unwrap(),
+        )
+        .await
+    }
+
+    /// The CSRF token the page carries in its forms.
+    async fn csrf(&self, app: &TestApp) -> String {
+        let page = self.get(app, "/").await;
+        let marker = r#"name="_csrf" value=""#;
+        let at = page.text.find(marker).expect("a form with a CSRF token") + marker.len();
+        page.text[at..].split('"').next().unwrap().to_string()
+    }
+}
+
+const HOSTILE: &str = r#"<script>alert(1)</script><img src=x onerror=alert(2)><svg onload=alert(3)>"#;
+
+#[tokio::test]
+async fn without_a_session_the_base_url_is_the_sign_in_page() {
+    let app = TestApp::new().await;
+    let resp = app.send(Request::get("/").body(Body::empty()).unwrap()).await;
+    assert_eq!(resp.status.as_u16(), 303);
+    assert_eq!(resp.header("location"), Some("/sign-in"));
+    let page = app.send(Request::get("/sign-in").body(Body::empty()).unwrap()).await;
+    assert_eq!(page.status.as_u16(), 200);
+    for needed in
+        [r#"<label for="email">Email</label>"#, r#"<label for="password">Password</label>"#, ">Sign in</button>"]
+    {
+        assert!(page.text.contains(needed), "sign-in page lacks {needed}");
+    }
+    let csp = page.header("content-security-policy").unwrap();
+    assert!(
+        csp.contains("script-src 'self'") && !csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"),
+        "{csp}"
+    );
+}
+
+#[tokio::test]
+async fn the_inbox_lists_reports_and_shows_every_block_as_text() {
+    let app = TestApp::new().await;
+    let browser = Browser::sign_in(&app, Role::Member).await;
+    let shot = app.blob("screenshot", "image/png", &png(40, 30)).await;
+    let voice = app.blob("audio", "audio/webm", &webm()).await;
+    let id = app
+        .file_report(json!({
+            "blocks": [
+                {"type": "text", "text": format!("Pay button broken {HOSTILE}")},
+                {"type": "screenshot", "blobId": shot},
+                {"type": "audio", "blobId": voice, "durationMs": 65_000, "transcript": "it just spins"},
+                {"type": "pinpoint", "selector": "#pay", "comment": HOSTILE,
+                 "target": {"css": "main > button#pay", "xpath": "/html/body/main/button[2]", "testIds": ["pay-button"]},
+                 "point": {"x": 0.5, "y": 0.5}, "rect": {"x": 10, "y": 10, "width": 20, "height": 10}},
+                {"type": "quote", "text": "Total: $0", "selector": ".total", "target": {"css": ".total"}, "comment": "wrong total"},
+            ],
+            "context": {"url": "javascript:alert(4)", "userAgent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/156.0.0.0 Safari/537.36",
+                        "viewport": {"width": 40, "height": 30}, "consoleErrors": [HOSTILE], "extra": {"release": HOSTILE}},
+        }))
+        .await;
+
+    let inbox = browser.get(&app, "/").await;
+    assert_eq!(inbox.status.as_u16(), 200, "{}", inbox.text);
+    assert!(inbox.text.contains("Pay button broken"), "the list shows the report's title");
+    assert!(inbox.text.contains("unread-dot"), "a report nobody opened is unread");
+
+    let page = browser.get(&app, &format!("/?r={id}")).await;
+    assert_eq!(page.status.as_u16(), 200, "{}", page.text);
+    let html = &page.text;
+    assert!(!html.contains("<script>alert"), "reporter script is never markup");
+    assert!(!html.contains("<img src=x"), "reporter HTML is never markup");
+    assert!(!html.contains("<svg onload"), "reporter SVG is never markup");
+    let around = &html[html.find("alert(1)").unwrap_or(0).saturating_sub(80)..];
+    assert!(
+        html.contains("&#60;script&#62;alert(1)&#60;/script&#62;"),
+        "reporter text is shown as text: {}",
+        &around[..around.len().min(200)]
+    );
+    assert!(!html.contains(r#"href="javascript:"#), "a javascript: URL never becomes a link");
+    assert!(html.contains(&format!(r#"src="/dashboard/blobs/{shot}""#)), "the screenshot is shown");
+    assert!(html.contains("<circle class=\"pin\""), "the pinpoint is marked on the screenshot");
+    assert!(
+        html.contains(&format!(r#"<audio controls preload="metadata" src="/dashboard/blobs/{voice}">"#)),
+        "the voice note plays"
+    );
+    assert!(html.contains("1:05"), "the voice note's duration");
+    assert!(html.contains("<code>main &#62; button#pay</code>"), "the pinpoint's selector");
+    assert!(html.contains("/html/body/main/button[2]") && html.contains("pay-button"), "xpath and test ids");
+    assert!(html.contains("Chrome 156 on Linux"), "browser and OS from the user agent");
+
+    // The screenshot itself, for the signed-in person only, never sniffed.
+    let image = browser.get(&app, &format!("/dashboard/blobs/{shot}")).await;
+    assert_eq!(image.status.as_u16(), 200);
+    assert_eq!(image.header("content-type"), Some("image/png"));
+    assert_eq!(image.header("x-content-type-options"), Some("nosniff"));
+    let anonymous = app.send(Request::get(format!("/dashboard/blobs/{shot}")).body(Body::empty()).unwrap()).await;
+    assert_eq!(anonymous.status.as_u16(), 303, "no session, no blob");
+
+    // Opening the report marked it read for this person.
+    app.state.usage.flush().await;
+    let inbox = browser.get(&app, "/").await;
+    assert!(!inbox.text.contains("unread-dot"), "an opened report is read");
+    let again = browser.get(&app, &format!("/?r={id}")).await;
+    assert!(again.text.contains("Ada Lovelace"), "the person is among its viewers");
+}
+
+#[tokio::test]
+async fn a_person_triages_and_publishes_an_agents_draft() {
+    let app = TestApp::new().await;
+    let browser = Browser::sign_in(&app, Role::Member).await;
+    let id = app.file_report(text_report("Checkout fails")).await;
+    let draft = app.seed_comment(&id, "Fixed in #42 by retrying the payment call", true).await;
+    let csrf = browser.csrf(&app).await;
+    let here = format!("/?r={id}");
+
+    let resp = browser
+        .post(&app, &format!("/reports/{id}/status"), &[("_csrf", &csrf), ("status", "in-progress"), ("back", &here)])
+        .await;
+    assert_eq!(resp.status.as_u16(), 303, "{}", resp.text);
+    assert_eq!(resp.header("location"), Some(here.as_str()));
+    let stored = app.stored(&id).await;
+    assert_eq!(stored["status"], json!("in-progress"));
+    let change = stored["statusHistory"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(change["by"]["kind"], json!("user"), "{change}");
+    assert_eq!(change["by"]["label"], json!("Ada Lovelace"));
+
+    let bad = browser.post(&app, &format!("/reports/{id}/status"), &[("_csrf", "wrong"), ("status", "fixed")]).await;
+    assert_eq!(bad.status.as_u16(), 403, "a wrong CSRF token is refused");
+    assert_eq!(app.stored(&id).await["status"], json!("in-progress"));
+
+    let page = browser.get(&app, &here).await;
+    assert!(page.text.contains("Draft") && page.text.contains("Publish"), "the draft is marked and can be published");
+    let resp = browser
+        .post(&app, &format!("/reports/{id}/comments/{}/publish", draft.id), &[("_csrf", &csrf), ("back", &here)])
+        .await;
+    assert_eq!(resp.status.as_u16(), 303, "{}", resp.text);
+    let comments = app.rest("GET", &app.p(&format!("/feedback/{id}/comments")), None).await;
+    let published =
+        comments.ok(200)["items"].as_array().unwrap().iter().find(|c| c["id"] == json!(draft.id)).unwrap().clone();
+    assert_eq!(published["draft"], json!(false));
+    assert!(published["publishedAt"].is_string());
+    assert_eq!(
+        published["authorLabel"],
+        draft.author.label.map(Value::from).unwrap_or(Value::Null),
+        "it keeps its author"
+    );
+
+    let resp = browser
+        .post(
+            &app,
+            &format!("/reports/{id}/comments"),
+            &[("_csrf", &csrf), ("text", "Thanks, looking now"), ("back", &here)],
+        )
+        .await;
+    assert_eq!(resp.status.as_u16(), 303);
+    let comments = app.rest("GET", &app.p(&format!("/feedback/{id}/comments")), None).await;
+    let mine = comments.ok(200)["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["text"] == json!("Thanks, looking now"))
+        .unwrap()
+        .clone();
+    assert_eq!(mine["draft"], json!(false), "a person's comment is published at once");
+    assert_eq!(mine["authorLabel"], json!("Ada Lovelace"));
+}
+
+#[tokio::test]
+async fn a_person_sees_only_their_organizations_reports() {
+    let app = TestApp::new().await;
+    let browser = Browser::sign_in(&app, Role::Member).await;
+    let org = svc_server::service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
+    let foreign = svc_server::service::projects::create_project(app.store.as_ref(), &org.id, "Secret").await.unwrap();
+    let report = seed_report(&app.store, &foreign.id, Seed::text("Someone else's report")).await;
+    let inbox = browser.get(&app, "/").await;
+    assert!(!inbox.text.contains("Someone else"), "another organization's report is not listed");
+    let direct = browser.get(&app, &format!("/?r={}", report.id)).await;
+    assert_eq!(direct.status.as_u16(), 404, "nor shown by id");
+}
