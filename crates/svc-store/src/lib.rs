@@ -12,6 +12,7 @@ use svc_core::account::{Membership, OneTimeLink, Session, User};
 use svc_core::model::*;
 
 mod cache;
+pub mod changes;
 mod health;
 pub mod postgres;
 pub mod sqlite;
@@ -363,6 +364,8 @@ pub trait Store:
 {
     /// Backend name for logs and metrics (`sqlite`, `postgres`).
     fn backend(&self) -> &'static str;
+    /// Announcements of changed reports, across instances (see [`changes`]).
+    fn changes(&self) -> &changes::ChangeFeed;
     /// Readiness: a cheap round trip to the database and, while writes are failing (a write
     /// failed because of the storage and none has succeeded since), a tiny probe write that must
     /// succeed too. An error says why the store is not ready.

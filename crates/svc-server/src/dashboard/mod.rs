@@ -9,6 +9,7 @@
 mod assets;
 mod auth;
 mod error;
+mod events;
 mod inbox;
 mod session;
 mod view;
@@ -43,6 +44,7 @@ pub fn router() -> Router<AppState> {
         .route("/reports/{id}/comments/{comment}/publish", post(inbox::publish_comment))
         .route("/reports/{id}/comments/{comment}/discard", post(inbox::discard_comment))
         .route("/dashboard/blobs/{id}", get(inbox::blob))
+        .route("/dashboard/events", get(events::stream))
         .route("/sign-in", get(auth::sign_in_form).post(auth::sign_in))
         .route("/sign-out", post(auth::sign_out))
         .route("/sign-out-everywhere", post(auth::sign_out_everywhere))

@@ -24,6 +24,7 @@ pub async fn add(store: &dyn Store, report: &Report, by: &Principal, new: NewCom
         published_at: if draft { None } else { Some(now) },
     };
     store.create_comment(&comment).await?;
+    store.changes().announce(&report.project_id);
     Ok(comment)
 }
 
@@ -43,7 +44,9 @@ pub async fn publish(store: &dyn Store, report: &Report, comment_id: &str) -> Se
     if !comment.draft {
         return Ok(comment);
     }
-    store.publish_comment(&comment.id, time::now_ms()).await?.ok_or_else(not_found)
+    let published = store.publish_comment(&comment.id, time::now_ms()).await?.ok_or_else(not_found)?;
+    store.changes().announce(&report.project_id);
+    Ok(published)
 }
 
 /// A draft of `report` by id; a published comment is no draft and cannot change.
@@ -60,16 +63,19 @@ async fn draft_of(store: &dyn Store, report: &Report, comment_id: &str) -> Servi
 pub async fn edit_draft(store: &dyn Store, report: &Report, comment_id: &str, text: &str) -> ServiceResult<Comment> {
     let text = svc_core::status::validate_comment_text(text)?;
     let draft = draft_of(store, report, comment_id).await?;
-    store
+    let edited = store
         .edit_draft_comment(&draft.id, &text)
         .await?
-        .ok_or_else(|| ServiceError::NotFound("no draft with that id on this report".into()))
+        .ok_or_else(|| ServiceError::NotFound("no draft with that id on this report".into()))?;
+    store.changes().announce(&report.project_id);
+    Ok(edited)
 }
 
 /// Deletes a draft that will not be published.
 pub async fn discard(store: &dyn Store, report: &Report, comment_id: &str) -> ServiceResult<()> {
     let draft = draft_of(store, report, comment_id).await?;
     if store.discard_draft_comment(&draft.id).await? {
+        store.changes().announce(&report.project_id);
         Ok(())
     } else {
         Err(ServiceError::NotFound("no draft with that id on this report".into()))

@@ -79,7 +79,10 @@ pub async fn set_status(
     by: &Principal,
 ) -> ServiceResult<StatusChange> {
     match store.set_report_status(&report.id, new_status.as_str(), &by.author(), time::now_ms()).await {
-        Ok(change) => Ok(change),
+        Ok(change) => {
+            store.changes().announce(&report.project_id);
+            Ok(change)
+        }
         Err(StoreError::NotFound) => Err(ServiceError::NotFound("report not found".into())),
         Err(other) => Err(other.into()),
     }
@@ -199,7 +202,16 @@ pub async fn file(store: &dyn Store, filing: Filing<'_>) -> Result<Filed, Filing
     };
     let new = svc_core::model::NewReport { report, blob_ids, idempotency_key };
     match store.create_report(&new).await? {
-        svc_store::CreatedReport::Created(report) => Ok(Filed::Created(report)),
+        svc_store::CreatedReport::Created(report) => {
+            store.changes().announce(&report.project_id);
+            Ok(Filed::Created(report))
+        }
         svc_store::CreatedReport::Repeat(id) => Ok(Filed::Repeat(id)),
     }
+}
+
+/// Announcements of changed reports (project ids; an empty one means "anything may have changed"),
+/// from this instance and, on PostgreSQL, from every other.
+pub fn subscribe_changes(store: &dyn Store) -> tokio::sync::broadcast::Receiver<String> {
+    store.changes().subscribe()
 }

@@ -112,6 +112,7 @@ pub struct PostgresStore {
     report_queue: tokio::sync::mpsc::Sender<group_commit::Queued>,
     /// Whether writes currently fail (see [`crate::health`]).
     health: Arc<WriteHealth>,
+    changes: crate::changes::ChangeFeed,
 }
 
 impl PostgresStore {
@@ -161,7 +162,14 @@ impl PostgresStore {
         MIGRATOR.run(&pool).await?;
         let health = Arc::new(WriteHealth::new("postgres"));
         let report_queue = group_commit::start(pool.clone(), health.clone());
-        Ok(Self { pool, cache: Default::default(), report_queue, health })
+        let changes = crate::changes::ChangeFeed::postgres(pool.clone());
+        Ok(Self { pool, cache: Default::default(), report_queue, health, changes })
+    }
+
+    /// Another store on the same database and schema, with its own pool and tasks: what a second
+    /// `svc serve` instance would open (for tests of several instances).
+    pub async fn another_instance(&self) -> StoreResult<Self> {
+        Self::connect_with((*self.pool.connect_options()).clone(), 4).await
     }
 
     /// The underlying pool (for tools and benchmarks that need raw SQL).
@@ -289,6 +297,10 @@ impl PostgresStore {
 impl Store for PostgresStore {
     fn backend(&self) -> &'static str {
         "postgres"
+    }
+
+    fn changes(&self) -> &crate::changes::ChangeFeed {
+        &self.changes
     }
 
     async fn ping(&self) -> StoreResult<()> {

@@ -83,6 +83,7 @@ pub struct SqliteStore {
     cache: HotCache,
     /// Whether writes currently fail (see [`crate::health`]).
     health: Arc<WriteHealth>,
+    changes: crate::changes::ChangeFeed,
 }
 
 impl SqliteStore {
@@ -140,7 +141,14 @@ impl SqliteStore {
         let (write_queue, queue) = mpsc::channel(group_commit::QUEUE_CAPACITY);
         tokio::spawn(group_commit::run_writer(writer.clone(), queue, health.clone()));
         tokio::spawn(short_ids::run_indexer(writer.clone(), reader.clone(), write_queue.downgrade(), health.clone()));
-        Ok(SqliteStore { writer, reader, write_queue, cache: HotCache::default(), health })
+        Ok(SqliteStore {
+            writer,
+            reader,
+            write_queue,
+            cache: HotCache::default(),
+            health,
+            changes: crate::changes::ChangeFeed::local(),
+        })
     }
 
     async fn begin_write(&self) -> StoreResult<sqlx::Transaction<'static, Sqlite>> {
@@ -351,6 +359,10 @@ impl SqliteStore {
 impl Store for SqliteStore {
     fn backend(&self) -> &'static str {
         "sqlite"
+    }
+
+    fn changes(&self) -> &crate::changes::ChangeFeed {
+        &self.changes
     }
 
     async fn ping(&self) -> StoreResult<()> {

@@ -63,3 +63,29 @@ document.addEventListener('click', (event) => {
   const help = document.getElementById('shortcuts');
   if (button && help instanceof HTMLDialogElement) help.showModal();
 });
+
+// Live inbox: the server says when reports of the person's projects change; the page is fetched
+// again as the server renders it and its list swapped in (the selection and anything being typed
+// stay as they are).
+const list = document.querySelector('.list[data-live]');
+if (list && 'EventSource' in window) {
+  const indicator = document.querySelector('.live');
+  const source = new EventSource('/dashboard/events');
+  let pending = null;
+  source.addEventListener('open', () => { indicator?.classList.add('on'); indicator?.setAttribute('title', 'Live: new reports appear by themselves'); });
+  source.addEventListener('error', () => { indicator?.classList.remove('on'); indicator?.setAttribute('title', 'Reconnecting…'); });
+  source.addEventListener('change', () => {
+    if (pending) return;
+    pending = setTimeout(async () => {
+      pending = null;
+      const response = await fetch(window.location.href, { credentials: 'same-origin' });
+      if (!response.ok) return;
+      const fresh = new DOMParser().parseFromString(await response.text(), 'text/html');
+      const freshList = fresh.querySelector('.list');
+      if (freshList) list.replaceChildren(...[...freshList.childNodes].map((node) => document.importNode(node, true)));
+      const freshCount = fresh.querySelector('.filters .count');
+      const count = document.querySelector('.filters .count');
+      if (freshCount && count) count.textContent = freshCount.textContent;
+    }, 200);
+  });
+}

@@ -122,6 +122,28 @@ impl TestApp {
         Some(Self::over(dir, std::sync::Arc::new(store), no_rate_limits()).await)
     }
 
+    /// Two instances of the service over one fresh PostgreSQL schema (each with its own pool and
+    /// tasks, as two `svc serve` processes would have), when `SVC_TEST_POSTGRES_URL` is set.
+    pub async fn postgres_pair() -> Option<(Self, Self)> {
+        let Ok(url) = std::env::var("SVC_TEST_POSTGRES_URL") else {
+            eprintln!("skipped: SVC_TEST_POSTGRES_URL not set");
+            return None;
+        };
+        let store =
+            svc_store::postgres::PostgresStore::connect_fresh_schema(&url).await.expect("fresh PostgreSQL schema");
+        let other = store.another_instance().await.expect("a second instance on the same schema");
+        let first =
+            Self::over(tempfile::tempdir().expect("temporary folder"), std::sync::Arc::new(store), no_rate_limits())
+                .await;
+        let dir = tempfile::tempdir().expect("temporary folder");
+        let store: DynStore = std::sync::Arc::new(other);
+        let blobs = BlobStore::local(&dir.path().join("blobs")).expect("blob folder");
+        let state = AppState::new(store.clone(), no_rate_limits()).with_blob_store(blobs);
+        let router = svc_server::app(state.clone());
+        let second = TestApp { dir, store, router, state, project: first.project.clone(), token: first.token.clone() };
+        Some((first, second))
+    }
+
     async fn over(dir: tempfile::TempDir, store: DynStore, config: ServerConfig) -> Self {
         let boot = svc_server::service::bootstrap::ensure_default(store.as_ref())
             .await

@@ -1,0 +1,78 @@
+//! Live inbox: `/dashboard/events` tells an open page that reports of the person's projects
+//! changed, including reports filed through another instance on the same PostgreSQL.
+
+use axum::body::Body;
+use axum::http::{Request, header};
+use futures_util::StreamExt;
+use std::time::Duration;
+use svc_core::account::Role;
+use svc_core::secret::Secret;
+use svc_server::service::accounts::{self, NewUser};
+
+use super::common::ingest::*;
+use super::common::*;
+
+/// Signs a new owner in directly through the service; returns the cookie header value.
+async fn session_cookie(app: &TestApp) -> String {
+    let new = NewUser::parse("grace@example.com", "Grace", Secret::new("a long enough password")).unwrap();
+    let user = accounts::create_user(app.store.as_ref(), new, Some((&app.project.org_id, Role::Owner))).await.unwrap();
+    let token = accounts::start_session(app.store.as_ref(), &user.id).await.unwrap();
+    format!("svc_session={}", token.expose())
+}
+
+/// Opens the event stream of `viewer` and returns its body as a stream of chunks.
+async fn open_events(viewer: &TestApp, cookie: &str) -> axum::body::BodyDataStream {
+    let request = Request::get("/dashboard/events").header(header::COOKIE, cookie).body(Body::empty()).unwrap();
+    let response = tower::ServiceExt::oneshot(viewer.router.clone(), request).await.unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    assert_eq!(response.headers()[header::CONTENT_TYPE], "text/event-stream");
+    response.into_body().into_data_stream()
+}
+
+/// The next `change` event's data within a few seconds (keep-alive comments skipped).
+async fn next_change(events: &mut axum::body::BodyDataStream) -> String {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let mut text = String::new();
+    loop {
+        let chunk = tokio::time::timeout_at(deadline, events.next()).await.expect("a change event in time");
+        text.push_str(&String::from_utf8_lossy(&chunk.expect("the stream stays open").unwrap()));
+        if let Some(at) = text.find("event: change\ndata: ") {
+            let rest = &text[at + "event: change\ndata: ".len()..];
+            if let Some(end) = rest.find('\n') {
+                return rest[..end].to_string();
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_open_inbox_hears_of_new_reports_and_status_changes() {
+    let app = TestApp::new().await;
+    let cookie = session_cookie(&app).await;
+    let mut events = open_events(&app, &cookie).await;
+    let id = app.file_report(text_report("Filed while the inbox is open")).await;
+    assert_eq!(next_change(&mut events).await, app.project.id, "a new report");
+    app.rest("PATCH", &app.p(&format!("/feedback/{id}")), Some(serde_json::json!({"status": "fixed"}))).await.ok(200);
+    assert_eq!(next_change(&mut events).await, app.project.id, "a status change");
+}
+
+#[tokio::test]
+async fn without_a_session_there_is_no_event_stream() {
+    let app = TestApp::new().await;
+    let resp = app.send(Request::get("/dashboard/events").body(Body::empty()).unwrap()).await;
+    assert_eq!(resp.status.as_u16(), 303);
+}
+
+#[tokio::test]
+async fn a_report_filed_through_another_instance_reaches_the_inbox() {
+    let Some((first, second)) = TestApp::postgres_pair().await else { return };
+    let cookie = session_cookie(&first).await;
+    let mut events = open_events(&first, &cookie).await;
+    // Filed through the second instance's ingest, into the same project.
+    let id = second.file_report(text_report("Through the other instance")).await;
+    assert_eq!(next_change(&mut events).await, first.project.id);
+    let page = first
+        .send(Request::get(format!("/?r={id}")).header(header::COOKIE, &cookie).body(Body::empty()).unwrap())
+        .await;
+    assert!(page.text.contains("Through the other instance"));
+}

@@ -1,0 +1,124 @@
+//! Which projects' reports just changed, for live views (the dashboard's inbox).
+//!
+//! The service announces a change after each write that touches a report (filed, status, comment,
+//! triage). SQLite serves one instance, so an announcement goes straight to this process's
+//! subscribers. PostgreSQL may be shared by several instances: an announcement becomes a
+//! `NOTIFY svc_changes, '<projectId>'`, and every instance (this one included) forwards what it
+//! hears on `LISTEN svc_changes` to its subscribers. Notifications are sent by one task as soon as
+//! it is woken, so a burst of reports for a project costs a handful of notifications, not one
+//! each, and never delays the write that announced it.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use tokio::sync::{Notify, broadcast};
+
+/// The PostgreSQL channel announcements travel on.
+pub const CHANNEL: &str = "svc_changes";
+
+/// Subscribers receive project ids; a slow subscriber that falls behind sees `Lagged` and should
+/// treat it as "something changed".
+#[derive(Clone)]
+pub struct ChangeFeed {
+    local: broadcast::Sender<String>,
+    /// PostgreSQL: project ids waiting to be notified, and the notifying task's wake-up.
+    outgoing: Option<(Arc<Mutex<BTreeSet<String>>>, Arc<Notify>)>,
+}
+
+impl std::fmt::Debug for ChangeFeed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChangeFeed").field("through_postgres", &self.outgoing.is_some()).finish()
+    }
+}
+
+impl Drop for ChangeFeed {
+    fn drop(&mut self) {
+        // Lets the notifying task see that the store is gone.
+        if let Some((_, wake)) = &self.outgoing {
+            wake.notify_one();
+        }
+    }
+}
+
+impl ChangeFeed {
+    /// Announcements reach this process's subscribers directly (one instance: SQLite).
+    pub fn local() -> Self {
+        ChangeFeed { local: broadcast::channel(256).0, outgoing: None }
+    }
+
+    /// Announcements go through PostgreSQL, and what it delivers reaches the subscribers.
+    pub fn postgres(pool: sqlx::PgPool) -> Self {
+        let local = broadcast::channel(256).0;
+        let pending = Arc::new(Mutex::new(BTreeSet::new()));
+        let wake = Arc::new(Notify::new());
+        tokio::spawn(notify_task(pool.clone(), Arc::downgrade(&pending), wake.clone()));
+        tokio::spawn(listen_task(pool, local.downgrade()));
+        ChangeFeed { local, outgoing: Some((pending, wake)) }
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<String> {
+        self.local.subscribe()
+    }
+
+    /// Says that a report of `project_id` changed. Never waits.
+    pub fn announce(&self, project_id: &str) {
+        match &self.outgoing {
+            None => {
+                // No subscriber is not an error.
+                let _ = self.local.send(project_id.to_string());
+            }
+            Some((pending, wake)) => {
+                pending.lock().unwrap_or_else(|p| p.into_inner()).insert(project_id.to_string());
+                wake.notify_one();
+            }
+        }
+    }
+}
+
+async fn notify_task(pool: sqlx::PgPool, pending: std::sync::Weak<Mutex<BTreeSet<String>>>, wake: Arc<Notify>) {
+    loop {
+        // A permit left by an announcement made while notifying is kept, so none is missed.
+        wake.notified().await;
+        let Some(pending) = pending.upgrade() else { return };
+        let project_ids = std::mem::take(&mut *pending.lock().unwrap_or_else(|p| p.into_inner()));
+        drop(pending);
+        for project_id in project_ids {
+            if let Err(error) =
+                sqlx::query("SELECT pg_notify($1, $2)").bind(CHANNEL).bind(&project_id).execute(&pool).await
+            {
+                tracing::warn!(error = %error, "could not announce a change to other instances");
+            }
+        }
+    }
+}
+
+async fn listen_task(pool: sqlx::PgPool, local: broadcast::WeakSender<String>) {
+    let mut listener = loop {
+        match sqlx::postgres::PgListener::connect_with(&pool).await {
+            Ok(mut listener) => match listener.listen(CHANNEL).await {
+                Ok(()) => break listener,
+                Err(error) => tracing::warn!(error = %error, "cannot listen for changes; retrying"),
+            },
+            Err(error) => tracing::warn!(error = %error, "cannot listen for changes; retrying"),
+        }
+        if local.upgrade().is_none() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    };
+    loop {
+        // `recv` reconnects by itself after a lost connection (notifications sent meanwhile are
+        // lost; subscribers are told something changed, to be safe).
+        let message = listener.recv().await;
+        let Some(local) = local.upgrade() else { return };
+        match message {
+            Ok(notification) => {
+                let _ = local.send(notification.payload().to_string());
+            }
+            Err(error) => {
+                tracing::warn!(error = %error, "listening for changes failed; reconnecting");
+                let _ = local.send(String::new());
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            }
+        }
+    }
+}
