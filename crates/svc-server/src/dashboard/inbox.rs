@@ -24,6 +24,9 @@ const PAGE_SIZE: u32 = 50;
 
 #[derive(Deserialize, Default, Clone)]
 pub struct InboxQuery {
+    /// Export only: `jsonl` or `csv`.
+    #[serde(default)]
+    pub format: String,
     #[serde(default)]
     project: String,
     #[serde(default)]
@@ -40,6 +43,37 @@ pub struct InboxQuery {
 }
 
 impl InboxQuery {
+    /// The store filter of this view over the person's projects.
+    pub fn filter(&self, projects: &[Project], limit: u32) -> ReportFilter {
+        let project_ids: Vec<String> = match projects.iter().find(|p| p.id == self.project) {
+            Some(project) => vec![project.id.clone()],
+            None => projects.iter().map(|p| p.id.clone()).collect(),
+        };
+        ReportFilter {
+            project_ids,
+            status: non_empty(&self.status),
+            channel_key: non_empty(&self.channel),
+            artifact_id: non_empty(&self.room),
+            before: non_empty(&self.before),
+            limit,
+            ..Default::default()
+        }
+    }
+
+    /// The export link of this view (every page of it, not only the one shown).
+    fn export(&self, format: &str) -> String {
+        let mut pairs = url::form_urlencoded::Serializer::new(String::new());
+        pairs.append_pair("format", format);
+        for (name, value) in
+            [("project", &self.project), ("status", &self.status), ("channel", &self.channel), ("room", &self.room)]
+        {
+            if !value.is_empty() {
+                pairs.append_pair(name, value);
+            }
+        }
+        format!("/export?{}", pairs.finish())
+    }
+
     /// The query string of this view, with the selection set to `report` (for links and redirects).
     fn with_selection(&self, report: Option<&str>) -> String {
         let mut pairs = url::form_urlencoded::Serializer::new(String::new());
@@ -98,6 +132,7 @@ struct Detail {
 #[template(path = "dashboard/inbox.html")]
 struct InboxPage<'a> {
     assets: &'static Assets,
+    section: &'static str,
     csrf: &'a str,
     me: &'a str,
     query: &'a InboxQuery,
@@ -110,6 +145,8 @@ struct InboxPage<'a> {
     back: String,
     /// This view, selection included: where triage forms return to.
     here: String,
+    export_jsonl: String,
+    export_csv: String,
 }
 
 /// `GET /`: the inbox.
@@ -121,20 +158,8 @@ pub async fn page(
     let principal = person.principal();
     let store = &*state.store;
     let projects = projects::reachable(store, &principal).await?;
-    let project_ids: Vec<String> = match projects.iter().find(|p| p.id == query.project) {
-        Some(project) => vec![project.id.clone()],
-        None => projects.iter().map(|p| p.id.clone()).collect(),
-    };
     let now = time::now_ms();
-    let filter = ReportFilter {
-        project_ids: project_ids.clone(),
-        status: non_empty(&query.status),
-        channel_key: non_empty(&query.channel),
-        artifact_id: non_empty(&query.room),
-        before: non_empty(&query.before),
-        limit: PAGE_SIZE,
-        ..Default::default()
-    };
+    let filter = query.filter(&projects, PAGE_SIZE);
     let page = reports::list_page(store, filter).await?;
     let viewer = principal.viewer();
     let ids: Vec<String> = page.items.iter().map(|r| r.id.clone()).collect();
@@ -179,6 +204,7 @@ pub async fn page(
     });
     let inbox = InboxPage {
         assets: assets::get(),
+        section: "inbox",
         csrf: &person.csrf,
         me: person.signed_in.user.label(),
         query: &query,
@@ -189,6 +215,8 @@ pub async fn page(
         detail,
         back: query.with_selection(None),
         here: query.with_selection(selected.as_deref()),
+        export_jsonl: query.export("jsonl"),
+        export_csv: query.export("csv"),
     };
     Ok(render(StatusCode::OK, &inbox))
 }
@@ -209,13 +237,7 @@ async fn detail(
     let comments = comments::list(store, &report).await?;
     let history = reports::history(store, &report).await?;
     let viewers = crate::service::usage::viewers(store, &report).await?;
-    let markdown = crate::mcp::markdown::render(state, &report, project, &comments)
-        .await
-        .first()
-        .and_then(|item| item.get("text"))
-        .and_then(|text| text.as_str())
-        .unwrap_or_default()
-        .to_string();
+    let markdown = markdown_of(state, &report, project, &comments).await;
     let can_write = project.is_some_and(|p| principal.require(scope::FEEDBACK_WRITE, Some(p)).is_ok());
     Ok(Detail {
         project: project.map(|p| p.name.clone()).unwrap_or_default(),
@@ -234,6 +256,22 @@ async fn detail(
         can_write,
         report,
     })
+}
+
+/// The report as the Markdown document an agent gets from `get_report` (its text part).
+pub async fn markdown_of(
+    state: &AppState,
+    report: &Report,
+    project: Option<&Project>,
+    comments: &[svc_core::model::Comment],
+) -> String {
+    crate::mcp::markdown::render(state, report, project, comments)
+        .await
+        .first()
+        .and_then(|item| item.get("text"))
+        .and_then(|text| text.as_str())
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// `GET /reports/{id}`: the report in the inbox.

@@ -10,7 +10,9 @@ mod assets;
 mod auth;
 mod error;
 mod events;
+mod export;
 mod inbox;
+mod rooms;
 mod session;
 mod view;
 
@@ -45,6 +47,10 @@ pub fn router() -> Router<AppState> {
         .route("/reports/{id}/comments/{comment}/discard", post(inbox::discard_comment))
         .route("/dashboard/blobs/{id}", get(inbox::blob))
         .route("/dashboard/events", get(events::stream))
+        .route("/export", get(export::list))
+        .route("/reports/{id}/markdown", get(export::markdown))
+        .route("/rooms", get(rooms::page))
+        .route("/rooms/{project}/{artifact}", post(rooms::update))
         .route("/sign-in", get(auth::sign_in_form).post(auth::sign_in))
         .route("/sign-out", post(auth::sign_out))
         .route("/sign-out-everywhere", post(auth::sign_out_everywhere))

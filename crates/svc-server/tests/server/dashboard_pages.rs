@@ -225,3 +225,74 @@ async fn a_person_sees_only_their_organizations_reports() {
     let direct = browser.get(&app, &format!("/?r={}", report.id)).await;
     assert_eq!(direct.status.as_u16(), 404, "nor shown by id");
 }
+
+#[tokio::test]
+async fn the_filtered_list_exports_as_csv_and_json_lines() {
+    let app = TestApp::new().await;
+    let browser = Browser::sign_in(&app, Role::Member).await;
+    let formula = app.file_report(text_report("=HYPERLINK(\"https://evil.example\",\"click\")")).await;
+    let other = app.file_report(text_report("An ordinary report")).await;
+    app.rest("PATCH", &app.p(&format!("/feedback/{other}")), Some(json!({"status": "fixed"}))).await.ok(200);
+
+    let csv = browser.get(&app, "/export?format=csv&status=new").await;
+    assert_eq!(csv.status.as_u16(), 200, "{}", csv.text);
+    assert_eq!(csv.header("content-type"), Some("text/csv; charset=utf-8"));
+    let lines: Vec<&str> = csv.text.lines().collect();
+    assert_eq!(lines[0], "id,shortId,project,status,channel,title,reporter,url,room,createdAt,updatedAt");
+    assert_eq!(lines.len(), 2, "only the filtered report: {}", csv.text);
+    assert!(lines[1].starts_with(&formula), "{}", lines[1]);
+    assert!(lines[1].contains("\"'=HYPERLINK("), "a formula is neutralised: {}", lines[1]);
+
+    let jsonl = browser.get(&app, "/export?format=jsonl").await;
+    assert_eq!(jsonl.status.as_u16(), 200);
+    let exported: Vec<Value> = jsonl.text.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let listed = app.rest("GET", &app.p("/feedback"), None).await;
+    assert_eq!(&exported, listed.ok(200)["items"].as_array().unwrap(), "each line is the REST API's report");
+
+    let markdown = browser.get(&app, &format!("/reports/{other}/markdown")).await;
+    assert_eq!(markdown.status.as_u16(), 200);
+    assert!(markdown.text.starts_with("# An ordinary report"), "{}", markdown.text);
+    assert!(markdown.text.contains("status: **fixed**"));
+}
+
+#[tokio::test]
+async fn rooms_are_listed_renamed_and_archived() {
+    let app = TestApp::new().await;
+    let browser = Browser::sign_in(&app, Role::Member).await;
+    app.file_report(json!({"blocks": [text_block("Header overlaps")], "context": {"artifactId": "preview-42"}})).await;
+    let page = browser.get(&app, "/rooms").await;
+    assert_eq!(page.status.as_u16(), 200, "{}", page.text);
+    assert!(page.text.contains("preview-42"), "an implicit room is listed");
+    let csrf = browser.csrf(&app).await;
+    let path = format!("/rooms/{}/preview-42", app.pid());
+    let resp = browser
+        .post(
+            &app,
+            &path,
+            &[
+                ("_csrf", &csrf),
+                ("action", "save"),
+                ("title", "Preview 42"),
+                ("meta", "tool: storybook\ngoal: check the header"),
+            ],
+        )
+        .await;
+    assert_eq!(resp.status.as_u16(), 303, "{}", resp.text);
+    let room = stored_room(&app, "preview-42").await;
+    assert_eq!(room["title"], json!("Preview 42"));
+    assert_eq!(room["meta"], json!({"tool": "storybook", "goal": "check the header"}));
+    browser.post(&app, &path, &[("_csrf", &csrf), ("action", "archive")]).await;
+    assert_eq!(stored_room(&app, "preview-42").await["archived"], json!(true));
+    assert!(!browser.get(&app, "/rooms").await.text.contains("Preview 42"), "archived rooms are hidden by default");
+    assert!(browser.get(&app, "/rooms?archived=1").await.text.contains("Preview 42"));
+}
+
+/// A room as the REST API lists it (archived ones included).
+async fn stored_room(app: &TestApp, artifact_id: &str) -> Value {
+    let rooms = app.rest("GET", &app.p("/rooms?archived=true"), None).await;
+    let items = rooms.ok(200)["items"].as_array().unwrap_or_else(|| panic!("{}", rooms.text)).clone();
+    items
+        .into_iter()
+        .find(|r| r["artifactId"] == json!(artifact_id))
+        .unwrap_or_else(|| panic!("no room {artifact_id}: {}", rooms.text))
+}
