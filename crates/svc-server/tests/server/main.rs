@@ -6,6 +6,7 @@ mod common;
 mod mcp_support;
 
 mod connections;
+mod dashboard_auth;
 mod ingest_concurrency;
 mod ingest_errors;
 mod ingest_reports;
