@@ -1,15 +1,18 @@
-//! Admin commands: projects, identity secrets, setup tokens and org-wide keys.
+//! Admin commands: projects, identity secrets, setup tokens, org-wide keys and dashboard users.
 
 use anyhow::{Context, bail};
 use serde_json::json;
-use std::io::Read;
+use std::io::{BufRead, Read};
+use svc_core::account::{LINK_LIFETIME_MS, Role};
 use svc_core::key::NewKey;
 use svc_core::model::{KeyOrigin, Organization, Project};
+use svc_core::secret::Secret;
 use svc_core::{ids, time};
+use svc_server::service::accounts::{self, NewUser};
 use svc_server::service::{ServiceError, keys, projects};
 use svc_store::{DynStore, Store};
 
-use crate::cli::{ProjectCommand, StorageArgs, TokenCommand};
+use crate::cli::{ProjectCommand, StorageArgs, TokenCommand, UserCommand};
 
 /// Opens the configured store, creating the data dir for SQLite.
 pub async fn open_store(storage: &StorageArgs) -> anyhow::Result<DynStore> {
@@ -117,6 +120,80 @@ pub async fn token(storage: &StorageArgs, command: TokenCommand) -> anyhow::Resu
             secret.expose(),
             key.scopes.join(",")
         );
+    }
+    Ok(())
+}
+
+/// A password from stdin: its first line, without the line break (nothing else is trimmed: spaces
+/// may be part of a password).
+fn password_from_stdin() -> anyhow::Result<Secret> {
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).context("cannot read the password from stdin")?;
+    let password = line.strip_suffix('\n').unwrap_or(&line);
+    let password = password.strip_suffix('\r').unwrap_or(password);
+    if password.is_empty() {
+        bail!("no password on stdin (give it as one line, for example: printf '%s\\n' \"$PASSWORD\" | svc user ...)");
+    }
+    Ok(Secret::new(password))
+}
+
+pub async fn user(storage: &StorageArgs, command: UserCommand) -> anyhow::Result<()> {
+    let store = open_store(storage).await?;
+    match command {
+        UserCommand::Create { email, password_stdin: _, name, org, role, json } => {
+            // Read before touching the database, so a missing password changes nothing.
+            let password = password_from_stdin()?;
+            let role = Role::parse(&role).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let new = NewUser::parse(&email, &name, password).map_err(service)?;
+            let org = resolve_org(store.as_ref(), org.as_deref()).await?;
+            let user = accounts::create_user(store.as_ref(), new, Some((&org.id, role))).await.map_err(service)?;
+            if json {
+                println!("{}", json!({"userId": user.id, "email": user.email, "orgId": org.id, "role": role.as_str()}));
+            } else {
+                println!(
+                    "User created: {}\nEmail:        {}\nOrganization: {} ({})\nRole:         {}",
+                    user.id,
+                    user.email,
+                    org.name,
+                    org.id,
+                    role.as_str()
+                );
+            }
+        }
+        UserCommand::ResetPassword { email, password_stdin, links, json } => {
+            let password = if password_stdin { Some(password_from_stdin()?) } else { None };
+            let user = accounts::find_user(store.as_ref(), &email)
+                .await
+                .map_err(service)?
+                .with_context(|| format!("no user with the email {}", email.trim()))?;
+            match password {
+                Some(password) => {
+                    accounts::set_password(store.as_ref(), &user.id, password).await.map_err(service)?;
+                    if json {
+                        println!("{}", json!({"userId": user.id, "email": user.email, "passwordSet": true}));
+                    } else {
+                        println!("Password set for {}; every device they were signed in on is signed out.", user.email);
+                    }
+                }
+                None => {
+                    let expires_at = time::now_ms() + LINK_LIFETIME_MS;
+                    let token = accounts::password_reset_link(store.as_ref(), &user.email).await.map_err(service)?;
+                    let link = format!("{}/reset-password?token={}", links.public_url(), token.expose());
+                    if json {
+                        println!(
+                            "{}",
+                            json!({"userId": user.id, "email": user.email, "link": link, "expiresAt": time::iso(expires_at)})
+                        );
+                    } else {
+                        println!(
+                            "Password reset link for {} (one-time, valid until {}):\n{link}",
+                            user.email,
+                            time::iso(expires_at)
+                        );
+                    }
+                }
+            }
+        }
     }
     Ok(())
 }

@@ -42,6 +42,18 @@ pub enum Command {
     /// Mint keys.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Manage dashboard users.
+    #[command(subcommand)]
+    User(UserCommand),
+}
+
+/// The public base URL `serve` uses: `--public-url` / `SVC_PUBLIC_URL`, else `http://<address>`,
+/// without a trailing slash.
+pub fn public_url(explicit: Option<&str>, address: &dyn std::fmt::Display) -> String {
+    match explicit {
+        Some(url) if !url.trim().is_empty() => url.trim().trim_end_matches('/').to_string(),
+        _ => format!("http://{address}"),
+    }
 }
 
 #[derive(Args)]
@@ -121,6 +133,63 @@ pub enum ProjectCommand {
         #[arg(long)]
         clear: bool,
     },
+}
+
+#[derive(Subcommand)]
+pub enum UserCommand {
+    /// Create a dashboard user and add them to an organization. The password is read from stdin
+    /// (one line), so it appears neither in the shell history nor in the process list.
+    Create {
+        #[arg(long)]
+        email: String,
+        /// Read the password from stdin (required: passwords are never command-line arguments).
+        #[arg(long, required = true)]
+        password_stdin: bool,
+        /// Display name (default: none; the email is shown instead).
+        #[arg(long, default_value = "")]
+        name: String,
+        /// Organization id or name (default: the "Default" organization).
+        #[arg(long)]
+        org: Option<String>,
+        /// `owner` (everything, settings and members included) or `member` (reads and triages).
+        #[arg(long, default_value = "member", value_parser = ["owner", "member"])]
+        role: String,
+        /// Print `{"userId","email","orgId","role"}`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a one-time link (valid one hour) with which a user chooses a new password; with
+    /// `--password-stdin`, set the password directly instead. Either way, once the password is
+    /// set, every session of the user ends.
+    ResetPassword {
+        #[arg(long)]
+        email: String,
+        /// Read the new password from stdin (one line) and set it now.
+        #[arg(long)]
+        password_stdin: bool,
+        #[command(flatten)]
+        links: LinkArgs,
+        /// Print `{"userId","email","link","expiresAt"}` (or `{"userId","email","passwordSet"}`).
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Where printed links point: the public URL `serve` uses.
+#[derive(Args)]
+pub struct LinkArgs {
+    /// Public base URL of the service (default: http://<bind>, as for `serve`).
+    #[arg(long, env = "SVC_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// The address `serve` listens on; only used for the default public URL.
+    #[arg(long, env = "SVC_BIND", default_value = "127.0.0.1:8080")]
+    pub bind: String,
+}
+
+impl LinkArgs {
+    pub fn public_url(&self) -> String {
+        public_url(self.public_url.as_deref(), &self.bind)
+    }
 }
 
 #[derive(Subcommand)]

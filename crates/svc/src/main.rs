@@ -23,6 +23,7 @@ fn main() -> anyhow::Result<()> {
             cli::Command::Serve(args) => serve::run(&cli.storage, args).await,
             cli::Command::Project(command) => admin::project(&cli.storage, command).await,
             cli::Command::Token(command) => admin::token(&cli.storage, command).await,
+            cli::Command::User(command) => admin::user(&cli.storage, command).await,
         }
     })
 }

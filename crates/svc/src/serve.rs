@@ -34,12 +34,17 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
     let blob_store_name = blobs.describe();
     let listener = TcpListener::bind(&args.bind).await.with_context(|| format!("cannot listen on {}", args.bind))?;
     let local = listener.local_addr()?;
-    let public_url =
-        args.public_url.clone().unwrap_or_else(|| format!("http://{local}")).trim_end_matches('/').to_string();
+    let public_url = crate::cli::public_url(args.public_url.as_deref(), &local);
 
-    if let Some(created) = bootstrap::ensure_default(store.as_ref()).await? {
-        // Printed once, to stdout only: the setup token must not reach the logs.
-        println!("{}", created.render(&public_url));
+    // To stdout only: the setup token and the first-owner link must not reach the logs. The
+    // bootstrap block is printed once; the first-owner link on every start while nobody has an
+    // account (each start makes a new one, valid one hour).
+    let created = bootstrap::ensure_default(store.as_ref()).await?;
+    let first_owner = bootstrap::first_owner_link(store.as_ref()).await?;
+    match (created, first_owner) {
+        (Some(created), first_owner) => println!("{}", created.render(&public_url, first_owner.as_ref())),
+        (None, Some(first_owner)) => println!("{}", first_owner.render(&public_url)),
+        (None, None) => {}
     }
 
     let mut config = ServerConfig {

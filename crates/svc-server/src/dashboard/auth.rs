@@ -118,7 +118,8 @@ pub async fn sign_in(
 
 #[derive(Deserialize)]
 pub struct CsrfOnly {
-    #[serde(rename = "_csrf")]
+    /// Missing is the same as wrong: 403, not a form error.
+    #[serde(rename = "_csrf", default)]
     csrf: String,
 }
 

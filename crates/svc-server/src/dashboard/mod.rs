@@ -27,7 +27,7 @@ use serde::de::DeserializeOwned;
 
 pub use assets::first_load as first_load_assets;
 pub use error::{PageError, PageResult};
-pub use session::Person;
+pub use session::{Person, csrf_token};
 
 use crate::state::AppState;
 

@@ -69,6 +69,12 @@ pub async fn create_user(store: &dyn Store, new: NewUser, join: Option<(&str, Ro
     Ok(user)
 }
 
+/// The user with this email, if any.
+pub async fn find_user(store: &dyn Store, email: &str) -> ServiceResult<Option<User>> {
+    let email = Email::parse(email)?;
+    Ok(store.find_user_by_email(email.as_str()).await?.map(|(user, _)| user))
+}
+
 /// Sets a user's password and ends all their sessions (whoever knew the old one is signed out).
 pub async fn set_password(store: &dyn Store, user_id: &str, password: Secret) -> ServiceResult<()> {
     account::check_password(password.expose())?;

@@ -6,6 +6,7 @@ mod common;
 mod mcp_support;
 
 mod connections;
+mod dashboard_auth;
 mod dashboard_live;
 mod dashboard_pages;
 mod ingest_concurrency;

@@ -1,8 +1,10 @@
 //! Tests of the `svc` binary as one test binary: the CLI, the agent self-setup flow against a running
-//! server, and durability under SIGKILL. `support` starts and talks to `svc`.
+//! server, dashboard accounts (the first-owner link, `svc user`), and durability under SIGKILL.
+//! `support` starts and talks to `svc`.
 
 mod support;
 
+mod accounts;
 mod cli;
 mod durability;
 mod self_setup;

@@ -196,13 +196,15 @@ async fn json_logs_carry_no_secrets() {
         .unwrap();
     let mut lines = Vec::new();
     let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let boot = loop {
+    // The bootstrap block, then the first-owner link.
+    let (boot, setup_link) = loop {
         let mut line = String::new();
         use std::io::BufRead;
-        assert!(stdout.read_line(&mut line).unwrap() > 0, "no bootstrap block: {lines:?}");
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "no bootstrap block and setup link: {lines:?}");
         lines.push(line.trim_end().to_string());
-        if let Some(boot) = crate::support::parse_bootstrap(&lines) {
-            break boot;
+        if let Some(link) = line.strip_prefix("First account:") {
+            let boot = crate::support::parse_bootstrap(&lines).expect("the bootstrap block comes first");
+            break (boot, link.trim().to_string());
         }
     };
     let base = crate::support::base_from_embed(&boot.embed).expect("the embed snippet names the address");
@@ -224,6 +226,23 @@ async fn json_logs_carry_no_secrets() {
             .await
             .unwrap();
     }
+    // The setup link followed, the first account made and its session used.
+    let token = setup_link.split("token=").nth(1).expect("a token in the link").to_string();
+    assert_eq!(http.get(&setup_link).send().await.unwrap().status(), 200);
+    let password = "correct horse battery";
+    let browser = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let created = browser
+        .post(format!("{base}/setup"))
+        .header("origin", &base)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(crate::support::form(&[("token", &token), ("email", "ada@example.com"), ("password", password)]))
+        .send()
+        .await
+        .unwrap();
+    let cookie = crate::support::cookie_pair(created.headers()["set-cookie"].to_str().unwrap());
+    assert_eq!(created.status(), 303);
+    let signed_in = browser.get(format!("{base}/sign-in")).header("cookie", &cookie).send().await.unwrap();
+    assert_eq!(signed_in.status(), 303, "the session works");
     let _ = child.kill();
     let _ = child.wait();
     let logs = std::fs::read_to_string(&log_path).unwrap();
@@ -233,4 +252,7 @@ async fn json_logs_carry_no_secrets() {
     }
     assert!(!logs.contains(&boot.setup_token));
     assert!(!logs.contains("pr_sk_"), "a key reached the logs");
+    assert!(!logs.contains(&token) && !logs.contains("svl_"), "a one-time link reached the logs");
+    assert!(!logs.contains(&cookie) && !logs.contains("svs_"), "a session cookie reached the logs");
+    assert!(!logs.contains(password), "a password reached the logs");
 }

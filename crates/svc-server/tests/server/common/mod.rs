@@ -354,9 +354,10 @@ impl TestApp {
     }
 }
 
-/// Reads a response whole; asserts that it sets no cookie.
+/// Reads a response whole; asserts that it sets no cookie (the API, ingest, the tool endpoint and
+/// the widget never do).
 pub async fn into_resp(response: axum::response::Response) -> Resp {
-    assert!(response.headers().get(header::SET_COOKIE).is_none(), "no response ever sets a cookie");
+    assert!(response.headers().get(header::SET_COOKIE).is_none(), "no response outside the dashboard sets a cookie");
     read_resp(response).await
 }
 
@@ -368,6 +369,109 @@ pub async fn read_resp(response: axum::response::Response) -> Resp {
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
     Resp { status, headers, text, bytes, body }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dashboard pages: forms, session cookies and the people who sign in.
+
+/// The password every [`TestApp::user`] gets.
+pub const PASSWORD: &str = "correct horse battery";
+
+impl Resp {
+    /// The `Set-Cookie` header, if the response sets a cookie.
+    pub fn set_cookie(&self) -> Option<&str> {
+        self.header("set-cookie")
+    }
+
+    /// The `name=value` part of the cookie the response sets.
+    #[track_caller]
+    pub fn cookie(&self) -> String {
+        let set = self.set_cookie().unwrap_or_else(|| panic!("no cookie set ({}): {}", self.status, self.text));
+        set.split(';').next().unwrap().trim().to_string()
+    }
+
+    pub fn location(&self) -> Option<&str> {
+        self.header("location")
+    }
+}
+
+impl TestApp {
+    /// Sends a dashboard request; its response may set a cookie.
+    pub async fn page(&self, request: Request<Body>) -> Resp {
+        read_resp(self.router.clone().oneshot(request).await.expect("the router is infallible")).await
+    }
+
+    /// `GET path`, with a session cookie (`name=value`) when given.
+    pub async fn get_page(&self, path: &str, cookie: Option<&str>) -> Resp {
+        let mut builder = Request::builder().uri(path);
+        if let Some(cookie) = cookie {
+            builder = builder.header(header::COOKIE, cookie);
+        }
+        self.page(builder.body(Body::empty()).unwrap()).await
+    }
+
+    /// A form POST as a browser sends it from the dashboard's own page (`Origin` is the public URL).
+    pub async fn post_form(&self, path: &str, fields: &[(&str, &str)], cookie: Option<&str>) -> Resp {
+        self.post_form_with(path, fields, cookie, &[]).await
+    }
+
+    /// A form POST with other headers: a given `Origin` replaces the dashboard's own; `("origin",
+    /// "")` sends none.
+    pub async fn post_form_with(
+        &self,
+        path: &str,
+        fields: &[(&str, &str)],
+        cookie: Option<&str>,
+        headers: &[(&str, &str)],
+    ) -> Resp {
+        let body = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(fields).finish();
+        let mut builder = Request::builder()
+            .method(Method::POST)
+            .uri(path)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+        if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("origin")) {
+            builder = builder.header(header::ORIGIN, self.state.config.public_url.as_str());
+        }
+        for (name, value) in headers {
+            if !value.is_empty() {
+                builder = builder.header(*name, *value);
+            }
+        }
+        if let Some(cookie) = cookie {
+            builder = builder.header(header::COOKIE, cookie);
+        }
+        self.page(builder.body(Body::from(body)).unwrap()).await
+    }
+
+    /// A dashboard user with [`PASSWORD`], owner of the organization "Default".
+    pub async fn user(&self, email: &str) -> svc_core::account::User {
+        use svc_server::service::accounts::{self, NewUser};
+        let new = NewUser::parse(email, "", svc_core::secret::Secret::new(PASSWORD)).expect("a valid new user");
+        let join = Some((self.project.org_id.as_str(), svc_core::account::Role::Owner));
+        accounts::create_user(self.store.as_ref(), new, join).await.expect("create user")
+    }
+
+    /// Signs in through the form; returns the session cookie (`name=value`).
+    pub async fn sign_in(&self, email: &str, password: &str) -> String {
+        let resp = self.post_form("/sign-in", &[("email", email), ("password", password)], None).await;
+        assert_eq!(resp.status, StatusCode::SEE_OTHER, "sign-in: {}", resp.text);
+        resp.cookie()
+    }
+
+    /// Whether a session cookie still signs someone in (the sign-in page then sends them on).
+    pub async fn signed_in(&self, cookie: &str) -> bool {
+        let resp = self.get_page("/sign-in", Some(cookie)).await;
+        match resp.status.as_u16() {
+            303 => true,
+            200 => false,
+            other => panic!("GET /sign-in answered {other}: {}", resp.text),
+        }
+    }
+}
+
+/// The CSRF token of the session behind a cookie (`name=value`), as the dashboard's forms carry it.
+pub fn csrf_of(cookie: &str) -> String {
+    svc_server::dashboard::csrf_token(cookie.split_once('=').expect("name=value").1)
 }
 
 pub async fn mint_for(store: &DynStore, project: &Project, scopes: &[&str]) -> (String, String) {

@@ -100,6 +100,8 @@ pub struct Server {
     pub child: Child,
     pub base: String,
     pub bootstrap: Option<BootstrapBlock>,
+    /// The first-owner link (`<base>/setup?token=...`) printed while nobody has an account.
+    pub setup_link: Option<String>,
     pub stdout_lines: Vec<String>,
 }
 
@@ -126,7 +128,10 @@ impl Server {
             std::thread::sleep(Duration::from_millis(50));
         }
         let bootstrap = parse_bootstrap(&before);
-        Server { child, base, bootstrap, stdout_lines: before }
+        let setup_link = before.iter().find_map(|line| {
+            line.strip_prefix("First account:").map(|rest| rest.split_whitespace().next().unwrap_or("").to_string())
+        });
+        Server { child, base, bootstrap, setup_link, stdout_lines: before }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -169,17 +174,31 @@ pub fn parse_bootstrap(lines: &[String]) -> Option<BootstrapBlock> {
 
 /// Runs an admin command against a data dir and returns (exit status ok, stdout, stderr).
 pub fn run_cli(data_dir: &Path, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+    run_cli_with(data_dir, args, stdin, &[])
+}
+
+/// [`run_cli`] with environment variables (`SVC_PUBLIC_URL` and `SVC_BIND` are unset unless given).
+pub fn run_cli_with(
+    data_dir: &Path,
+    args: &[&str],
+    stdin: Option<&str>,
+    env: &[(&str, &str)],
+) -> (bool, String, String) {
     use std::io::Write;
-    let mut child = Command::new(svc_binary())
+    let mut command = Command::new(svc_binary());
+    command
         .args(args)
         .arg("--data-dir")
         .arg(data_dir)
         .env_remove("SVC_DATABASE_URL")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("svc runs");
+        .env_remove("SVC_PUBLIC_URL")
+        .env_remove("SVC_BIND")
+        .env("RUST_BACKTRACE", "0");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child =
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("svc runs");
     if let Some(input) = stdin {
         child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
     }
@@ -190,4 +209,14 @@ pub fn run_cli(data_dir: &Path, args: &[&str], stdin: Option<&str>) -> (bool, St
         String::from_utf8_lossy(&output.stdout).into(),
         String::from_utf8_lossy(&output.stderr).into(),
     )
+}
+
+/// An `application/x-www-form-urlencoded` body.
+pub fn form(fields: &[(&str, &str)]) -> String {
+    url::form_urlencoded::Serializer::new(String::new()).extend_pairs(fields).finish()
+}
+
+/// The `name=value` part of a `Set-Cookie` header.
+pub fn cookie_pair(set_cookie: &str) -> String {
+    set_cookie.split(';').next().unwrap_or_default().trim().to_string()
 }
