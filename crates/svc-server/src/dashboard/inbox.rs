@@ -138,6 +138,8 @@ struct InboxPage<'a> {
     query: &'a InboxQuery,
     projects: &'a [Project],
     statuses: &'a [&'static str],
+    /// Channel keys of the visible projects, for the filter.
+    channels: Vec<String>,
     items: Vec<Item>,
     next_page: Option<String>,
     detail: Option<Detail>,
@@ -202,6 +204,10 @@ pub async fn page(
         next.before = cursor;
         next.with_selection(None)
     });
+    let mut channels = std::collections::BTreeSet::new();
+    for project in projects.iter().filter(|p| query.project.is_empty() || p.id == query.project) {
+        channels.extend(crate::service::channels::list(store, &project.id, false).await?.into_iter().map(|c| c.key));
+    }
     let inbox = InboxPage {
         assets: assets::get(),
         section: "inbox",
@@ -210,6 +216,7 @@ pub async fn page(
         query: &query,
         projects: &projects,
         statuses: &STATUSES,
+        channels: channels.into_iter().collect(),
         items,
         next_page,
         detail,
@@ -393,4 +400,52 @@ pub async fn blob(State(state): State<AppState>, person: Person, Path(id): Path<
     let (size, stream) =
         state.blobs.get(&blob.id).await.map_err(|e| PageError::Internal(e.into()))?.ok_or_else(not_found)?;
     Ok(crate::blob_response::download(&blob, size, stream))
+}
+
+#[derive(Deserialize)]
+pub struct BulkForm {
+    #[serde(rename = "_csrf")]
+    csrf: String,
+    #[serde(default)]
+    ids: Vec<String>,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    back: String,
+}
+
+impl CsrfField for BulkForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+/// At most this many reports change in one bulk action (a page and then some).
+const BULK_MAX: usize = 200;
+
+/// `POST /reports/bulk`: the same change to every selected report, each through the same
+/// operation as a single change (so each is recorded in its history).
+pub async fn bulk(State(state): State<AppState>, Submitted(person, form): Submitted<BulkForm>) -> PageResult<Response> {
+    if form.ids.is_empty() {
+        return Err(PageError::BadRequest("Select at least one report.".into()));
+    }
+    if form.ids.len() > BULK_MAX {
+        return Err(PageError::BadRequest(format!("Select at most {BULK_MAX} reports at once.")));
+    }
+    let status: Option<Status> = match form.status.trim() {
+        "" => None,
+        text => Some(text.parse().map_err(|e: svc_core::Invalid| PageError::BadRequest(e.0))?),
+    };
+    let Some(status) = status else {
+        return Err(PageError::BadRequest("Choose what to change for the selected reports.".into()));
+    };
+    let principal = person.principal();
+    for id in &form.ids {
+        let report = writable_report(&state, &person, id).await?;
+        if report.status != status.as_str() {
+            reports::set_status(&*state.store, &report, status, &principal).await?;
+        }
+    }
+    let back = if form.back.starts_with("/?") || form.back == "/" { form.back.as_str() } else { "/" };
+    Ok(Redirect::to(back).into_response())
 }

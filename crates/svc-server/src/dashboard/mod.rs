@@ -17,12 +17,12 @@ mod session;
 mod view;
 
 use askama::Template;
+use axum::Router;
 use axum::extract::{FromRequest, Request};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Form, Router};
 use serde::de::DeserializeOwned;
 
 pub use assets::first_load as first_load_assets;
@@ -41,6 +41,7 @@ pub fn router() -> Router<AppState> {
     let pages = Router::new()
         .route("/", get(inbox::page))
         .route("/reports/{id}", get(inbox::report_link))
+        .route("/reports/bulk", post(inbox::bulk))
         .route("/reports/{id}/status", post(inbox::set_status))
         .route("/reports/{id}/comments", post(inbox::add_comment))
         .route("/reports/{id}/comments/{comment}/publish", post(inbox::publish_comment))
@@ -109,9 +110,9 @@ impl<T: DeserializeOwned + CsrfField + Send> FromRequest<AppState> for Submitted
             .await
             .map_err(IntoResponse::into_response)?;
         let request = Request::from_parts(parts, body);
-        let Form(form) = Form::<T>::from_request(request, state).await.map_err(|rejection| {
-            PageError::BadRequest(format!("The form could not be read: {}", rejection.body_text())).into_response()
-        })?;
+        let bytes = axum::body::Bytes::from_request(request, state).await.map_err(IntoResponse::into_response)?;
+        let form: T = serde_html_form::from_bytes(&bytes)
+            .map_err(|error| PageError::BadRequest(format!("The form could not be read: {error}")).into_response())?;
         person.check_csrf(form.csrf()).map_err(IntoResponse::into_response)?;
         Ok(Submitted(person, form))
     }

@@ -296,3 +296,29 @@ async fn stored_room(app: &TestApp, artifact_id: &str) -> Value {
         .find(|r| r["artifactId"] == json!(artifact_id))
         .unwrap_or_else(|| panic!("no room {artifact_id}: {}", rooms.text))
 }
+
+#[tokio::test]
+async fn selected_reports_change_status_together() {
+    let app = TestApp::new().await;
+    let browser = Browser::sign_in(&app, Role::Member).await;
+    let first = app.file_report(text_report("First")).await;
+    let second = app.file_report(text_report("Second")).await;
+    let untouched = app.file_report(text_report("Third")).await;
+    let csrf = browser.csrf(&app).await;
+    let resp = browser
+        .post(
+            &app,
+            "/reports/bulk",
+            &[("_csrf", &csrf), ("ids", &first), ("ids", &second), ("status", "canceled"), ("back", "/")],
+        )
+        .await;
+    assert_eq!(resp.status.as_u16(), 303, "{}", resp.text);
+    for id in [&first, &second] {
+        let stored = app.stored(id).await;
+        assert_eq!(stored["status"], json!("canceled"));
+        assert_eq!(stored["statusHistory"].as_array().unwrap().len(), 1, "each change is in its report's history");
+    }
+    assert_eq!(app.stored(&untouched).await["status"], json!("new"));
+    let nothing = browser.post(&app, "/reports/bulk", &[("_csrf", &csrf), ("status", "fixed")]).await;
+    assert_eq!(nothing.status.as_u16(), 400, "no selection is a clear error");
+}

@@ -31,18 +31,25 @@ document.addEventListener('change', (event) => {
 
 // Keyboard shortcuts (off while typing).
 function items() { return [...document.querySelectorAll('.list .item')]; }
+function focused() {
+  const list = items();
+  const active = document.activeElement instanceof Element ? document.activeElement.closest('.item') : null;
+  return active ?? list.find((item) => item.getAttribute('aria-current') === 'true') ?? list[0];
+}
 function currentIndex(list) { return list.findIndex((item) => item.getAttribute('aria-current') === 'true'); }
 function go(offset) {
   const list = items();
   if (!list.length) return;
   const index = currentIndex(list);
   const next = list[Math.min(list.length - 1, Math.max(0, index < 0 ? 0 : index + offset))];
-  next?.click();
+  next?.querySelector('a.open')?.click();
 }
 const shortcuts = {
   j: () => go(1),
   k: () => go(-1),
   '/': () => document.getElementById('search')?.focus(),
+  x: () => { const pick = focused()?.querySelector('.pick'); if (pick instanceof HTMLInputElement) pick.checked = !pick.checked; },
+  o: () => focused()?.querySelector('a.open')?.click(),
   c: () => document.getElementById('comment-text')?.focus(),
   s: () => document.getElementById('status-select')?.focus(),
   a: () => document.getElementById('assignee-select')?.focus(),
