@@ -224,15 +224,26 @@ pub struct Fact {
 
 /// A compact reading of a user agent: browser and OS names, without a parser's weight.
 pub fn browser_and_os(user_agent: &str) -> String {
-    let browser =
-        [("Edg/", "Edge"), ("OPR/", "Opera"), ("Firefox/", "Firefox"), ("Chrome/", "Chrome"), ("Safari/", "Safari")]
-            .iter()
-            .find_map(|(token, name)| {
-                let at = user_agent.find(token)?;
-                let version: String =
-                    user_agent[at + token.len()..].chars().take_while(|c| c.is_ascii_digit()).collect();
-                Some(if version.is_empty() { name.to_string() } else { format!("{name} {version}") })
-            });
+    // Safari's own version is after `Version/` (its `Safari/` token is the WebKit build); Chrome,
+    // Firefox and Edge on iOS name themselves with their own tokens.
+    let browser = [
+        ("Edg/", "Edge"),
+        ("EdgiOS/", "Edge"),
+        ("OPR/", "Opera"),
+        ("Firefox/", "Firefox"),
+        ("FxiOS/", "Firefox"),
+        ("CriOS/", "Chrome"),
+        ("Chrome/", "Chrome"),
+        ("Version/", "Safari"),
+        ("Safari/", "Safari"),
+    ]
+    .iter()
+    .filter(|(token, _)| *token != "Version/" || user_agent.contains("Safari/"))
+    .find_map(|(token, name)| {
+        let at = user_agent.find(token)?;
+        let version: String = user_agent[at + token.len()..].chars().take_while(|c| c.is_ascii_digit()).collect();
+        Some(if version.is_empty() { name.to_string() } else { format!("{name} {version}") })
+    });
     let os = [
         ("Windows", "Windows"),
         ("Android", "Android"),
@@ -353,14 +364,20 @@ pub fn reporter(report: &Report) -> Reporter {
     }
 }
 
-/// The first words of the reporter's text, for the list.
+/// The first words of the reporter's text after the title, for the list: the rest of the first
+/// text block (its first line is the title), else the first comment on a quote or pinpoint, else
+/// the first text of any block.
 pub fn snippet(report: &Report) -> String {
-    let text = report
-        .blocks
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find_map(|b| text_of(b, "text").or_else(|| text_of(b, "comment")))
+    let blocks = report.blocks.as_array().map(Vec::as_slice).unwrap_or_default();
+    let after_title =
+        blocks.iter().find(|b| text_of(b, "type") == Some("text")).and_then(|b| text_of(b, "text")).map(|text| {
+            let text = text.trim_start();
+            text.split_once('\n').map_or("", |(_, rest)| rest)
+        });
+    let text = after_title
+        .filter(|rest| !rest.trim().is_empty())
+        .or_else(|| blocks.iter().find_map(|b| text_of(b, "comment").filter(|c| !c.trim().is_empty())))
+        .or_else(|| blocks.iter().find_map(|b| text_of(b, "text")))
         .unwrap_or_default();
     let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if line.chars().count() > 140 { format!("{}…", line.chars().take(140).collect::<String>()) } else { line }
@@ -425,12 +442,47 @@ mod tests {
         assert_eq!(joined, "The Pay button does nothing");
     }
 
+    fn report_of(blocks: Value) -> Report {
+        Report {
+            id: "01a1fdda5efe00b5d80f3ce3".into(),
+            project_id: "01a1fdda418d004999fe6783".into(),
+            channel_key: "bug".into(),
+            status: "new".into(),
+            title: svc_core::report::derive_title(&blocks),
+            blocks,
+            context: serde_json::json!({}),
+            identity: None,
+            identity_error: None,
+            author: svc_core::model::Author { kind: "reporter".into(), id: None, label: None },
+            artifact_id: None,
+            url: None,
+            created_at: 0,
+            updated_at: 0,
+        }
+    }
+
+    #[test]
+    fn the_snippet_is_what_follows_the_title() {
+        let text = |t: &str| serde_json::json!({"type": "text", "text": t});
+        assert_eq!(
+            snippet(&report_of(serde_json::json!([text("Pay fails\nThe button\n  does nothing")]))),
+            "The button does nothing"
+        );
+        let quote = serde_json::json!({"type": "quote", "text": "Billed anually", "selector": ".p", "target": {"css": ".p"}, "comment": "Typo"});
+        assert_eq!(snippet(&report_of(serde_json::json!([quote]))), "Typo", "a quote's comment, not its text again");
+        assert_eq!(snippet(&report_of(serde_json::json!([text("Only a title")]))), "Only a title");
+    }
+
     #[test]
     fn user_agents_read_as_browser_and_os() {
         let chrome =
             "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36";
         assert_eq!(browser_and_os(chrome), "Chrome 156 on Linux");
         let safari = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 Version/18.0 Mobile/15E148 Safari/604.1";
-        assert_eq!(browser_and_os(safari), "Safari 604 on iOS");
+        assert_eq!(browser_and_os(safari), "Safari 18 on iOS");
+        let chrome_ios = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) CriOS/140.0.7339.122 Mobile/15E148 Safari/604.1";
+        assert_eq!(browser_and_os(chrome_ios), "Chrome 140 on iOS");
+        let mac = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15";
+        assert_eq!(browser_and_os(mac), "Safari 17 on macOS");
     }
 }
