@@ -198,7 +198,8 @@ describe('reports', () => {
     await list.getByRole('link', { name: /Checkout total is wrong/ }).waitFor({ timeout: 10000 });
     assert.equal(await page.evaluate(() => window.stillTheSamePage), true, 'the page was not reloaded');
     assert.notEqual(await page.locator('.filters .count').textContent(), before, 'the count follows');
-    assert.ok(await list.getByRole('link', { name: /Checkout total is wrong/ }).locator('.unread-dot').count(), 'the new report is unread');
+    const item = list.locator('.item', { has: page.getByRole('link', { name: /Checkout total is wrong/ }) });
+    assert.ok(await item.locator('.unread-dot').count(), 'the new report is unread');
     assert.deepEqual(seen.errors, []);
   });
 });
