@@ -58,6 +58,7 @@ pub async fn list_feedback(
         artifact_id: query.get("artifactId").cloned(),
         before,
         limit,
+        ..ReportFilter::default()
     };
     let page = reports::list_page_text(&*state.store, filter).await?;
     let view = ListedPage {

@@ -642,6 +642,8 @@ mod listed_view_tests {
             url: Some("https://x.example/".into()),
             created_at: 1_795_000_000_000 + n,
             updated_at: 1_795_000_000_500 + n,
+            assignee: None,
+            labels: Vec::new(),
         }
     }
 

@@ -31,6 +31,8 @@ fn report(project: &Project, at: i64, artifact_id: Option<String>) -> Report {
         url: Some("https://app.example.com/settings".into()),
         created_at: at,
         updated_at: at,
+        assignee: None,
+        labels: Vec::new(),
     }
 }
 
@@ -182,6 +184,39 @@ async fn query_times_at_a_million_reports() {
     }
     let schema: String = sqlx::query_scalar("SELECT current_schema()").fetch_one(store.pool()).await.unwrap();
     sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA \"{schema}\" CASCADE"))).execute(store.pool()).await.unwrap();
+}
+
+/// A report whose transaction commits after later reports were indexed is indexed all the same:
+/// the indexer never moves past a transaction still running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_committed_late_is_indexed_once_its_transaction_ends() {
+    let Some(store) = fresh_store().await else { return };
+    let project = project(&*store).await;
+    let search = |text: &str| ReportFilter {
+        project_ids: vec![project.id.clone()],
+        search: Some(text.into()),
+        limit: 10,
+        ..Default::default()
+    };
+    let mut slow = report(&project, 4_000_000, None);
+    slow.blocks = json!([{"type": "text", "text": "walrus"}]);
+    let mut open = store.pool().begin().await.unwrap();
+    // Takes its transaction id now, before the report filed below.
+    queries::insert_report(&mut *open, &slow, &crate::ReportText::of(&slow)).await.unwrap();
+    let mut quick = report(&project, 4_000_001, None);
+    quick.blocks = json!([{"type": "text", "text": "narwhal"}]);
+    store
+        .create_report(&NewReport { report: quick.clone(), blob_ids: Vec::new(), idempotency_key: None })
+        .await
+        .unwrap();
+
+    // A round while the first transaction is open indexes neither (the second is newer than it).
+    search::round(store.pool(), &store.health, search::Lock::Wait).await.unwrap();
+    assert!(store.list_reports(&search("narwhal")).await.unwrap().is_empty());
+    open.commit().await.unwrap();
+    store.run_maintenance_once().await.unwrap();
+    assert_eq!(store.list_reports(&search("walrus")).await.unwrap().len(), 1);
+    assert_eq!(store.list_reports(&search("narwhal")).await.unwrap().len(), 1);
 }
 
 fn plain(project: &Project) -> NewReport {
