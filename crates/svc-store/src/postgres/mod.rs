@@ -42,7 +42,7 @@ mod search;
 
 use crate::{CreatedReport, Store, StoreError, StoreResult};
 use async_trait::async_trait;
-use reports::{list_query, raw_json_column, report_json};
+use reports::{list_is_prepared, list_query, raw_json_column, report_json};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection, Executor};
 use std::str::FromStr;

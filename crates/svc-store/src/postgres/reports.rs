@@ -130,6 +130,14 @@ async fn bind_blobs(tx: &mut sqlx::PgTransaction<'_>, report: &Report, blob_ids:
     Ok(())
 }
 
+/// Whether a listing runs as a prepared statement, whose plan PostgreSQL may reuse for any
+/// parameters. Not a search: how many reports a word matches decides the plan (walk the newest
+/// reports and check each, or read the word's matches from the GIN index and sort them), and a
+/// plan made without the words would walk every report for a rare one.
+pub(super) fn list_is_prepared(filter: &ReportFilter) -> bool {
+    !search::searches(filter)
+}
+
 /// The listing query for `filter`, or `None` when it cannot match anything.
 pub(super) fn list_query(filter: &ReportFilter) -> Option<QueryBuilder<Postgres>> {
     // A project named twice would list its reports twice.

@@ -35,10 +35,20 @@ const INTERVAL: Duration = Duration::from_secs(2);
 /// Reports per transaction.
 const ROWS_PER_TRANSACTION: i64 = 500;
 
+/// The text of a listing's search, `None` when blank (no search).
+fn search_text(filter: &ReportFilter) -> Option<&str> {
+    filter.search.as_deref().map(str::trim).filter(|text| !text.is_empty())
+}
+
+/// Whether a listing searches.
+pub(super) fn searches(filter: &ReportFilter) -> bool {
+    search_text(filter).is_some()
+}
+
 /// The search filter of a listing, after its other conditions; nothing for a blank search. A
 /// search without a single word matches nothing (`websearch_to_tsquery` gives an empty query).
 pub(super) fn push_search(query: &mut QueryBuilder<Postgres>, filter: &ReportFilter) {
-    if let Some(text) = filter.search.as_deref().map(str::trim).filter(|text| !text.is_empty()) {
+    if let Some(text) = search_text(filter) {
         // PostgreSQL text holds no NUL character; to the query it would only separate words.
         query
             .push(" AND id IN (SELECT report_id FROM report_search WHERE doc @@ websearch_to_tsquery('simple', ")
@@ -227,11 +237,20 @@ async fn index_new(pool: &PgPool, lock: Lock) -> StoreResult<(bool, i64)> {
 
 /// Reports whose comments changed, indexed again (whether or not they were indexed before).
 /// Taking a mark deletes it in the same transaction; a comment changed meanwhile marks the report
-/// again once this transaction ends. Whether it wrote.
+/// again once this transaction ends. The progress row is locked first, as by the other passes, so
+/// a pass indexing new reports (which may have read a report's comments before the change) cannot
+/// write after this one. Whether it wrote.
 async fn index_stale(pool: &PgPool, lock: Lock) -> StoreResult<bool> {
     let mut wrote = false;
     loop {
         let mut tx = pool.begin().await?;
+        let progress: Option<i32> = sqlx::query_scalar(locking!(lock, "SELECT singleton FROM search_progress"))
+            .fetch_optional(&mut *tx)
+            .await?;
+        if progress.is_none() {
+            tx.rollback().await?;
+            return Ok(wrote);
+        }
         let mut ids: Vec<String> = sqlx::query_scalar(match lock {
             Lock::SkipLocked => {
                 "DELETE FROM search_stale WHERE report_id IN (SELECT report_id FROM search_stale \

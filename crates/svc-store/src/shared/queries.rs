@@ -16,7 +16,7 @@ use svc_core::model::*;
 
 use super::rows::{self, *};
 // `for_update!` and `status_change_order!` are the including module's, in scope by position.
-use super::{Db, ThisStore, list_query, map_write_error, report_json};
+use super::{Db, ThisStore, list_is_prepared, list_query, map_write_error, report_json};
 use crate::health::{PROBE_WRITE, is_storage_failure_of};
 use crate::*;
 
@@ -400,13 +400,13 @@ impl ReportStore for ThisStore {
 
     async fn list_reports(&self, filter: &ReportFilter) -> StoreResult<Vec<Report>> {
         let Some(mut query) = list_query(filter) else { return Ok(Vec::new()) };
-        let rows = query.build().fetch_all(self.read_pool()).await?;
+        let rows = query.build().persistent(list_is_prepared(filter)).fetch_all(self.read_pool()).await?;
         rows::all(&rows, rows::report)
     }
 
     async fn list_reports_text(&self, filter: &ReportFilter) -> StoreResult<Vec<ListedReport>> {
         let Some(mut query) = list_query(filter) else { return Ok(Vec::new()) };
-        let rows = query.build().fetch_all(self.read_pool()).await?;
+        let rows = query.build().persistent(list_is_prepared(filter)).fetch_all(self.read_pool()).await?;
         rows::all(&rows, rows::listed_report)
     }
 

@@ -225,6 +225,11 @@ fn push_project_list(query: &mut QueryBuilder<Sqlite>, project_ids: &BTreeSet<&s
     query.push(")");
 }
 
+/// Listings are prepared statements, kept in each connection's cache.
+fn list_is_prepared(_filter: &ReportFilter) -> bool {
+    true
+}
+
 /// The query of a report listing; `None` when it can only be empty.
 fn list_query(filter: &ReportFilter) -> Option<QueryBuilder<Sqlite>> {
     let project_ids: BTreeSet<&str> = filter.project_ids.iter().map(String::as_str).collect();

@@ -42,12 +42,14 @@ const ROWS_PER_TRANSACTION: i64 = 256;
 const ROWS_PER_STATEMENT: usize = 250;
 /// Most reports one background round indexes; the next round goes on.
 const MAX_ROWS_PER_ROUND: i64 = 50_000;
-/// How long the indexer waits, at most, for queued ingest before its next transaction.
-const MAX_WAIT_FOR_INGEST: Duration = Duration::from_millis(100);
+/// How long the indexer waits, at most, for queued ingest before its next transaction: under a
+/// sustained burst it still indexes a transaction's worth twice a second, and catches up after.
+const MAX_WAIT_FOR_INGEST: Duration = Duration::from_millis(500);
 
 /// A report's row in the index.
 struct Entry {
     rowid: i64,
+    report_id: String,
     project_id: String,
     reporter: Option<String>,
     body: String,
@@ -89,6 +91,7 @@ async fn entries_of(conn: &mut SqliteConnection, found: Vec<sqlx::sqlite::Sqlite
             Entry {
                 rowid,
                 body: search::document(&report, &texts),
+                report_id: report.id,
                 project_id: report.project_id,
                 reporter: report.author.id,
             }
@@ -219,40 +222,33 @@ async fn index_new(
 }
 
 /// Reports whose comments changed: indexed again, a batch per transaction (comments change far
-/// less often than reports arrive). A report past the mark is only unmarked: indexing it as new
-/// will read its comments then. Whether it wrote.
+/// less often than reports arrive). Only reports up to the mark: one past it keeps its mark until
+/// indexing it as new has covered it (that may have read its comments before the change), and is
+/// indexed again by a later pass. Whether it wrote.
 async fn index_stale(writer: &SqlitePool) -> StoreResult<bool> {
     let mut wrote = false;
     loop {
         let mut conn = writer.acquire().await?;
         let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
-        let stale: Vec<String> = sqlx::query_scalar("SELECT report_id FROM search_stale ORDER BY report_id LIMIT ?")
-            .bind(ROWS_PER_TRANSACTION)
-            .fetch_all(&mut *tx)
-            .await?;
-        if stale.is_empty() {
+        let found = sqlx::query(concat!(
+            "SELECT reports.rowid AS search_rowid, ",
+            report_select_columns!(),
+            " FROM search_stale CROSS JOIN reports ON reports.id = search_stale.report_id \
+             WHERE reports.rowid <= (SELECT last_rowid FROM search_progress) ORDER BY search_stale.report_id LIMIT ?"
+        ))
+        .bind(ROWS_PER_TRANSACTION)
+        .fetch_all(&mut *tx)
+        .await?;
+        if found.is_empty() {
             tx.rollback().await?;
             return Ok(wrote);
         }
-        let mark = progress(&mut tx).await?;
-        let mut query = QueryBuilder::<Sqlite>::new(concat!(
-            "SELECT rowid AS search_rowid, ",
-            report_select_columns!(),
-            " FROM reports WHERE rowid <= "
-        ));
-        query.push_bind(mark).push(" AND id IN (");
-        let mut list = query.separated(", ");
-        for id in &stale {
-            list.push_bind(id.clone());
-        }
-        query.push(")");
-        let found = query.build().fetch_all(&mut *tx).await?;
         let entries = entries_of(&mut tx, found).await?;
         write_entries(&mut tx, &entries, true).await?;
         let mut query = QueryBuilder::<Sqlite>::new("DELETE FROM search_stale WHERE report_id IN (");
         let mut list = query.separated(", ");
-        for id in &stale {
-            list.push_bind(id.clone());
+        for entry in &entries {
+            list.push_bind(entry.report_id.clone());
         }
         query.push(")");
         query.build().execute(&mut *tx).await?;
