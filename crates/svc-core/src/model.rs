@@ -295,8 +295,9 @@ pub struct ReportFilter {
     /// Reports holding this label, compared as [`crate::triage::key`] does.
     pub label: Option<String>,
     /// Reports whose author id is this: the verified identity's userId, else `context.userId`
-    /// (decisions §3). The author id is a column of its own, so the filter is indexed; the email of
-    /// an identity lives inside its JSON and is found through `search` instead.
+    /// (decisions §3). The author id is a column of its own, which the search index holds too, so
+    /// the filter is indexed (and, like `search`, finds a report once it is indexed); an identity's
+    /// email lives inside its JSON and is found through `search` instead.
     pub reporter: Option<String>,
     /// Full-text search (see [`crate::search`]); `None` or blank text: no search.
     pub search: Option<String>,

@@ -230,9 +230,9 @@ pub trait ReportStore: Send + Sync {
     async fn get_report(&self, id: &str) -> StoreResult<Option<Report>>;
     /// Newest first, at most `filter.limit` reports, every filter applied.
     ///
-    /// `search` and, on SQLite, `reporter` read the search index, which the backend keeps up to date
-    /// off the write path: a report is found by them once indexed (SQLite and PostgreSQL index new
-    /// reports and comment changes within seconds; `Store::run_maintenance_once` does it at once).
+    /// `search` and `reporter` read the search index, which the backend keeps up to date off the
+    /// write path: a report is found by them once indexed (both backends index new reports and
+    /// comment changes within seconds; `Store::run_maintenance_once` does it at once).
     /// On SQLite those listings are newest first by the order reports were stored (the same as id
     /// order but for reports filed within the same moment), and `before` must then be the id of a
     /// stored report (a page's last id, as the cursor always is).

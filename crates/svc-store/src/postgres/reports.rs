@@ -176,7 +176,7 @@ pub(super) fn list_query(filter: &ReportFilter) -> Option<QueryBuilder<Postgres>
 /// Every filter of a listing after its project condition.
 fn push_filters(query: &mut QueryBuilder<Postgres>, filter: &ReportFilter) {
     push_optional_filters(query, filter);
-    search::push_search(query, filter);
+    search::push_index_filters(query, filter);
     push_before(query, filter);
 }
 

@@ -45,9 +45,17 @@ pub(super) fn searches(filter: &ReportFilter) -> bool {
     search_text(filter).is_some()
 }
 
-/// The search filter of a listing, after its other conditions; nothing for a blank search. A
-/// search without a single word matches nothing (`websearch_to_tsquery` gives an empty query).
-pub(super) fn push_search(query: &mut QueryBuilder<Postgres>, filter: &ReportFilter) {
+/// The filters of a listing that read the index, after its other conditions: the reporter (the
+/// row's `author_id` is compared too, so a report not indexed yet is not found by it) and the
+/// search, nothing for a blank one. A search without a single word matches nothing
+/// (`websearch_to_tsquery` gives an empty query).
+pub(super) fn push_index_filters(query: &mut QueryBuilder<Postgres>, filter: &ReportFilter) {
+    if let Some(reporter) = &filter.reporter {
+        query
+            .push(" AND id IN (SELECT report_id FROM report_search WHERE reporter = ")
+            .push_bind(reporter.clone())
+            .push(")");
+    }
     if let Some(text) = search_text(filter) {
         // PostgreSQL text holds no NUL character; to the query it would only separate words.
         query
@@ -57,10 +65,11 @@ pub(super) fn push_search(query: &mut QueryBuilder<Postgres>, filter: &ReportFil
     }
 }
 
-/// Report ids with their project ids and search texts, ready to write.
+/// Report ids with their project ids, author ids and search texts, ready to write.
 struct Entries {
     ids: Vec<String>,
     project_ids: Vec<String>,
+    reporters: Vec<Option<String>>,
     bodies: Vec<String>,
 }
 
@@ -86,19 +95,25 @@ async fn entries_of(conn: &mut PgConnection, reports: &[Report], with_comments: 
             svc_core::search::document(report, &texts)
         })
         .collect();
-    Ok(Entries { ids, project_ids: reports.iter().map(|r| r.project_id.clone()).collect(), bodies })
+    Ok(Entries {
+        ids,
+        project_ids: reports.iter().map(|r| r.project_id.clone()).collect(),
+        reporters: reports.iter().map(|r| r.author.id.clone()).collect(),
+        bodies,
+    })
 }
 
 /// Upserts the entries (a report indexed again replaces its row). Ids must be distinct.
 async fn write_entries(conn: &mut PgConnection, entries: &Entries) -> StoreResult<()> {
     sqlx::query(
-        "INSERT INTO report_search (report_id, project_id, doc) \
-         SELECT id, project_id, to_tsvector('simple', body) \
-         FROM UNNEST($1::text[], $2::text[], $3::text[]) AS t(id, project_id, body) \
+        "INSERT INTO report_search (report_id, project_id, reporter, doc) \
+         SELECT id, project_id, reporter, to_tsvector('simple', body) \
+         FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) AS t(id, project_id, reporter, body) \
          ON CONFLICT (report_id) DO UPDATE SET doc = EXCLUDED.doc",
     )
     .bind(&entries.ids)
     .bind(&entries.project_ids)
+    .bind(&entries.reporters)
     .bind(&entries.bodies)
     .execute(&mut *conn)
     .await?;

@@ -331,9 +331,8 @@ fn match_expression(project_ids: &BTreeSet<&str>, reporter: Option<&str>, search
     expression
 }
 
-/// Whether a listing reads the index: it searches, or (on SQLite, where the author id has no index
-/// of its own on the reports table: one would cost the group commit a page per report) filters by
-/// reporter.
+/// Whether a listing reads the index: it searches, or filters by reporter (the author id has no
+/// index of its own on the reports table: one would cost the group commit a page per report).
 pub(super) fn uses_index(filter: &ReportFilter) -> bool {
     filter.reporter.is_some() || filter.search.as_deref().is_some_and(|text| !text.trim().is_empty())
 }
