@@ -1114,9 +1114,9 @@ conformance! {
         assert_eq!(store.get_report(&third).await.unwrap().unwrap().assignee, None);
 
         // Assigning again to the same user is no change: updatedAt stays.
-        store.set_assignee(&mine, &[first.clone()], Some("user-a"), base + 300).await.unwrap();
+        store.set_assignee(&mine, std::slice::from_ref(&first), Some("user-a"), base + 300).await.unwrap();
         assert_eq!(store.get_report(&first).await.unwrap().unwrap().updated_at, base + 100);
-        store.set_assignee(&mine, &[first.clone()], None, base + 400).await.unwrap();
+        store.set_assignee(&mine, std::slice::from_ref(&first), None, base + 400).await.unwrap();
         let stored = store.get_report(&first).await.unwrap().unwrap();
         assert_eq!((stored.assignee, stored.updated_at), (None, base + 400));
 
@@ -1144,7 +1144,7 @@ conformance! {
         let foreign = create(&store, filed(report_at(&other.id, base + 3))).await.id;
         let mine = vec![project.id.clone()];
 
-        let changed = store.change_labels(&mine, &[first.clone()], &add(&["Bug"]), base + 10).await.unwrap();
+        let changed = store.change_labels(&mine, std::slice::from_ref(&first), &add(&["Bug"]), base + 10).await.unwrap();
         assert_eq!(changed, vec![(first.clone(), labels(&["Bug"]))]);
         // The project spells it `Bug` now: `bug` added elsewhere takes that spelling.
         let changed =
@@ -1157,8 +1157,8 @@ conformance! {
         assert_eq!((stored.labels.clone(), stored.updated_at), (labels(&["Bug", "needs design"]), base + 20));
         assert_eq!(store.list_labels(&project.id).await.unwrap(), label_counts(&[("Bug", 2), ("needs design", 2)]));
 
-        store.change_labels(&mine, &[first.clone()], &remove(&["BUG", "never there"]), base + 30).await.unwrap();
-        let changed = store.change_labels(&mine, &[second.clone()], &replace(&["NEEDS DESIGN", "Later"]), base + 40).await.unwrap();
+        store.change_labels(&mine, std::slice::from_ref(&first), &remove(&["BUG", "never there"]), base + 30).await.unwrap();
+        let changed = store.change_labels(&mine, std::slice::from_ref(&second), &replace(&["NEEDS DESIGN", "Later"]), base + 40).await.unwrap();
         assert_eq!(changed, vec![(second.clone(), labels(&["needs design", "Later"]))]);
         assert_eq!(store.get_report(&first).await.unwrap().unwrap().labels, labels(&["needs design"]));
         assert_eq!(
@@ -1177,7 +1177,7 @@ conformance! {
         assert_eq!(listed(&store, combined).await, vec![second.clone(), first.clone()]);
 
         // No change, no new updatedAt.
-        store.change_labels(&mine, &[second.clone()], &add(&["later"]), base + 50).await.unwrap();
+        store.change_labels(&mine, std::slice::from_ref(&second), &add(&["later"]), base + 50).await.unwrap();
         assert_eq!(store.get_report(&second).await.unwrap().unwrap().updated_at, base + 40);
 
         // Twenty at most: the whole change is refused.
@@ -1186,15 +1186,15 @@ conformance! {
         let error = store.change_labels(&mine, &[third.clone(), second.clone()], &add(&many), base + 60).await.unwrap_err();
         assert!(matches!(&error, StoreError::TooManyLabels(id) if *id == second), "{error:?}");
         assert!(store.get_report(&third).await.unwrap().unwrap().labels.is_empty());
-        store.change_labels(&mine, &[third.clone()], &add(&many), base + 60).await.unwrap();
-        store.change_labels(&mine, &[third.clone()], &add(&["one more"]), base + 61).await.unwrap();
+        store.change_labels(&mine, std::slice::from_ref(&third), &add(&many), base + 60).await.unwrap();
+        store.change_labels(&mine, std::slice::from_ref(&third), &add(&["one more"]), base + 61).await.unwrap();
         assert_eq!(store.get_report(&third).await.unwrap().unwrap().labels.len(), 20);
 
         // Another project's report is out of reach; its labels are its project's own.
         let error = store.change_labels(&mine, &[first.clone(), foreign.clone()], &add(&["x"]), base).await.unwrap_err();
         assert!(matches!(error, StoreError::NotFound), "{error:?}");
         assert_eq!(store.get_report(&first).await.unwrap().unwrap().labels, labels(&["needs design"]));
-        store.change_labels(&[other.id.clone()], &[foreign.clone()], &add(&["BUG"]), base).await.unwrap();
+        store.change_labels(std::slice::from_ref(&other.id), std::slice::from_ref(&foreign), &add(&["BUG"]), base).await.unwrap();
         assert_eq!(store.list_labels(&other.id).await.unwrap(), label_counts(&[("BUG", 1)]));
         let both = ReportFilter {
             project_ids: vec![project.id.clone(), other.id.clone()],
