@@ -156,6 +156,8 @@ impl ReportMaker {
                     url,
                     created_at: at,
                     updated_at: at,
+                    assignee: None,
+                    labels: Vec::new(),
                 }
             })
             .collect()

@@ -16,9 +16,11 @@ pub mod project;
 pub mod report;
 pub mod room;
 pub mod scope;
+pub mod search;
 pub mod secret;
 pub mod status;
 pub mod time;
+pub mod triage;
 
 /// A validation failure: a message meant for the client, naming the field at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -72,6 +72,12 @@ pub struct Report {
     pub url: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// The user the report is assigned to (a user id); `None` when unassigned. Set by triage, never
+    /// when filed.
+    pub assignee: Option<String>,
+    /// The report's labels in the order they were added, each once (see [`crate::triage`]). Set by
+    /// triage, never when filed.
+    pub labels: Vec<String>,
 }
 
 /// Everything needed to file a report atomically: the report, the blobs it binds and its
@@ -277,14 +283,48 @@ pub struct Blob {
     pub created_at: i64,
 }
 
-/// Report list query: one project, or several (org-wide keys on the tool endpoint).
+/// Report list query: one project, or several (org-wide keys on the tool endpoint, the dashboard's
+/// inbox). Every filter given must hold.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ReportFilter {
     pub project_ids: Vec<String>,
     pub status: Option<String>,
     pub channel_key: Option<String>,
     pub artifact_id: Option<String>,
-    /// Only reports with ids below this one (keyset cursor).
+    pub assignee: Option<AssigneeFilter>,
+    /// Reports holding this label, compared as [`crate::triage::key`] does.
+    pub label: Option<String>,
+    /// Reports whose author id is this: the verified identity's userId, else `context.userId`
+    /// (decisions §3). The author id is a column of its own, which the search index holds too, so
+    /// the filter is indexed (and, like `search`, finds a report once it is indexed); an identity's
+    /// email lives inside its JSON and is found through `search` instead.
+    pub reporter: Option<String>,
+    /// Full-text search (see [`crate::search`]); `None` or blank text: no search.
+    pub search: Option<String>,
+    /// Only reports older than this one (keyset cursor: the last id of the previous page).
     pub before: Option<String>,
     pub limit: u32,
+}
+
+/// Whose reports an assignee filter keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AssigneeFilter {
+    /// Reports nobody is assigned to.
+    Unassigned,
+    /// Reports assigned to this user id.
+    User(String),
+}
+
+impl AssigneeFilter {
+    /// `none` is unassigned; anything else a user id.
+    pub fn parse(text: &str) -> Self {
+        if text == "none" { AssigneeFilter::Unassigned } else { AssigneeFilter::User(text.to_string()) }
+    }
+}
+
+/// A label of a project and how many of its reports hold it (the filter menu of an inbox).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabelCount {
+    pub label: String,
+    pub count: i64,
 }

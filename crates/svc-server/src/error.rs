@@ -76,6 +76,7 @@ impl From<ServiceError> for ApiError {
             ServiceError::Invalid(message) => ApiError::BadRequest(message),
             ServiceError::NotFound(message) => ApiError::NotFound(message),
             ServiceError::Conflict(message) => ApiError::Conflict(message),
+            ServiceError::Refused(refusal) => refusal.into(),
             ServiceError::Store(error) => error.into(),
             ServiceError::Internal(message) => ApiError::Internal(anyhow::anyhow!(message)),
         }

@@ -57,6 +57,15 @@ pub enum Refusal {
     OtherProject,
 }
 
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::MissingScope(needed) => write!(f, "the credential lacks the scope {needed}"),
+            Refusal::OtherProject => f.write_str("the project is out of the credential's reach"),
+        }
+    }
+}
+
 impl Principal {
     /// Authenticates a request's credential, applies its rate limit and records its use (written
     /// off the request path).

@@ -37,6 +37,9 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
+    /// A label change would leave this report with more labels than a report may hold.
+    #[error("report {0} would hold more than {max} labels", max = svc_core::triage::MAX_LABELS_PER_REPORT)]
+    TooManyLabels(String),
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
@@ -78,6 +81,8 @@ pub struct ListedReport {
     pub url: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
+    pub assignee: Option<String>,
+    pub labels: Vec<String>,
 }
 
 /// JSON text for a column: compact, object keys in the order the value holds them. Both backends
@@ -126,6 +131,8 @@ impl From<Report> for ListedReport {
             url: r.url,
             created_at: r.created_at,
             updated_at: r.updated_at,
+            assignee: r.assignee,
+            labels: r.labels,
         }
     }
 }
@@ -154,6 +161,8 @@ impl TryFrom<ListedReport> for Report {
             url: r.url,
             created_at: r.created_at,
             updated_at: r.updated_at,
+            assignee: r.assignee,
+            labels: r.labels,
         })
     }
 }
@@ -217,10 +226,18 @@ pub trait ChannelStore: Send + Sync {
 pub trait ReportStore: Send + Sync {
     /// Stores a report, binds its blobs (each must be unbound and of the report's project, else
     /// `BlobAlreadyUsed` / `NotFound`) and remembers its idempotency key, all in one durable
-    /// transaction. A known idempotency key (same project, within 24 hours) stores nothing.
+    /// transaction. A known idempotency key (same project, within 24 hours) stores nothing. A report
+    /// is filed without triage: its `assignee` and `labels` are not stored (see [`TriageStore`]).
     async fn create_report(&self, new: &NewReport) -> StoreResult<CreatedReport>;
     async fn get_report(&self, id: &str) -> StoreResult<Option<Report>>;
-    /// Newest first, at most `filter.limit` reports.
+    /// Newest first, at most `filter.limit` reports, every filter applied.
+    ///
+    /// `search` and `reporter` read the search index, which the backend keeps up to date off the
+    /// write path: a report is found by them once indexed (both backends index new reports and
+    /// comment changes within seconds; `Store::run_maintenance_once` does it at once).
+    /// On SQLite those listings are newest first by the order reports were stored (the same as id
+    /// order but for reports filed within the same moment), and `before` must then be the id of a
+    /// stored report (a page's last id, as the cursor always is).
     async fn list_reports(&self, filter: &ReportFilter) -> StoreResult<Vec<Report>>;
     /// [`ReportStore::list_reports`] with the JSON fields as the JSON text the database holds.
     async fn list_reports_text(&self, filter: &ReportFilter) -> StoreResult<Vec<ListedReport>>;
@@ -236,9 +253,40 @@ pub trait ReportStore: Send + Sync {
     -> StoreResult<StatusChange>;
     /// Oldest first.
     async fn status_history(&self, report_id: &str) -> StoreResult<Vec<StatusChange>>;
-    /// Bulk load for benchmarks and imports: reports only, no blobs or idempotency keys.
+    /// Bulk load for benchmarks and imports: reports only, no blobs, idempotency keys or triage. The
+    /// reports are in the search index when it returns.
     async fn insert_reports_bulk(&self, reports: &[Report]) -> StoreResult<()>;
     async fn delete_expired_idempotency_keys(&self, before: i64) -> StoreResult<u64>;
+}
+
+/// Triage of reports: assignees and labels. Each call changes every named report or none: `report_ids`
+/// name each report once, and a report that is not in one of `project_ids` makes it `NotFound`.
+#[async_trait]
+pub trait TriageStore: Send + Sync {
+    /// Sets the assignee (a user id; `None` unassigns) of the reports. `updated_at` moves to `at`
+    /// on the reports whose assignee changes.
+    async fn set_assignee(
+        &self,
+        project_ids: &[String],
+        report_ids: &[String],
+        assignee: Option<&str>,
+        at: i64,
+    ) -> StoreResult<()>;
+    /// Applies `change` to the labels of each report (see `svc_core::triage::LabelChange::apply`: a
+    /// label new to a report takes its project's spelling when the project uses it already).
+    /// `TooManyLabels` if a report would end with more than
+    /// `svc_core::triage::MAX_LABELS_PER_REPORT`. `updated_at` moves to `at` on the reports whose
+    /// labels change. Returns each report's id and labels afterwards, in the order given.
+    async fn change_labels(
+        &self,
+        project_ids: &[String],
+        report_ids: &[String],
+        change: &svc_core::triage::LabelChange,
+        at: i64,
+    ) -> StoreResult<Vec<(String, Vec<String>)>>;
+    /// Every label of the project's reports with the number of reports holding it, by label
+    /// (compared as `svc_core::triage::key` does).
+    async fn list_labels(&self, project_id: &str) -> StoreResult<Vec<LabelCount>>;
 }
 
 #[async_trait]
@@ -352,6 +400,7 @@ pub trait Store:
     + ProjectStore
     + ChannelStore
     + ReportStore
+    + TriageStore
     + RoomStore
     + KeyStore
     + HintStore
@@ -370,9 +419,10 @@ pub trait Store:
     /// failed because of the storage and none has succeeded since), a tiny probe write that must
     /// succeed too. An error says why the store is not ready.
     async fn ping(&self) -> StoreResult<()>;
-    /// One round of the backend's own background upkeep, now (SQLite: copying new reports' short
-    /// ids into their table; PostgreSQL: nothing). The background task keeps doing it on its own;
-    /// tests call this instead of waiting for it.
+    /// One round of the backend's own background upkeep, now, until it has caught up (SQLite:
+    /// copying new reports' short ids into their table; both: indexing new reports and the reports
+    /// whose comments changed for search). The background tasks keep doing it on their own; tests
+    /// call this instead of waiting for them.
     async fn run_maintenance_once(&self) -> StoreResult<()>;
 }
 
@@ -380,7 +430,7 @@ pub trait Store:
 pub mod prelude {
     pub use crate::{
         AccountStore, BlobRowStore, ChannelStore, CommentStore, FlagStore, HintStore, KeyStore, OrganizationStore,
-        ProjectStore, ReportStore, RoomStore, Store, ViewStore,
+        ProjectStore, ReportStore, RoomStore, Store, TriageStore, ViewStore,
     };
 }
 

@@ -116,6 +116,8 @@ fn report_at(project_id: &str, created_at: i64) -> Report {
         url: Some("https://app.example.com/settings".into()),
         created_at,
         updated_at: created_at,
+        assignee: None,
+        labels: Vec::new(),
     }
 }
 
@@ -1107,5 +1109,372 @@ conformance! {
         let winners = [first.unwrap(), second.unwrap()].into_iter().flatten().count();
         assert_eq!(winners, 1, "two redemptions racing: exactly one wins");
         assert!(store.peek_link("t", 5_000).await.unwrap().is_none(), "used");
+
+// Triage (assignees, labels) and search.
+
+fn labels(texts: &[&str]) -> Vec<String> {
+    texts.iter().map(|t| t.to_string()).collect()
+}
+
+fn add(texts: &[&str]) -> svc_core::triage::LabelChange {
+    svc_core::triage::LabelChange::Add(texts.iter().map(|t| svc_core::triage::Label::parse(t).unwrap()).collect())
+}
+
+fn remove(texts: &[&str]) -> svc_core::triage::LabelChange {
+    svc_core::triage::LabelChange::Remove(texts.iter().map(|t| svc_core::triage::Label::parse(t).unwrap()).collect())
+}
+
+fn replace(texts: &[&str]) -> svc_core::triage::LabelChange {
+    svc_core::triage::LabelChange::Replace(svc_core::triage::LabelSet::parse(&labels(texts)).unwrap())
+}
+
+fn label_counts(pairs: &[(&str, i64)]) -> Vec<LabelCount> {
+    pairs.iter().map(|(label, count)| LabelCount { label: label.to_string(), count: *count }).collect()
+}
+
+/// A report whose only text block says `text`, filed by `author_id`.
+fn saying(project_id: &str, at: i64, text: &str, author_id: &str) -> Report {
+    Report {
+        title: text.chars().take(80).collect(),
+        blocks: json!([{"type": "text", "text": text}]),
+        author: Author { kind: "reporter".into(), id: Some(author_id.into()), label: None },
+        identity: None,
+        ..report_at(project_id, at)
+    }
+}
+
+async fn listed(store: &DynStore, filter: ReportFilter) -> Vec<String> {
+    ids(&store.list_reports(&filter).await.unwrap())
+}
+
+fn searching(project_ids: &[&String], text: &str, limit: u32) -> ReportFilter {
+    ReportFilter {
+        project_ids: project_ids.iter().map(|id| id.to_string()).collect(),
+        search: Some(text.into()),
+        limit,
+        ..ReportFilter::default()
+    }
+}
+
+conformance! {
+    async fn reports_are_assigned_and_unassigned_together(store: DynStore) {
+        let project = project(&store).await;
+        let other = project_of(&store, &project.org_id, "other").await;
+        let base = now_ms();
+        let made: Vec<Report> = (0..3).map(|i| report_at(&project.id, base + i)).collect();
+        for report in &made {
+            create(&store, filed(report.clone())).await;
+        }
+        let foreign = create(&store, filed(report_at(&other.id, base + 5))).await;
+        let mine = vec![project.id.clone()];
+        let (first, second, third) = (made[0].id.clone(), made[1].id.clone(), made[2].id.clone());
+
+        store.set_assignee(&mine, &[first.clone(), second.clone()], Some("user-a"), base + 100).await.unwrap();
+        let stored = store.get_report(&first).await.unwrap().unwrap();
+        assert_eq!((stored.assignee.as_deref(), stored.updated_at), (Some("user-a"), base + 100));
+        let assigned = |assignee: AssigneeFilter| ReportFilter { assignee: Some(assignee), ..filter(&project.id, 50) };
+        assert_eq!(listed(&store, assigned(AssigneeFilter::User("user-a".into()))).await, vec![second.clone(), first.clone()]);
+        assert_eq!(listed(&store, assigned(AssigneeFilter::Unassigned)).await, vec![third.clone()]);
+        assert!(listed(&store, assigned(AssigneeFilter::User("nobody".into()))).await.is_empty());
+
+        // A report out of the given projects (or unknown) changes nothing at all.
+        for stranger in [foreign.id.clone(), new_id()] {
+            let error = store.set_assignee(&mine, &[third.clone(), stranger], Some("user-b"), base + 200).await.unwrap_err();
+            assert!(matches!(error, StoreError::NotFound), "{error:?}");
+        }
+        assert_eq!(store.get_report(&third).await.unwrap().unwrap().assignee, None);
+
+        // Assigning again to the same user is no change: updatedAt stays.
+        store.set_assignee(&mine, std::slice::from_ref(&first), Some("user-a"), base + 300).await.unwrap();
+        assert_eq!(store.get_report(&first).await.unwrap().unwrap().updated_at, base + 100);
+        store.set_assignee(&mine, std::slice::from_ref(&first), None, base + 400).await.unwrap();
+        let stored = store.get_report(&first).await.unwrap().unwrap();
+        assert_eq!((stored.assignee, stored.updated_at), (None, base + 400));
+
+        // Several projects at once, and in a multi-project listing.
+        let both = vec![project.id.clone(), other.id.clone()];
+        store.set_assignee(&both, &[third.clone(), foreign.id.clone()], Some("user-c"), base + 500).await.unwrap();
+        let everywhere = ReportFilter {
+            project_ids: both.clone(),
+            assignee: Some(AssigneeFilter::User("user-c".into())),
+            limit: 50,
+            ..ReportFilter::default()
+        };
+        assert_eq!(listed(&store, everywhere).await, vec![foreign.id.clone(), third.clone()]);
+        let text = store.list_reports_text(&assigned(AssigneeFilter::User("user-a".into()))).await.unwrap();
+        assert_eq!(text.iter().map(|r| r.assignee.clone()).collect::<Vec<_>>(), vec![Some("user-a".to_string())]);
+    }
+
+    async fn labels_are_added_removed_and_replaced_with_one_spelling_per_project(store: DynStore) {
+        let project = project(&store).await;
+        let other = project_of(&store, &project.org_id, "other").await;
+        let base = now_ms();
+        let first = create(&store, filed(report_at(&project.id, base))).await.id;
+        let second = create(&store, filed(report_at(&project.id, base + 1))).await.id;
+        let third = create(&store, filed(report_at(&project.id, base + 2))).await.id;
+        let foreign = create(&store, filed(report_at(&other.id, base + 3))).await.id;
+        let mine = vec![project.id.clone()];
+
+        let changed = store.change_labels(&mine, std::slice::from_ref(&first), &add(&["Bug"]), base + 10).await.unwrap();
+        assert_eq!(changed, vec![(first.clone(), labels(&["Bug"]))]);
+        // The project spells it `Bug` now: `bug` added elsewhere takes that spelling.
+        let changed =
+            store.change_labels(&mine, &[first.clone(), second.clone()], &add(&["bug", "needs design"]), base + 20).await.unwrap();
+        assert_eq!(
+            changed,
+            vec![(first.clone(), labels(&["Bug", "needs design"])), (second.clone(), labels(&["Bug", "needs design"]))]
+        );
+        let stored = store.get_report(&second).await.unwrap().unwrap();
+        assert_eq!((stored.labels.clone(), stored.updated_at), (labels(&["Bug", "needs design"]), base + 20));
+        assert_eq!(store.list_labels(&project.id).await.unwrap(), label_counts(&[("Bug", 2), ("needs design", 2)]));
+
+        store.change_labels(&mine, std::slice::from_ref(&first), &remove(&["BUG", "never there"]), base + 30).await.unwrap();
+        let changed = store.change_labels(&mine, std::slice::from_ref(&second), &replace(&["NEEDS DESIGN", "Later"]), base + 40).await.unwrap();
+        assert_eq!(changed, vec![(second.clone(), labels(&["needs design", "Later"]))]);
+        assert_eq!(store.get_report(&first).await.unwrap().unwrap().labels, labels(&["needs design"]));
+        assert_eq!(
+            store.list_labels(&project.id).await.unwrap(),
+            label_counts(&[("Later", 1), ("needs design", 2)])
+        );
+
+        // The filter compares labels case-insensitively; listings carry the labels.
+        let labelled = |label: &str| ReportFilter { label: Some(label.into()), ..filter(&project.id, 50) };
+        assert_eq!(listed(&store, labelled("NEEDS design")).await, vec![second.clone(), first.clone()]);
+        assert_eq!(listed(&store, labelled("later")).await, vec![second.clone()]);
+        assert!(listed(&store, labelled("bug")).await.is_empty());
+        let text = store.list_reports_text(&labelled("later")).await.unwrap();
+        assert_eq!(text[0].labels, labels(&["needs design", "Later"]));
+        let combined = ReportFilter { status: Some("new".into()), channel_key: Some("bug".into()), ..labelled("needs design") };
+        assert_eq!(listed(&store, combined).await, vec![second.clone(), first.clone()]);
+
+        // No change, no new updatedAt.
+        store.change_labels(&mine, std::slice::from_ref(&second), &add(&["later"]), base + 50).await.unwrap();
+        assert_eq!(store.get_report(&second).await.unwrap().unwrap().updated_at, base + 40);
+
+        // Twenty at most: the whole change is refused.
+        let many: Vec<String> = (0..19).map(|n| format!("l{n}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let error = store.change_labels(&mine, &[third.clone(), second.clone()], &add(&many), base + 60).await.unwrap_err();
+        assert!(matches!(&error, StoreError::TooManyLabels(id) if *id == second), "{error:?}");
+        assert!(store.get_report(&third).await.unwrap().unwrap().labels.is_empty());
+        store.change_labels(&mine, std::slice::from_ref(&third), &add(&many), base + 60).await.unwrap();
+        store.change_labels(&mine, std::slice::from_ref(&third), &add(&["one more"]), base + 61).await.unwrap();
+        assert_eq!(store.get_report(&third).await.unwrap().unwrap().labels.len(), 20);
+
+        // Another project's report is out of reach; its labels are its project's own.
+        let error = store.change_labels(&mine, &[first.clone(), foreign.clone()], &add(&["x"]), base).await.unwrap_err();
+        assert!(matches!(error, StoreError::NotFound), "{error:?}");
+        assert_eq!(store.get_report(&first).await.unwrap().unwrap().labels, labels(&["needs design"]));
+        store.change_labels(std::slice::from_ref(&other.id), std::slice::from_ref(&foreign), &add(&["BUG"]), base).await.unwrap();
+        assert_eq!(store.list_labels(&other.id).await.unwrap(), label_counts(&[("BUG", 1)]));
+        let both = ReportFilter {
+            project_ids: vec![project.id.clone(), other.id.clone()],
+            label: Some("later".into()),
+            limit: 50,
+            ..ReportFilter::default()
+        };
+        assert_eq!(listed(&store, both).await, vec![second.clone()]);
+        store.change_labels(&mine, &[first.clone(), second.clone(), third.clone()], &replace(&[]), base + 70).await.unwrap();
+        assert!(store.list_labels(&project.id).await.unwrap().is_empty());
+        assert!(store.get_report(&second).await.unwrap().unwrap().labels.is_empty());
+    }
+
+    async fn the_reporter_filter_finds_exactly_that_authors_reports(store: DynStore) {
+        let project = project(&store).await;
+        let other = project_of(&store, &project.org_id, "other").await;
+        let base = now_ms();
+        let mut made = Vec::new();
+        // `u-1` and `u 1` are the same words to a tokenizer, but different authors.
+        for (index, author_id) in ["u-1", "u 1", "u-2", "u-1", "ann@example.com"].iter().enumerate() {
+            made.push(create(&store, filed(saying(&project.id, base + index as i64, "hello", author_id))).await);
+        }
+        let theirs = create(&store, filed(saying(&other.id, base + 9, "hello", "u-1"))).await;
+        store.set_report_status(&made[3].id, "fixed", &author("user", "u"), base + 20).await.unwrap();
+        store.run_maintenance_once().await.unwrap();
+
+        let by = |reporter: &str| ReportFilter { reporter: Some(reporter.into()), ..filter(&project.id, 50) };
+        assert_eq!(listed(&store, by("u-1")).await, vec![made[3].id.clone(), made[0].id.clone()]);
+        assert_eq!(listed(&store, by("u 1")).await, vec![made[1].id.clone()]);
+        assert_eq!(listed(&store, by("ann@example.com")).await, vec![made[4].id.clone()]);
+        assert!(listed(&store, by("u")).await.is_empty());
+        assert!(listed(&store, by("--")).await.is_empty());
+        let fixed = ReportFilter { status: Some("fixed".into()), ..by("u-1") };
+        assert_eq!(listed(&store, fixed).await, vec![made[3].id.clone()]);
+        let both = ReportFilter { project_ids: vec![project.id.clone(), other.id.clone()], ..by("u-1") };
+        assert_eq!(listed(&store, both.clone()).await, vec![theirs.id.clone(), made[3].id.clone(), made[0].id.clone()]);
+        let page = ReportFilter { before: Some(theirs.id.clone()), limit: 1, ..both };
+        assert_eq!(listed(&store, page).await, vec![made[3].id.clone()]);
+    }
+
+    async fn a_word_in_a_comment_finds_its_report_until_the_comment_goes(store: DynStore) {
+        let project = project(&store).await;
+        let base = now_ms();
+        let checkout = create(&store, filed(saying(&project.id, base, "The checkout total is wrong", "u-1"))).await;
+        let profile = create(&store, filed(saying(&project.id, base + 1, "Profile photo upload fails", "u-2"))).await;
+        let draft = comment(&profile, "Traced to the zebra resize worker", true, base + 10);
+        store.create_comment(&draft).await.unwrap();
+        store.run_maintenance_once().await.unwrap();
+        let mine = [&project.id];
+        assert_eq!(listed(&store, searching(&mine, "zebra", 10)).await, vec![profile.id.clone()]);
+        assert_eq!(listed(&store, searching(&mine, "CHECKOUT", 10)).await, vec![checkout.id.clone()]);
+
+        // Edited: found by its new words only.
+        store.edit_draft_comment(&draft.id, "Traced to the giraffe resize worker").await.unwrap();
+        store.run_maintenance_once().await.unwrap();
+        assert!(listed(&store, searching(&mine, "zebra", 10)).await.is_empty());
+        assert_eq!(listed(&store, searching(&mine, "giraffe", 10)).await, vec![profile.id.clone()]);
+        // Published: still found (drafts were found already).
+        store.publish_comment(&draft.id, base + 20).await.unwrap();
+        store.run_maintenance_once().await.unwrap();
+        assert_eq!(listed(&store, searching(&mine, "giraffe worker", 10)).await, vec![profile.id.clone()]);
+        // A comment on a report not yet indexed is found with it.
+        let late = create(&store, filed(saying(&project.id, base + 2, "Late report", "u-3"))).await;
+        store.create_comment(&comment(&late, "okapi", false, base + 30)).await.unwrap();
+        let discarded = comment(&checkout, "hippo", true, base + 31);
+        store.create_comment(&discarded).await.unwrap();
+        store.run_maintenance_once().await.unwrap();
+        assert_eq!(listed(&store, searching(&mine, "okapi", 10)).await, vec![late.id.clone()]);
+        assert_eq!(listed(&store, searching(&mine, "hippo", 10)).await, vec![checkout.id.clone()]);
+        // Discarded: gone.
+        assert!(store.discard_draft_comment(&discarded.id).await.unwrap());
+        store.run_maintenance_once().await.unwrap();
+        assert!(listed(&store, searching(&mine, "hippo", 10)).await.is_empty());
+    }
+
+    async fn a_search_reads_title_blocks_url_reporter_and_phrases(store: DynStore) {
+        let project = project(&store).await;
+        let base = now_ms();
+        let mut quoted = saying(&project.id, base, "Prices look off", "u-1");
+        quoted.blocks = json!([
+            {"type": "quote", "text": "Pay now", "comment": "label is misleading", "selector": "#pay"},
+            {"type": "audio", "blobId": new_id(), "transcript": "the spinner never stops"}
+        ]);
+        quoted.identity = Some(json!({"userId": "u-1", "email": "ann@example.com", "name": "Ann Smith"}));
+        quoted.url = Some("https://shop.example.com/basket/summary".into());
+        let quoted = create(&store, filed(quoted)).await;
+        let plain = create(&store, filed(saying(&project.id, base + 1, "The spinner stops and never loads", "u-2"))).await;
+        store.run_maintenance_once().await.unwrap();
+        let mine = [&project.id];
+        let find = |text: &str| listed(&store, searching(&mine, text, 10));
+        assert_eq!(find("misleading").await, vec![quoted.id.clone()]);
+        assert_eq!(find("basket").await, vec![quoted.id.clone()]);
+        assert_eq!(find("ann@example.com").await, vec![quoted.id.clone()]);
+        assert_eq!(find("smith").await, vec![quoted.id.clone()]);
+        assert_eq!(find("spinner stops").await, vec![plain.id.clone(), quoted.id.clone()]);
+        assert_eq!(find("\"spinner never stops\"").await, vec![quoted.id.clone()]);
+        assert_eq!(find("spinner -basket").await, vec![plain.id.clone()]);
+        assert_eq!(find("-spinner").await, Vec::<String>::new());
+        assert_eq!(find("misleading or loads").await, vec![plain.id.clone(), quoted.id.clone()]);
+        assert!(find("pay -pay").await.is_empty());
+        // A blank search is no search.
+        assert_eq!(find("   ").await, vec![plain.id.clone(), quoted.id.clone()]);
+    }
+
+    async fn a_search_never_fails_on_what_users_type(store: DynStore) {
+        let project = project(&store).await;
+        create(&store, filed(saying(&project.id, now_ms(), "AND OR NOT near the \"quoted\" word", "u-1"))).await;
+        store.run_maintenance_once().await.unwrap();
+        let mine = [&project.id];
+        for text in [
+            "\"", "\"\"", "'", "''", "\\", "AND", "OR", "NOT", "a AND", "NEAR(a b)", "NEAR", "a*", "*", "^a",
+            "body:x", "project : x", "{body}: x", "(", ")", "((a)", "a OR OR b", "-", "--a", "- -", "-\"", "!!!",
+            "%_", "a'b\"c", ":", "+", "NOT a", "\u{0}", "日本語", "a\u{301}",
+        ] {
+            let result = store.list_reports(&searching(&mine, text, 10)).await;
+            assert!(result.is_ok(), "search {text:?}: {result:?}");
+        }
+        assert_eq!(listed(&store, searching(&mine, "NOT", 10)).await.len(), 1);
+        assert_eq!(listed(&store, searching(&mine, "\"quoted\" near", 10)).await.len(), 1);
+        assert!(listed(&store, searching(&mine, "!!!", 10)).await.is_empty());
+    }
+
+    async fn search_pages_see_each_match_once_newest_first(store: DynStore) {
+        let project = project(&store).await;
+        let other = project_of(&store, &project.org_id, "other").await;
+        let base = now_ms() - 1_000_000;
+        // Loaded in bulk: in the index as soon as they are stored.
+        let loaded: Vec<Report> = (0..180)
+            .map(|i| {
+                let project_id = if i % 3 == 0 { &other.id } else { &project.id };
+                let text = if i % 2 == 0 { format!("alpha report {i}") } else { format!("beta report {i}") };
+                Report { status: if i % 5 == 0 { "fixed".into() } else { "new".into() }, ..saying(project_id, base + i / 2, &text, "u-1") }
+            })
+            .collect();
+        store.insert_reports_bulk(&loaded).await.unwrap();
+        let both = [&project.id, &other.id];
+        assert_eq!(listed(&store, searching(&both, "alpha", 200)).await.len(), 90);
+        // Then filed one by one, indexed by the next round.
+        let mut all = loaded.clone();
+        for i in 180..200 {
+            all.push(create(&store, filed(saying(&project.id, base + i, &format!("alpha late {i}"), "u-2"))).await);
+        }
+        store.run_maintenance_once().await.unwrap();
+
+        let page_through = |filter: ReportFilter| {
+            let store = store.clone();
+            async move {
+                let mut seen = Vec::new();
+                let mut before = None;
+                loop {
+                    let page = store.list_reports(&ReportFilter { before: before.clone(), ..filter.clone() }).await.unwrap();
+                    assert!(page.len() <= filter.limit as usize);
+                    let Some(last) = page.last() else { break };
+                    before = Some(last.id.clone());
+                    seen.extend(ids(&page));
+                }
+                seen
+            }
+        };
+        let expect = |keep: &dyn Fn(&Report) -> bool| -> Vec<String> {
+            all.iter().rev().filter(|r| keep(r)).map(|r| r.id.clone()).collect()
+        };
+        let alpha = |r: &Report| r.title.starts_with("alpha");
+        assert_eq!(page_through(searching(&both, "alpha", 7)).await, expect(&alpha));
+        assert_eq!(page_through(searching(&[&project.id], "alpha", 7)).await, expect(&|r| alpha(r) && r.project_id == project.id));
+        let fixed = ReportFilter { status: Some("fixed".into()), ..searching(&both, "report", 4) };
+        assert_eq!(page_through(fixed).await, expect(&|r| r.title.contains("report") && r.status == "fixed"));
+        let by_reporter = ReportFilter { reporter: Some("u-2".into()), ..searching(&both, "alpha", 6) };
+        assert_eq!(page_through(by_reporter).await, expect(&|r| alpha(r) && r.author.id.as_deref() == Some("u-2")));
+        let ids_only: Vec<String> = all.iter().map(|r| r.id.clone()).collect();
+        assert_eq!(ids_only.iter().collect::<HashSet<_>>().len(), 200);
+    }
+
+    async fn a_search_combines_with_every_other_filter(store: DynStore) {
+        let project = project(&store).await;
+        let base = now_ms();
+        let mut made = Vec::new();
+        for i in 0..8i64 {
+            let mut report = saying(&project.id, base + i, &format!("widget broken {i}"), if i % 2 == 0 { "u-1" } else { "u-2" });
+            report.channel_key = if i < 4 { "bug".into() } else { "idea".into() };
+            report.artifact_id = (i % 4 == 0).then(|| "doc-1".to_string());
+            made.push(create(&store, filed(report)).await.id);
+        }
+        let mine = vec![project.id.clone()];
+        store.set_assignee(&mine, &[made[1].clone(), made[6].clone()], Some("user-a"), base + 50).await.unwrap();
+        store.change_labels(&mine, &[made[2].clone(), made[6].clone()], &add(&["ux"]), base + 50).await.unwrap();
+        store.set_report_status(&made[5], "triaged", &author("user", "u"), base + 60).await.unwrap();
+        store.run_maintenance_once().await.unwrap();
+        let search = searching(&[&project.id], "widget", 50);
+        let pick = |indexes: &[usize]| -> Vec<String> { indexes.iter().rev().map(|i| made[*i].clone()).collect() };
+        assert_eq!(listed(&store, ReportFilter { channel_key: Some("idea".into()), ..search.clone() }).await, pick(&[4, 5, 6, 7]));
+        assert_eq!(listed(&store, ReportFilter { status: Some("triaged".into()), ..search.clone() }).await, pick(&[5]));
+        assert_eq!(listed(&store, ReportFilter { artifact_id: Some("doc-1".into()), ..search.clone() }).await, pick(&[0, 4]));
+        assert_eq!(
+            listed(&store, ReportFilter { assignee: Some(AssigneeFilter::User("user-a".into())), ..search.clone() }).await,
+            pick(&[1, 6])
+        );
+        assert_eq!(
+            listed(&store, ReportFilter { assignee: Some(AssigneeFilter::Unassigned), ..search.clone() }).await,
+            pick(&[0, 2, 3, 4, 5, 7])
+        );
+        assert_eq!(listed(&store, ReportFilter { label: Some("UX".into()), ..search.clone() }).await, pick(&[2, 6]));
+        assert_eq!(listed(&store, ReportFilter { reporter: Some("u-2".into()), ..search.clone() }).await, pick(&[1, 3, 5, 7]));
+        assert_eq!(
+            listed(&store, ReportFilter { reporter: Some("u-1".into()), label: Some("ux".into()), channel_key: Some("idea".into()), ..search.clone() }).await,
+            pick(&[6])
+        );
+        let text = store.list_reports_text(&ReportFilter { label: Some("ux".into()), ..search.clone() }).await.unwrap();
+        assert_eq!(text.iter().map(|r| r.labels.clone()).collect::<Vec<_>>(), vec![labels(&["ux"]), labels(&["ux"])]);
+        assert!(listed(&store, searching(&[&project.id], "widget -broken", 50)).await.is_empty());
     }
 }

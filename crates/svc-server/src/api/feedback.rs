@@ -4,13 +4,16 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use svc_core::model::ReportFilter;
+use svc_core::model::{AssigneeFilter, ReportFilter};
 use svc_core::scope;
+use svc_core::triage::ReportIds;
 
 use super::extract::{ApiCaller, ApiPath, JsonBody, QueryMap};
-use super::views::{CommentList, ListedPage, ListedReportView, ReportPage, ReportView, StatusBody, StatusView};
+use super::views::{
+    CommentList, ListedPage, ListedReportView, ReportChanges, ReportPage, ReportPatch, ReportPatchView, ReportView,
+};
 use crate::error::{ApiError, ApiResult, ErrorBody};
-use crate::service::{comments, reports};
+use crate::service::{comments, reports, triage};
 use crate::state::AppState;
 
 pub const DEFAULT_LIMIT: u32 = 20;
@@ -28,12 +31,18 @@ pub fn parse_limit(raw: Option<&str>, default: u32, max: u32) -> Result<u32, Str
     }
 }
 
-/// Reports newest first. `limit` (default 20, over 100 is cut to 100), filters `channelKey` and
-/// `status` (any string; unknown values give an empty list), `before` (a report id: the cursor).
+/// Reports newest first. `limit` (default 20, over 100 is cut to 100), filters `channelKey`,
+/// `status`, `artifactId`, `assignee`, `label`, `reporter` (any string; unknown values give an
+/// empty list), `search` (full text), `before` (a report id: the cursor).
 #[utoipa::path(get, path = "/projects/{projectId}/feedback", tag = "reports", security(("bearer" = [])),
     params(("projectId" = String, Path),
         ("limit" = Option<i64>, Query, minimum = 1, description = "1 to 100 (larger is clamped), default 20"),
         ("channelKey" = Option<String>, Query), ("status" = Option<String>, Query),
+        ("artifactId" = Option<String>, Query, description = "reports of this room"),
+        ("assignee" = Option<String>, Query, description = "a user id: reports assigned to that user; `none`: unassigned reports"),
+        ("label" = Option<String>, Query, description = "reports holding this label (any case)"),
+        ("reporter" = Option<String>, Query, description = "reports whose author id (the reporter's userId) is this"),
+        ("search" = Option<String>, Query, max_length = 500, description = "full-text search: words (all must appear), \"quoted phrases\", -excluded words, `or`; blank: no search"),
         ("before" = Option<String>, Query, pattern = "^[0-9a-f]{24}$", description = "report id: return reports older than it (pass nextCursor)")),
     responses((status = 200, body = ReportPage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list_feedback(
@@ -51,11 +60,19 @@ pub async fn list_feedback(
         }
         other => other.cloned(),
     };
+    let search = match query.get("search") {
+        Some(text) => svc_core::search::normalize(text)?,
+        None => None,
+    };
     let filter = ReportFilter {
         project_ids: vec![project.id],
         status: query.get("status").cloned(),
         channel_key: query.get("channelKey").cloned(),
         artifact_id: query.get("artifactId").cloned(),
+        assignee: query.get("assignee").map(|text| AssigneeFilter::parse(text)),
+        label: query.get("label").cloned(),
+        reporter: query.get("reporter").cloned(),
+        search,
         before,
         limit,
     };
@@ -85,7 +102,15 @@ async fn load_report(
     needed: &'static str,
 ) -> ApiResult<svc_core::model::Report> {
     let project = key.project(state, project_id, needed).await?;
-    reports::get_in(&*state.store, &[project.id], report_id)
+    report_in(state, &project, report_id).await
+}
+
+async fn report_in(
+    state: &AppState,
+    project: &svc_core::model::Project,
+    report_id: &str,
+) -> ApiResult<svc_core::model::Report> {
+    reports::get_in(&*state.store, std::slice::from_ref(&project.id), report_id)
         .await?
         .ok_or_else(|| ApiError::not_found("report not found in this project"))
 }
@@ -106,21 +131,41 @@ pub async fn get_feedback(
     Ok(Json(view))
 }
 
-/// Sets the status: `new`, `triaged`, `in-progress`, `fixed`, `verified` or `canceled`.
+/// Sets the status (`new`, `triaged`, `in-progress`, `fixed`, `verified` or `canceled`), replaces
+/// the labels, or both.
 #[utoipa::path(patch, path = "/projects/{projectId}/feedback/{reportId}", tag = "reports", security(("bearer" = [])),
     params(("projectId" = String, Path), ("reportId" = String, Path)),
-    request_body = StatusBody,
-    responses((status = 200, body = StatusView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    request_body = ReportPatch,
+    responses((status = 200, body = ReportPatchView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn patch_feedback(
     State(state): State<AppState>,
     key: ApiCaller,
     ApiPath((project_id, report_id)): ApiPath<(String, String)>,
     body: JsonBody,
-) -> ApiResult<Json<StatusView>> {
-    let report = load_report(&state, &key, &project_id, &report_id, scope::FEEDBACK_WRITE).await?;
-    let StatusBody { status } = body.parse()?;
-    let change = reports::set_status(&*state.store, &report, status, &key.0).await?;
-    Ok(Json(StatusView { id: report.id, status: change.to_status }))
+) -> ApiResult<Json<ReportPatchView>> {
+    let project = key.project(&state, &project_id, scope::FEEDBACK_WRITE).await?;
+    let report = report_in(&state, &project, &report_id).await?;
+    // Both checked before either is applied.
+    let ReportChanges { status, labels } = body.parse::<ReportPatch>()?.try_into()?;
+    let status = match status {
+        Some(status) => reports::set_status(&*state.store, &report, status, &key.0).await?.to_status,
+        None => report.status.clone(),
+    };
+    let labels = match labels {
+        Some(labels) => {
+            let changed = triage::set_labels(
+                &*state.store,
+                &key.0,
+                std::slice::from_ref(&project),
+                &ReportIds::one(&report.id),
+                labels,
+            )
+            .await?;
+            changed.into_iter().next().map(|labelled| labelled.labels)
+        }
+        None => None,
+    };
+    Ok(Json(ReportPatchView { id: report.id, status, labels }))
 }
 
 /// The report's comments, oldest first, drafts included (`draft: true`).

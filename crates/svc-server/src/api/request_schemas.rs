@@ -130,3 +130,11 @@ pub fn hint_weight() -> Schema {
 pub fn status() -> Object {
     one_of_strings(&svc_core::status::STATUSES).build()
 }
+
+/// A report's labels: each 1 to 50 characters once trimmed, at most 20 (compared
+/// case-insensitively: a label given twice counts once).
+pub fn labels() -> ArrayBuilder {
+    ArrayBuilder::new()
+        .items(string().pattern(Some(NOT_BLANK)).description(Some("1 to 50 characters once trimmed")))
+        .description(Some("at most 20 labels; a label given twice in any case counts once"))
+}

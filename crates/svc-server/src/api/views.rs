@@ -12,6 +12,7 @@ use svc_core::project::ProjectChanges;
 use svc_core::room::NewRoom;
 use svc_core::status::Status;
 use svc_core::time::{iso, iso_opt};
+use svc_core::triage::LabelSet;
 use svc_store::ListedReport;
 use utoipa::ToSchema;
 
@@ -151,6 +152,10 @@ pub struct ReportView {
     pub author: AuthorView,
     pub artifact_id: Option<String>,
     pub url: Option<String>,
+    /// The user id of the assignee; null when unassigned.
+    pub assignee: Option<String>,
+    /// The report's labels, in the order they were added.
+    pub labels: Vec<String>,
     pub created_at: String,
     pub updated_at: String,
     /// On `GET .../feedback/:reportId` only: every status change, oldest first.
@@ -174,6 +179,8 @@ impl From<&Report> for ReportView {
             author: (&r.author).into(),
             artifact_id: r.artifact_id.clone(),
             url: r.url.clone(),
+            assignee: r.assignee.clone(),
+            labels: r.labels.clone(),
             created_at: iso(r.created_at),
             updated_at: iso(r.updated_at),
             status_history: None,
@@ -201,6 +208,8 @@ pub struct ListedReportView<'a> {
     pub author: AuthorRef<'a>,
     pub artifact_id: Option<&'a str>,
     pub url: Option<&'a str>,
+    pub assignee: Option<&'a str>,
+    pub labels: &'a [String],
     pub created_at: String,
     pub updated_at: String,
 }
@@ -229,6 +238,8 @@ impl<'a> From<&'a ListedReport> for ListedReportView<'a> {
             author: AuthorRef { kind: &r.author.kind, id: r.author.id.as_deref(), label: r.author.label.as_deref() },
             artifact_id: r.artifact_id.as_deref(),
             url: r.url.as_deref(),
+            assignee: r.assignee.as_deref(),
+            labels: &r.labels,
             created_at: iso(r.created_at),
             updated_at: iso(r.updated_at),
         }
@@ -251,19 +262,46 @@ pub struct ReportPage {
     pub next_cursor: Option<String>,
 }
 
-/// PATCH body of a report.
+/// PATCH body of a report: `status`, `labels` or both.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct StatusBody {
+pub struct ReportPatch {
     /// One of `new`, `triaged`, `in-progress`, `fixed`, `verified`, `canceled`.
+    #[serde(default, deserialize_with = "field::present")]
     #[schema(schema_with = rules::status)]
-    pub status: Status,
+    pub status: Option<Status>,
+    /// The report's labels, replacing those it has (`[]` removes them all).
+    #[serde(default, deserialize_with = "field::present")]
+    #[schema(schema_with = rules::labels)]
+    pub labels: Option<Vec<String>>,
 }
 
+/// What a report PATCH changes, checked.
+pub struct ReportChanges {
+    pub status: Option<Status>,
+    pub labels: Option<LabelSet>,
+}
+
+impl TryFrom<ReportPatch> for ReportChanges {
+    type Error = svc_core::Invalid;
+
+    fn try_from(body: ReportPatch) -> Result<Self, Self::Error> {
+        if body.status.is_none() && body.labels.is_none() {
+            return Err(svc_core::Invalid::new("give status, labels or both"));
+        }
+        Ok(ReportChanges { status: body.status, labels: body.labels.as_deref().map(LabelSet::parse).transpose()? })
+    }
+}
+
+/// The answer to a report PATCH.
 #[derive(Serialize, ToSchema)]
-pub struct StatusView {
+pub struct ReportPatchView {
     pub id: String,
+    /// The report's status (changed or not).
     pub status: String,
+    /// The report's labels, when the PATCH set them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub labels: Option<Vec<String>>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -642,6 +680,8 @@ mod listed_view_tests {
             url: Some("https://x.example/".into()),
             created_at: 1_795_000_000_000 + n,
             updated_at: 1_795_000_000_500 + n,
+            assignee: (n == 1).then(|| "01a1fe145ff9009e2c4d27ca".to_string()),
+            labels: if n == 2 { vec!["Bug \"quoted\"".into(), "é".into()] } else { Vec::new() },
         }
     }
 

@@ -94,6 +94,7 @@ impl From<ServiceError> for PageError {
             ServiceError::Conflict(message) => PageError::Conflict(message),
             ServiceError::Store(error) => error.into(),
             ServiceError::Internal(message) => PageError::Internal(anyhow::anyhow!(message)),
+            ServiceError::Refused(refusal) => refusal.into(),
         }
     }
 }

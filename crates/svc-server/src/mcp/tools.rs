@@ -160,6 +160,7 @@ async fn list_reports(state: &AppState, caller: &Caller, args: &Args<'_>) -> Out
         artifact_id: args.string("artifactId", 200)?.map(String::from),
         before: None,
         limit,
+        ..ReportFilter::default()
     };
     let page = reports::list_page(&*state.store, filter).await.map_err(internal)?;
     let items: Vec<Value> = page.items.iter().map(|r| compact(r, caller)).collect();

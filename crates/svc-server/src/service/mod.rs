@@ -13,9 +13,12 @@ pub mod projects;
 pub mod readiness;
 pub mod reports;
 pub mod rooms;
+pub mod triage;
 pub mod usage;
 
 use svc_store::StoreError;
+
+use crate::principal::Refusal;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
@@ -26,12 +29,21 @@ pub enum ServiceError {
     NotFound(String),
     #[error("{0}")]
     Conflict(String),
+    /// The principal may not do this (a service function that checks the principal itself).
+    #[error("{0}")]
+    Refused(Refusal),
     #[error(transparent)]
     Store(#[from] StoreError),
     /// Something other than the store failed on the server's side (a worker task, for example);
     /// the message is for logs only.
     #[error("{0}")]
     Internal(String),
+}
+
+impl From<Refusal> for ServiceError {
+    fn from(refusal: Refusal) -> Self {
+        ServiceError::Refused(refusal)
+    }
 }
 
 impl From<svc_core::Invalid> for ServiceError {

@@ -199,6 +199,8 @@ pub async fn file(store: &dyn Store, filing: Filing<'_>) -> Result<Filed, Filing
         author,
         created_at: now,
         updated_at: now,
+        assignee: None,
+        labels: Vec::new(),
     };
     let new = svc_core::model::NewReport { report, blob_ids, idempotency_key };
     match store.create_report(&new).await? {

@@ -20,4 +20,5 @@ mod rest_api;
 mod rest_auth;
 mod rest_misc;
 mod rest_postgres;
+mod rest_triage;
 mod widget_routes;

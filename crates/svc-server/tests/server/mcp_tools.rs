@@ -28,6 +28,8 @@ async fn seed_with_id(app: &TestApp, id: &str, text: &str) -> Report {
         url: None,
         created_at: now,
         updated_at: now,
+        assignee: None,
+        labels: Vec::new(),
     };
     app.store
         .create_report(&NewReport { report: report.clone(), blob_ids: vec![], idempotency_key: None })

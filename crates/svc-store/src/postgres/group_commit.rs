@@ -19,7 +19,7 @@ use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use super::is_connection_lost;
 use super::queries::insert_report;
-use super::reports::insert_report_chunk;
+use super::reports::{Indexed, insert_report_chunk};
 use crate::ReportText;
 use crate::health::{WriteHealth, is_storage_failure_of};
 use crate::{StoreError, StoreResult};
@@ -68,7 +68,7 @@ async fn insert(pool: &PgPool, reports: &[Report]) -> StoreResult<()> {
     if reports.len() == 1 {
         insert_report(pool, &reports[0], &ReportText::of(&reports[0])).await
     } else {
-        insert_report_chunk(pool, reports).await
+        insert_report_chunk(pool, reports, Indexed::ByIndexer).await
     }
 }
 

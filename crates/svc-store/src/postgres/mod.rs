@@ -41,10 +41,11 @@ mod reports;
 #[allow(clippy::duplicate_mod)]
 #[path = "../shared/rows.rs"]
 mod rows;
+mod search;
 
 use crate::{CreatedReport, Store, StoreError, StoreResult};
 use async_trait::async_trait;
-use reports::{list_query, raw_json_column, report_json};
+use reports::{list_is_prepared, list_query, raw_json_column, report_json};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection, Executor};
 use std::str::FromStr;
@@ -162,6 +163,7 @@ impl PostgresStore {
         MIGRATOR.run(&pool).await?;
         let health = Arc::new(WriteHealth::new("postgres"));
         let report_queue = group_commit::start(pool.clone(), health.clone());
+        tokio::spawn(search::run_indexer(pool.clone(), report_queue.downgrade(), health.clone()));
         let changes = crate::changes::ChangeFeed::postgres(pool.clone());
         Ok(Self { pool, cache: Default::default(), report_queue, health, changes })
     }
@@ -318,9 +320,9 @@ impl Store for PostgresStore {
         Ok(())
     }
 
-    /// PostgreSQL keeps no background index of its own: nothing to run.
+    /// The search index's round (see [`search`]).
     async fn run_maintenance_once(&self) -> StoreResult<()> {
-        Ok(())
+        search::run_once(&self.pool, &self.health).await
     }
 }
 

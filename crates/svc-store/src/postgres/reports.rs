@@ -1,7 +1,8 @@
 //! Reports: filing (idempotency key, blob binding), keyset listing, status changes, bulk loading.
 
-use super::queries::{insert_report, push_optional_filters};
-use super::rows::report_columns;
+use super::queries::{insert_report, push_before, push_optional_filters};
+use super::rows::{report_columns, report_select_columns};
+use super::search;
 use super::{DbRow, map_write_error};
 use crate::{CreatedReport, IDEMPOTENCY_WINDOW_MS, ReportText, StoreError, StoreResult, json_text};
 use serde_json::value::RawValue;
@@ -129,6 +130,14 @@ async fn bind_blobs(tx: &mut sqlx::PgTransaction<'_>, report: &Report, blob_ids:
     Ok(())
 }
 
+/// Whether a listing runs as a prepared statement, whose plan PostgreSQL may reuse for any
+/// parameters. Not a search: how many reports a word matches decides the plan (walk the newest
+/// reports and check each, or read the word's matches from the GIN index and sort them), and a
+/// plan made without the words would walk every report for a rare one.
+pub(super) fn list_is_prepared(filter: &ReportFilter) -> bool {
+    !search::searches(filter)
+}
+
 /// The listing query for `filter`, or `None` when it cannot match anything.
 pub(super) fn list_query(filter: &ReportFilter) -> Option<QueryBuilder<Postgres>> {
     // A project named twice would list its reports twice.
@@ -140,9 +149,9 @@ pub(super) fn list_query(filter: &ReportFilter) -> Option<QueryBuilder<Postgres>
     let limit = i64::from(filter.limit);
     let mut query = QueryBuilder::<Postgres>::new("");
     if let [project_id] = project_ids.as_slice() {
-        query.push(concat!("SELECT ", report_columns!(), " FROM reports WHERE project_id = "));
+        query.push(concat!("SELECT ", report_select_columns!(), " FROM reports WHERE project_id = "));
         query.push_bind(project_id);
-        push_optional_filters(&mut query, filter);
+        push_filters(&mut query, filter);
         query.push(" ORDER BY id DESC LIMIT ");
         query.push_bind(limit);
     } else {
@@ -152,16 +161,23 @@ pub(super) fn list_query(filter: &ReportFilter) -> Option<QueryBuilder<Postgres>
         query.push_bind(project_ids);
         query.push(concat!(
             "::text[]) AS wanted(project_id) CROSS JOIN LATERAL (SELECT ",
-            report_columns!(),
+            report_select_columns!(),
             " FROM reports WHERE reports.project_id = wanted.project_id"
         ));
-        push_optional_filters(&mut query, filter);
+        push_filters(&mut query, filter);
         query.push(" ORDER BY id DESC LIMIT ");
         query.push_bind(limit);
         query.push(") AS r ORDER BY r.id DESC LIMIT ");
         query.push_bind(limit);
     }
     Some(query)
+}
+
+/// Every filter of a listing after its project condition.
+fn push_filters(query: &mut QueryBuilder<Postgres>, filter: &ReportFilter) {
+    push_optional_filters(query, filter);
+    search::push_index_filters(query, filter);
+    push_before(query, filter);
 }
 
 pub(super) async fn short_id_rows(
@@ -174,61 +190,89 @@ pub(super) async fn short_id_rows(
     let sql = if short_id.len() == 6 {
         concat!(
             "SELECT ",
-            report_columns!(),
+            report_select_columns!(),
             " FROM reports WHERE project_id = ANY($1) AND right(id, 6) = $2 ORDER BY id DESC LIMIT $3"
         )
     } else {
         concat!(
             "SELECT ",
-            report_columns!(),
+            report_select_columns!(),
             " FROM reports WHERE project_id = ANY($1) AND right(id, length($2)) = $2 ORDER BY id DESC LIMIT $3"
         )
     };
     Ok(sqlx::query(sql).bind(project_ids).bind(short_id).bind(i64::from(limit)).fetch_all(pool).await?)
 }
 
+/// Loads reports and indexes them for search in the same transaction. Their `ingest_xid` is NULL,
+/// so the search indexer does not read them again.
 pub(super) async fn insert_reports_bulk(pool: &PgPool, reports: &[Report]) -> StoreResult<()> {
     let mut tx = pool.begin().await?;
     for chunk in reports.chunks(BULK_CHUNK_ROWS) {
-        insert_report_chunk(&mut *tx, chunk).await?;
+        insert_report_chunk(&mut *tx, chunk, Indexed::Here).await?;
+        search::index_loaded(&mut tx, chunk).await?;
     }
     tx.commit().await?;
     Ok(())
 }
 
+/// Who indexes reports for search.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Indexed {
+    /// The search indexer, later (filed reports: their insert records its transaction id).
+    ByIndexer,
+    /// The caller, in the same transaction (bulk loads).
+    Here,
+}
+
 /// One multi-row INSERT: each column travels as one array parameter and UNNEST zips them back
 /// into rows, so the statement has 16 parameters whatever the chunk size. The JSON columns travel
 /// as the text [`json_text`] writes and are stored as that text.
-pub(super) async fn insert_report_chunk<'e>(executor: impl sqlx::PgExecutor<'e>, chunk: &[Report]) -> StoreResult<()> {
+pub(super) async fn insert_report_chunk<'e>(
+    executor: impl sqlx::PgExecutor<'e>,
+    chunk: &[Report],
+    indexed: Indexed,
+) -> StoreResult<()> {
     fn column<'r, T>(chunk: &'r [Report], field: impl Fn(&'r Report) -> T) -> Vec<T> {
         chunk.iter().map(field).collect()
     }
-    sqlx::query(concat!(
-        "INSERT INTO reports (",
-        report_columns!(),
-        ") SELECT c1, c2, c3, c4, c5, c6::json, c7::json, c8::json, c9, c10, c11, c12, c13, c14, c15, c16 \
-         FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], \
-         $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[], \
-         $16::bigint[]) AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16)"
-    ))
-    .bind(column(chunk, |r| r.id.as_str()))
-    .bind(column(chunk, |r| r.project_id.as_str()))
-    .bind(column(chunk, |r| r.channel_key.as_str()))
-    .bind(column(chunk, |r| r.status.as_str()))
-    .bind(column(chunk, |r| r.title.as_str()))
-    .bind(column(chunk, |r| json_text(&r.blocks)))
-    .bind(column(chunk, |r| json_text(&r.context)))
-    .bind(column(chunk, |r| r.identity.as_ref().map(json_text)))
-    .bind(column(chunk, |r| r.identity_error.as_deref()))
-    .bind(column(chunk, |r| r.author.kind.as_str()))
-    .bind(column(chunk, |r| r.author.id.as_deref()))
-    .bind(column(chunk, |r| r.author.label.as_deref()))
-    .bind(column(chunk, |r| r.artifact_id.as_deref()))
-    .bind(column(chunk, |r| r.url.as_deref()))
-    .bind(column(chunk, |r| r.created_at))
-    .bind(column(chunk, |r| r.updated_at))
-    .execute(executor)
-    .await
-    .map_err(map_write_error)?;
+    let sql = match indexed {
+        Indexed::ByIndexer => concat!(
+            "INSERT INTO reports (",
+            report_columns!(),
+            ") SELECT c1, c2, c3, c4, c5, c6::json, c7::json, c8::json, c9, c10, c11, c12, c13, c14, c15, c16 \
+             FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], \
+             $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[], \
+             $16::bigint[]) AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16)"
+        ),
+        Indexed::Here => concat!(
+            "INSERT INTO reports (",
+            report_columns!(),
+            ", ingest_xid) SELECT c1, c2, c3, c4, c5, c6::json, c7::json, c8::json, c9, c10, c11, c12, c13, c14, \
+             c15, c16, NULL \
+             FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], \
+             $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[], \
+             $16::bigint[]) AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16)"
+        ),
+    };
+    sqlx::query(sql)
+        .bind(column(chunk, |r| r.id.as_str()))
+        .bind(column(chunk, |r| r.project_id.as_str()))
+        .bind(column(chunk, |r| r.channel_key.as_str()))
+        .bind(column(chunk, |r| r.status.as_str()))
+        .bind(column(chunk, |r| r.title.as_str()))
+        .bind(column(chunk, |r| json_text(&r.blocks)))
+        .bind(column(chunk, |r| json_text(&r.context)))
+        .bind(column(chunk, |r| r.identity.as_ref().map(json_text)))
+        .bind(column(chunk, |r| r.identity_error.as_deref()))
+        .bind(column(chunk, |r| r.author.kind.as_str()))
+        .bind(column(chunk, |r| r.author.id.as_deref()))
+        .bind(column(chunk, |r| r.author.label.as_deref()))
+        .bind(column(chunk, |r| r.artifact_id.as_deref()))
+        .bind(column(chunk, |r| r.url.as_deref()))
+        .bind(column(chunk, |r| r.created_at))
+        .bind(column(chunk, |r| r.updated_at))
+        .execute(executor)
+        .await
+        .map_err(map_write_error)?;
     Ok(())
 }

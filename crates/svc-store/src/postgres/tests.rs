@@ -31,6 +31,8 @@ fn report(project: &Project, at: i64, artifact_id: Option<String>) -> Report {
         url: Some("https://app.example.com/settings".into()),
         created_at: at,
         updated_at: at,
+        assignee: None,
+        labels: Vec::new(),
     }
 }
 
@@ -124,7 +126,8 @@ async fn a_project_named_twice_lists_its_reports_once() {
 }
 
 /// Seeds a million reports (`PERF_REPORTS` to change) and prints query times. Run with
-/// `cargo test -p svc-store --lib million -- --ignored --nocapture`; drops its schema at the end.
+/// `cargo test -p svc-store --lib query_times_at_a_million -- --ignored --nocapture`; drops its schema
+/// at the end unless `PERF_KEEP_SCHEMA` is set.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "slow: seeds a million reports"]
 async fn query_times_at_a_million_reports() {
@@ -137,6 +140,16 @@ async fn query_times_at_a_million_reports() {
     for i in 0..total {
         let mut filed = report(&project, 1_700_000_000_000 + i * 10, (i % 3 == 0).then(|| format!("doc-{}", i % 500)));
         filed.status = statuses[(i % 6) as usize].into();
+        // Every report says "save"; one in a hundred "error", one in 100,000 "walrus".
+        let extra = if i % 100_000 == 7 {
+            " walrus"
+        } else if i % 100 == 3 {
+            " error"
+        } else {
+            ""
+        };
+        filed.blocks = json!([{"type": "text", "text": format!("The save button does nothing{extra} w{}", i % 5_000)}]);
+        filed.author.id = Some(format!("user-{}", i % 5_000));
         batch.push(filed);
         if batch.len() == batch.capacity() || i == total - 1 {
             store.insert_reports_bulk(&batch).await.unwrap();
@@ -145,6 +158,7 @@ async fn query_times_at_a_million_reports() {
     }
     eprintln!("seeded {total} reports in {:?}", started.elapsed());
     sqlx::query("ANALYZE reports").execute(store.pool()).await.unwrap();
+    sqlx::query("ANALYZE report_search").execute(store.pool()).await.unwrap();
 
     let project_ids = vec![project.id.clone()];
     let newest = ReportFilter { project_ids: project_ids.clone(), limit: 100, ..Default::default() };
@@ -175,13 +189,64 @@ async fn query_times_at_a_million_reports() {
         let timed = Instant::now();
         assert_eq!(store.room_rows(&project.id).await.unwrap().activity.len(), 500);
         let rooms_time = timed.elapsed();
+        let mut searches = Vec::new();
+        for (name, filter) in [
+            ("save (every report)", ReportFilter { search: Some("save".into()), limit: 21, ..newest.clone() }),
+            ("error (1%)", ReportFilter { search: Some("error".into()), limit: 21, ..newest.clone() }),
+            ("walrus (10 reports)", ReportFilter { search: Some("walrus".into()), limit: 21, ..newest.clone() }),
+            ("w42 (0.02%)", ReportFilter { search: Some("w42".into()), limit: 21, ..newest.clone() }),
+            ("no match", ReportFilter { search: Some("zzzz".into()), limit: 21, ..newest.clone() }),
+            ("reporter", ReportFilter { reporter: Some("user-42".into()), limit: 21, ..newest.clone() }),
+        ] {
+            let timed = Instant::now();
+            store.list_reports(&filter).await.unwrap();
+            searches.push(format!("{name} {:?}", timed.elapsed()));
+        }
         eprintln!(
             "page {page_time:?}, status page {status_time:?}, two projects by artifact {across_time:?}, \
-             short id {short_id_time:?}, rooms {rooms_time:?}"
+             short id {short_id_time:?}, rooms {rooms_time:?}; searches: {}",
+            searches.join(", ")
         );
     }
     let schema: String = sqlx::query_scalar("SELECT current_schema()").fetch_one(store.pool()).await.unwrap();
+    if std::env::var("PERF_KEEP_SCHEMA").is_ok() {
+        eprintln!("kept schema {schema}");
+        return;
+    }
     sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA \"{schema}\" CASCADE"))).execute(store.pool()).await.unwrap();
+}
+
+/// A report whose transaction commits after later reports were indexed is indexed all the same:
+/// the indexer never moves past a transaction still running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_committed_late_is_indexed_once_its_transaction_ends() {
+    let Some(store) = fresh_store().await else { return };
+    let project = project(&*store).await;
+    let search = |text: &str| ReportFilter {
+        project_ids: vec![project.id.clone()],
+        search: Some(text.into()),
+        limit: 10,
+        ..Default::default()
+    };
+    let mut slow = report(&project, 4_000_000, None);
+    slow.blocks = json!([{"type": "text", "text": "walrus"}]);
+    let mut open = store.pool().begin().await.unwrap();
+    // Takes its transaction id now, before the report filed below.
+    queries::insert_report(&mut *open, &slow, &crate::ReportText::of(&slow)).await.unwrap();
+    let mut quick = report(&project, 4_000_001, None);
+    quick.blocks = json!([{"type": "text", "text": "narwhal"}]);
+    store
+        .create_report(&NewReport { report: quick.clone(), blob_ids: Vec::new(), idempotency_key: None })
+        .await
+        .unwrap();
+
+    // A round while the first transaction is open indexes neither (the second is newer than it).
+    search::round(store.pool(), &store.health, search::Lock::Wait).await.unwrap();
+    assert!(store.list_reports(&search("narwhal")).await.unwrap().is_empty());
+    open.commit().await.unwrap();
+    store.run_maintenance_once().await.unwrap();
+    assert_eq!(store.list_reports(&search("walrus")).await.unwrap().len(), 1);
+    assert_eq!(store.list_reports(&search("narwhal")).await.unwrap().len(), 1);
 }
 
 fn plain(project: &Project) -> NewReport {

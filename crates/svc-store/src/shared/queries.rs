@@ -10,13 +10,13 @@
 //! (built per backend, mapped here), bulk loads, viewed marks and blob rows.
 
 use async_trait::async_trait;
-use sqlx::Executor;
 use sqlx::types::Json;
+use sqlx::{Executor, Row};
 use svc_core::model::*;
 
 use super::rows::{self, *};
 // `for_update!` and `status_change_order!` are the including module's, in scope by position.
-use super::{Db, ThisStore, list_query, map_write_error, report_json};
+use super::{Db, ThisStore, list_is_prepared, list_query, map_write_error, report_json};
 use crate::health::{PROBE_WRITE, is_storage_failure_of};
 use crate::*;
 
@@ -133,7 +133,10 @@ async fn insert_channel<'e>(executor: impl Executor<'e, Database = Db>, channel:
 }
 
 /// The optional filters of a report listing, after its project condition (both backends build
-/// the rest of the listing their own way).
+/// the rest of the listing their own way): all but `before` (see [`push_before`]) and `search`
+/// (each backend's own index). `reporter` is matched exactly here; each backend also narrows it
+/// through its search index (the author id has no index on the reports table: one would cost every
+/// filed report an index entry).
 pub(super) fn push_optional_filters(query: &mut sqlx::QueryBuilder<Db>, filter: &ReportFilter) {
     if let Some(status) = &filter.status {
         query.push(" AND status = ").push_bind(status.clone());
@@ -144,9 +147,47 @@ pub(super) fn push_optional_filters(query: &mut sqlx::QueryBuilder<Db>, filter: 
     if let Some(artifact_id) = &filter.artifact_id {
         query.push(" AND artifact_id = ").push_bind(artifact_id.clone());
     }
+    match &filter.assignee {
+        None => {}
+        Some(AssigneeFilter::Unassigned) => {
+            query.push(" AND assignee_id IS NULL");
+        }
+        // Implies `assignee_id IS NOT NULL`: the partial index of assigned reports serves it.
+        Some(AssigneeFilter::User(user_id)) => {
+            query.push(" AND assignee_id = ").push_bind(user_id.clone());
+        }
+    }
+    if let Some(label) = &filter.label {
+        query
+            .push(" AND id IN (SELECT report_id FROM report_labels WHERE label_key = ")
+            .push_bind(svc_core::triage::key(label))
+            .push(")");
+    }
+    if let Some(reporter) = &filter.reporter {
+        query.push(" AND author_id = ").push_bind(reporter.clone());
+    }
+}
+
+/// The keyset cursor of an id-ordered listing: only reports older than `before`.
+pub(super) fn push_before(query: &mut sqlx::QueryBuilder<Db>, filter: &ReportFilter) {
     if let Some(before) = &filter.before {
         query.push(" AND id < ").push_bind(before.clone());
     }
+}
+
+/// `(a, b, ...)` of bound values, for `IN`.
+fn push_list(query: &mut sqlx::QueryBuilder<Db>, values: &[String]) {
+    query.push("(");
+    let mut list = query.separated(", ");
+    for value in values {
+        list.push_bind(value.clone());
+    }
+    query.push(")");
+}
+
+/// A report's labels as the `labels` column holds them: a JSON array, NULL when there are none.
+fn labels_json(labels: &[String]) -> Option<Json<&[String]>> {
+    (!labels.is_empty()).then_some(Json(labels))
 }
 
 #[async_trait]
@@ -351,7 +392,7 @@ impl ReportStore for ThisStore {
     }
 
     async fn get_report(&self, id: &str) -> StoreResult<Option<Report>> {
-        let row = sqlx::query(concat!("SELECT ", report_columns!(), " FROM reports WHERE id = $1"))
+        let row = sqlx::query(concat!("SELECT ", report_select_columns!(), " FROM reports WHERE id = $1"))
             .bind(id)
             .fetch_optional(self.read_pool())
             .await?;
@@ -360,13 +401,13 @@ impl ReportStore for ThisStore {
 
     async fn list_reports(&self, filter: &ReportFilter) -> StoreResult<Vec<Report>> {
         let Some(mut query) = list_query(filter) else { return Ok(Vec::new()) };
-        let rows = query.build().fetch_all(self.read_pool()).await?;
+        let rows = query.build().persistent(list_is_prepared(filter)).fetch_all(self.read_pool()).await?;
         rows::all(&rows, rows::report)
     }
 
     async fn list_reports_text(&self, filter: &ReportFilter) -> StoreResult<Vec<ListedReport>> {
         let Some(mut query) = list_query(filter) else { return Ok(Vec::new()) };
-        let rows = query.build().fetch_all(self.read_pool()).await?;
+        let rows = query.build().persistent(list_is_prepared(filter)).fetch_all(self.read_pool()).await?;
         rows::all(&rows, rows::listed_report)
     }
 
@@ -452,6 +493,139 @@ impl ReportStore for ThisStore {
             .execute(self.write_pool())
             .await?;
         Ok(result.rows_affected())
+    }
+}
+
+#[async_trait]
+impl TriageStore for ThisStore {
+    async fn set_assignee(
+        &self,
+        project_ids: &[String],
+        report_ids: &[String],
+        assignee: Option<&str>,
+        at: i64,
+    ) -> StoreResult<()> {
+        if report_ids.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.begin_write().await?;
+        let mut query = sqlx::QueryBuilder::<Db>::new(
+            "UPDATE reports SET updated_at = CASE WHEN assignee_id IS NOT DISTINCT FROM ",
+        );
+        query.push_bind(assignee.map(str::to_string));
+        query.push(" THEN updated_at ELSE ").push_bind(at).push(" END, assignee_id = ");
+        query.push_bind(assignee.map(str::to_string));
+        query.push(" WHERE id IN ");
+        push_list(&mut query, report_ids);
+        query.push(" AND project_id IN ");
+        push_list(&mut query, project_ids);
+        let done = query.build().execute(&mut *tx).await?;
+        if done.rows_affected() != report_ids.len() as u64 {
+            // Dropping the transaction rolls it back: all or nothing.
+            return Err(StoreError::NotFound);
+        }
+        self.commit_write(tx).await
+    }
+
+    async fn change_labels(
+        &self,
+        project_ids: &[String],
+        report_ids: &[String],
+        change: &svc_core::triage::LabelChange,
+        at: i64,
+    ) -> StoreResult<Vec<(String, Vec<String>)>> {
+        use std::collections::HashMap;
+        use svc_core::triage::{MAX_LABELS_PER_REPORT, key};
+
+        if report_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut tx = self.begin_write().await?;
+        // Locked in id order where the backend locks rows, so concurrent changes cannot deadlock.
+        let mut query = sqlx::QueryBuilder::<Db>::new("SELECT id, project_id, labels FROM reports WHERE id IN ");
+        push_list(&mut query, report_ids);
+        query.push(" AND project_id IN ");
+        push_list(&mut query, project_ids);
+        query.push(concat!(" ORDER BY id", for_update!()));
+        let rows = query.build().fetch_all(&mut *tx).await?;
+        if rows.len() != report_ids.len() {
+            return Err(StoreError::NotFound);
+        }
+        let mut current: HashMap<String, (String, Vec<String>)> = HashMap::with_capacity(rows.len());
+        for row in &rows {
+            current.insert(row.try_get("id")?, (row.try_get("project_id")?, rows::labels(row)?));
+        }
+
+        // How the projects already spell the labels this change writes.
+        let mut spellings: HashMap<(String, String), String> = HashMap::new();
+        let keys: Vec<String> = change.written().iter().map(|label| label.key()).collect();
+        if !keys.is_empty() {
+            let mut projects: Vec<String> = current.values().map(|(project_id, _)| project_id.clone()).collect();
+            projects.sort_unstable();
+            projects.dedup();
+            let mut query = sqlx::QueryBuilder::<Db>::new(
+                "SELECT project_id, label_key, min(label) FROM report_labels WHERE project_id IN ",
+            );
+            push_list(&mut query, &projects);
+            query.push(" AND label_key IN ");
+            push_list(&mut query, &keys);
+            query.push(" GROUP BY project_id, label_key");
+            let found: Vec<(String, String, String)> = query.build_query_as().fetch_all(&mut *tx).await?;
+            spellings.extend(found.into_iter().map(|(project_id, key, label)| ((project_id, key), label)));
+        }
+
+        let mut results = Vec::with_capacity(report_ids.len());
+        for report_id in report_ids {
+            let (project_id, before) = &current[report_id];
+            let after = change.apply(before, |key| spellings.get(&(project_id.clone(), key.to_string())).cloned());
+            if after.len() > MAX_LABELS_PER_REPORT {
+                return Err(StoreError::TooManyLabels(report_id.clone()));
+            }
+            if after != *before {
+                let before_keys: Vec<String> = before.iter().map(|label| key(label)).collect();
+                let after_keys: Vec<String> = after.iter().map(|label| key(label)).collect();
+                let removed: Vec<String> = before_keys.iter().filter(|k| !after_keys.contains(k)).cloned().collect();
+                if !removed.is_empty() {
+                    let mut query = sqlx::QueryBuilder::<Db>::new("DELETE FROM report_labels WHERE report_id = ");
+                    query.push_bind(report_id.clone()).push(" AND label_key IN ");
+                    push_list(&mut query, &removed);
+                    query.build().execute(&mut *tx).await?;
+                }
+                let added: Vec<(&String, &String)> =
+                    after.iter().zip(&after_keys).filter(|(_, k)| !before_keys.contains(k)).collect();
+                if !added.is_empty() {
+                    let mut query = sqlx::QueryBuilder::<Db>::new(
+                        "INSERT INTO report_labels (label_key, report_id, project_id, label) ",
+                    );
+                    query.push_values(added, |mut row, (label, key)| {
+                        row.push_bind(key.clone())
+                            .push_bind(report_id.clone())
+                            .push_bind(project_id.clone())
+                            .push_bind(label.clone());
+                    });
+                    query.build().execute(&mut *tx).await?;
+                }
+                sqlx::query("UPDATE reports SET labels = $2, updated_at = $3 WHERE id = $1")
+                    .bind(report_id)
+                    .bind(labels_json(&after))
+                    .bind(at)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            results.push((report_id.clone(), after));
+        }
+        self.commit_write(tx).await?;
+        Ok(results)
+    }
+
+    async fn list_labels(&self, project_id: &str) -> StoreResult<Vec<LabelCount>> {
+        let found: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT min(label), count(*) FROM report_labels WHERE project_id = $1 GROUP BY label_key ORDER BY label_key",
+        )
+        .bind(project_id)
+        .fetch_all(self.read_pool())
+        .await?;
+        Ok(found.into_iter().map(|(label, count)| LabelCount { label, count }).collect())
     }
 }
 

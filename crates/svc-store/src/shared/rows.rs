@@ -32,10 +32,19 @@ macro_rules! channel_columns {
         "id, project_id, key, name, color, mascot, base_weight, matchers, archived, created_at, updated_at"
     };
 }
+/// The columns a report is filed with (INSERTs bind exactly these).
 macro_rules! report_columns {
     () => {
         "id, project_id, channel_key, status, title, blocks, context, identity, identity_error, \
          author_kind, author_id, author_label, artifact_id, url, created_at, updated_at"
+    };
+}
+/// The columns a report is read with: [`report_columns`] and the triage columns, which filing leaves
+/// NULL (no assignee; `labels` is the JSON array of the report's labels, NULL when it has none).
+macro_rules! report_select_columns {
+    () => {
+        "id, project_id, channel_key, status, title, blocks, context, identity, identity_error, \
+         author_kind, author_id, author_label, artifact_id, url, created_at, updated_at, assignee_id, labels"
     };
 }
 macro_rules! status_change_columns {
@@ -78,7 +87,7 @@ macro_rules! blob_columns {
 #[allow(unused_imports)]
 pub(super) use {
     blob_columns, channel_columns, comment_columns, flag_columns, hint_columns, key_columns, organization_columns,
-    project_columns, report_columns, room_columns, status_change_columns,
+    project_columns, report_columns, report_select_columns, room_columns, status_change_columns,
 };
 
 fn corrupt(column: &str, error: impl std::fmt::Display) -> StoreError {
@@ -151,7 +160,7 @@ pub(super) fn report(row: &DbRow) -> StoreResult<Report> {
     listed_report(row)?.try_into()
 }
 
-/// A report row for listings: the JSON columns come back as the text [`crate::json_text`] wrote
+/// A report row for listings (read with `report_select_columns!`): the JSON columns come back as the text [`crate::json_text`] wrote
 /// (compact, keys in order: what serializing the parsed value gives again), checked to be JSON but
 /// not parsed into values.
 pub(super) fn listed_report(row: &DbRow) -> StoreResult<ListedReport> {
@@ -171,7 +180,14 @@ pub(super) fn listed_report(row: &DbRow) -> StoreResult<ListedReport> {
         url: row.try_get("url")?,
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
+        assignee: row.try_get("assignee_id")?,
+        labels: labels(row)?,
     })
+}
+
+/// A report's `labels` column: a JSON array of strings, NULL when it has none.
+pub(super) fn labels(row: &DbRow) -> StoreResult<Vec<String>> {
+    Ok(optional_json_column::<Vec<String>>(row, "labels")?.unwrap_or_default())
 }
 
 pub(super) fn status_change(row: &DbRow) -> StoreResult<StatusChange> {

@@ -41,6 +41,7 @@ mod queries;
 #[allow(clippy::duplicate_mod)]
 #[path = "../shared/rows.rs"]
 mod rows;
+mod search;
 mod short_ids;
 #[cfg(test)]
 mod tests;
@@ -61,7 +62,7 @@ use crate::cache::HotCache;
 use crate::health::WriteHealth;
 use crate::{CreatedReport, ReportText, Store, StoreError, StoreResult, json_text};
 use group_commit::{Job, QueuedBlob, QueuedReport, QueuedViews};
-use rows::report_columns;
+use rows::{report_columns, report_select_columns};
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const READ_CONNECTIONS: u32 = 4;
@@ -141,6 +142,7 @@ impl SqliteStore {
         let (write_queue, queue) = mpsc::channel(group_commit::QUEUE_CAPACITY);
         tokio::spawn(group_commit::run_writer(writer.clone(), queue, health.clone()));
         tokio::spawn(short_ids::run_indexer(writer.clone(), reader.clone(), write_queue.downgrade(), health.clone()));
+        tokio::spawn(search::run_indexer(writer.clone(), reader.clone(), write_queue.downgrade(), health.clone()));
         Ok(SqliteStore {
             writer,
             reader,
@@ -235,18 +237,27 @@ fn push_project_list(query: &mut QueryBuilder<Sqlite>, project_ids: &BTreeSet<&s
     query.push(")");
 }
 
+/// Listings are prepared statements, kept in each connection's cache.
+fn list_is_prepared(_filter: &ReportFilter) -> bool {
+    true
+}
+
 /// The query of a report listing; `None` when it can only be empty.
 fn list_query(filter: &ReportFilter) -> Option<QueryBuilder<Sqlite>> {
     let project_ids: BTreeSet<&str> = filter.project_ids.iter().map(String::as_str).collect();
     if project_ids.is_empty() || filter.limit == 0 {
         return None;
     }
+    if search::uses_index(filter) {
+        return search::list_query(filter, &project_ids);
+    }
     let limit = i64::from(filter.limit);
     let mut query = QueryBuilder::<Sqlite>::new("");
     if project_ids.len() == 1 || project_ids.len() > MAX_PROJECTS_PER_UNION {
-        query.push(concat!("SELECT ", report_columns!(), " FROM reports WHERE project_id IN "));
+        query.push(concat!("SELECT ", report_select_columns!(), " FROM reports WHERE project_id IN "));
         push_project_list(&mut query, &project_ids);
         queries::push_optional_filters(&mut query, filter);
+        queries::push_before(&mut query, filter);
     } else {
         // Each project's newest `limit` reports come straight off its index, then the union is
         // merged and cut: an `IN` list over several projects cannot be read in id order.
@@ -254,9 +265,14 @@ fn list_query(filter: &ReportFilter) -> Option<QueryBuilder<Sqlite>> {
             if index > 0 {
                 query.push(" UNION ALL ");
             }
-            query.push(concat!("SELECT * FROM (SELECT ", report_columns!(), " FROM reports WHERE project_id = "));
+            query.push(concat!(
+                "SELECT * FROM (SELECT ",
+                report_select_columns!(),
+                " FROM reports WHERE project_id = "
+            ));
             query.push_bind(project_id.to_string());
             queries::push_optional_filters(&mut query, filter);
+            queries::push_before(&mut query, filter);
             query.push(" ORDER BY id DESC LIMIT ").push_bind(limit).push(")");
         }
     }
@@ -310,7 +326,7 @@ impl SqliteStore {
             short_ids::lookup_query(&project_ids, short_id, limit)
         } else {
             // Any other length (never a short id the API hands out) scans the projects' reports.
-            let mut query = QueryBuilder::<Sqlite>::new(concat!("SELECT ", report_columns!(), " FROM reports"));
+            let mut query = QueryBuilder::<Sqlite>::new(concat!("SELECT ", report_select_columns!(), " FROM reports"));
             query.push(" WHERE project_id IN ");
             push_project_list(&mut query, &project_ids);
             query
@@ -348,8 +364,10 @@ impl SqliteStore {
             });
             query.build().execute(&mut *tx).await.map_err(map_write_error)?;
         }
-        // A bulk load copies its short ids at once, in the same transaction.
+        // A bulk load copies its short ids and indexes its reports for search at once, in the same
+        // transaction.
         short_ids::copy_all_in(&mut tx).await?;
+        search::index_all_in(&mut tx).await?;
         self.commit_write(tx).await?;
         Ok(())
     }
@@ -374,6 +392,7 @@ impl Store for SqliteStore {
     }
 
     async fn run_maintenance_once(&self) -> StoreResult<()> {
-        short_ids::run_once(&self.writer, &self.reader, &self.health).await
+        short_ids::run_once(&self.writer, &self.reader, &self.health).await?;
+        search::run_once(&self.writer, &self.reader, &self.health).await
     }
 }

@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 
 use super::group_commit::Job;
 use super::push_project_list;
-use super::rows::report_columns;
+use super::rows::report_select_columns;
 use crate::StoreResult;
 use crate::health::{WriteHealth, is_storage_failure_of};
 
@@ -163,7 +163,7 @@ async fn copy_round(writer: &SqlitePool, reader: &SqlitePool) -> StoreResult<boo
 pub(super) fn lookup_query(project_ids: &BTreeSet<&str>, short_id: &str, limit: u32) -> QueryBuilder<Sqlite> {
     let mut query = QueryBuilder::<Sqlite>::new(concat!(
         "SELECT ",
-        report_columns!(),
+        report_select_columns!(),
         " FROM reports WHERE id IN (SELECT report_id FROM report_short_ids WHERE short_id = "
     ));
     query.push_bind(short_id.to_string());

@@ -30,6 +30,8 @@ fn plain(project: &Project) -> NewReport {
         url: Some("https://app.example.com/settings".into()),
         created_at: at,
         updated_at: at,
+        assignee: None,
+        labels: Vec::new(),
     };
     NewReport { report, blob_ids: Vec::new(), idempotency_key: None }
 }

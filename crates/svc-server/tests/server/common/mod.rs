@@ -547,6 +547,8 @@ pub async fn seed_report(store: &DynStore, project_id: &str, seed: Seed) -> Repo
         url: Some("https://app.example.com/page".into()),
         created_at,
         updated_at: created_at,
+        assignee: None,
+        labels: Vec::new(),
     };
     store
         .create_report(&NewReport { report: report.clone(), blob_ids: vec![], idempotency_key: None })

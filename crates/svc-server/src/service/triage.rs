@@ -1,0 +1,124 @@
+//! Triage: the labels and the assignee of one report or many at once, in the projects the acting
+//! principal may write to (`feedback:write`), and a project's labels with their counts.
+
+use super::{ServiceError, ServiceResult};
+use crate::principal::Principal;
+use svc_core::model::{LabelCount, Project};
+use svc_core::triage::{Label, LabelChange, LabelSet, MAX_LABELS_PER_REPORT, ReportIds};
+use svc_core::{scope, time};
+use svc_store::{Store, StoreError};
+
+/// A report's labels after a change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Labelled {
+    pub report_id: String,
+    pub labels: Vec<String>,
+}
+
+/// Replaces the labels of each report with `labels`.
+pub async fn set_labels(
+    store: &dyn Store,
+    by: &Principal,
+    projects: &[Project],
+    reports: &ReportIds,
+    labels: LabelSet,
+) -> ServiceResult<Vec<Labelled>> {
+    change_labels(store, by, projects, reports, LabelChange::Replace(labels)).await
+}
+
+/// Adds `label` to each report that does not hold it yet.
+pub async fn add_label(
+    store: &dyn Store,
+    by: &Principal,
+    projects: &[Project],
+    reports: &ReportIds,
+    label: Label,
+) -> ServiceResult<Vec<Labelled>> {
+    change_labels(store, by, projects, reports, LabelChange::Add(vec![label])).await
+}
+
+/// Removes `label` from each report that holds it.
+pub async fn remove_label(
+    store: &dyn Store,
+    by: &Principal,
+    projects: &[Project],
+    reports: &ReportIds,
+    label: Label,
+) -> ServiceResult<Vec<Labelled>> {
+    change_labels(store, by, projects, reports, LabelChange::Remove(vec![label])).await
+}
+
+/// Every report or none: a report outside `projects` is `NotFound`, one that would hold more than
+/// 20 labels `Invalid`, and nothing changes.
+async fn change_labels(
+    store: &dyn Store,
+    by: &Principal,
+    projects: &[Project],
+    reports: &ReportIds,
+    change: LabelChange,
+) -> ServiceResult<Vec<Labelled>> {
+    let project_ids = writable(by, projects)?;
+    match store.change_labels(&project_ids, reports.as_slice(), &change, time::now_ms()).await {
+        Ok(changed) => {
+            announce(store, &project_ids);
+            Ok(changed.into_iter().map(|(report_id, labels)| Labelled { report_id, labels }).collect())
+        }
+        Err(StoreError::NotFound) => Err(not_found()),
+        Err(StoreError::TooManyLabels(report_id)) => Err(ServiceError::Invalid(format!(
+            "labels: report {report_id} would hold more than {MAX_LABELS_PER_REPORT} labels"
+        ))),
+        Err(other) => Err(other.into()),
+    }
+}
+
+/// Assigns each report to the user `assignee`, or unassigns it (`None`). Every report or none: a
+/// report outside `projects` is `NotFound` and nothing changes.
+///
+/// `assignee` must already be validated by the caller: the id of an existing user who is a member
+/// of every project in `projects`. This function checks the principal's scope, not the user: users
+/// and memberships come with accounts, and a caller that takes an assignee from a client looks the
+/// user and the memberships up before calling it.
+pub async fn set_assignee(
+    store: &dyn Store,
+    by: &Principal,
+    projects: &[Project],
+    reports: &ReportIds,
+    assignee: Option<&str>,
+) -> ServiceResult<()> {
+    let project_ids = writable(by, projects)?;
+    match store.set_assignee(&project_ids, reports.as_slice(), assignee, time::now_ms()).await {
+        Err(StoreError::NotFound) => Err(not_found()),
+        other => {
+            other?;
+            announce(store, &project_ids);
+            Ok(())
+        }
+    }
+}
+
+/// The project's labels with the number of reports holding each, by label (for a filter menu).
+pub async fn labels(store: &dyn Store, project: &Project) -> ServiceResult<Vec<LabelCount>> {
+    Ok(store.list_labels(&project.id).await?)
+}
+
+/// The ids of `projects`, once `by` may triage in each of them.
+fn writable(by: &Principal, projects: &[Project]) -> ServiceResult<Vec<String>> {
+    projects
+        .iter()
+        .map(|project| {
+            by.require(scope::FEEDBACK_WRITE, Some(project))?;
+            Ok(project.id.clone())
+        })
+        .collect()
+}
+
+/// Tells live views that reports of these projects changed.
+fn announce(store: &dyn Store, project_ids: &[String]) {
+    for project_id in project_ids {
+        store.changes().announce(project_id);
+    }
+}
+
+fn not_found() -> ServiceError {
+    ServiceError::NotFound("report not found in this project".into())
+}
