@@ -1109,6 +1109,8 @@ conformance! {
         let winners = [first.unwrap(), second.unwrap()].into_iter().flatten().count();
         assert_eq!(winners, 1, "two redemptions racing: exactly one wins");
         assert!(store.peek_link("t", 5_000).await.unwrap().is_none(), "used");
+    }
+}
 
 // Triage (assignees, labels) and search.
 

@@ -132,7 +132,8 @@ pub async fn get_feedback(
 }
 
 /// Sets the status (`new`, `triaged`, `in-progress`, `fixed`, `verified` or `canceled`), replaces
-/// the labels, or both.
+/// the labels, assigns the report to a member of the organization (or unassigns it with null), in
+/// any combination.
 #[utoipa::path(patch, path = "/projects/{projectId}/feedback/{reportId}", tag = "reports", security(("bearer" = [])),
     params(("projectId" = String, Path), ("reportId" = String, Path)),
     request_body = ReportPatch,
@@ -145,8 +146,11 @@ pub async fn patch_feedback(
 ) -> ApiResult<Json<ReportPatchView>> {
     let project = key.project(&state, &project_id, scope::FEEDBACK_WRITE).await?;
     let report = report_in(&state, &project, &report_id).await?;
-    // Both checked before either is applied.
-    let ReportChanges { status, labels } = body.parse::<ReportPatch>()?.try_into()?;
+    // Everything checked before anything is applied (the assignee's membership included).
+    let ReportChanges { status, labels, assignee } = body.parse::<ReportPatch>()?.try_into()?;
+    if let Some(Some(user_id)) = &assignee {
+        triage::check_assignee(&*state.store, std::slice::from_ref(&project), user_id).await?;
+    }
     let status = match status {
         Some(status) => reports::set_status(&*state.store, &report, status, &key.0).await?.to_status,
         None => report.status.clone(),
@@ -165,7 +169,17 @@ pub async fn patch_feedback(
         }
         None => None,
     };
-    Ok(Json(ReportPatchView { id: report.id, status, labels }))
+    if let Some(assignee) = &assignee {
+        triage::assign(
+            &*state.store,
+            &key.0,
+            std::slice::from_ref(&project),
+            &ReportIds::one(&report.id),
+            assignee.as_deref(),
+        )
+        .await?;
+    }
+    Ok(Json(ReportPatchView { id: report.id, status, labels, assignee }))
 }
 
 /// The report's comments, oldest first, drafts included (`draft: true`).

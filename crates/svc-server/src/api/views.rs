@@ -274,22 +274,33 @@ pub struct ReportPatch {
     #[serde(default, deserialize_with = "field::present")]
     #[schema(schema_with = rules::labels)]
     pub labels: Option<Vec<String>>,
+    /// The user id of a member of the project's organization to assign the report to; null
+    /// unassigns it.
+    #[serde(default, deserialize_with = "field::nullable")]
+    #[schema(value_type = Option<String>, nullable = true)]
+    pub assignee: Option<Option<String>>,
 }
 
 /// What a report PATCH changes, checked.
 pub struct ReportChanges {
     pub status: Option<Status>,
     pub labels: Option<LabelSet>,
+    /// `Some(None)` unassigns.
+    pub assignee: Option<Option<String>>,
 }
 
 impl TryFrom<ReportPatch> for ReportChanges {
     type Error = svc_core::Invalid;
 
     fn try_from(body: ReportPatch) -> Result<Self, Self::Error> {
-        if body.status.is_none() && body.labels.is_none() {
-            return Err(svc_core::Invalid::new("give status, labels or both"));
+        if body.status.is_none() && body.labels.is_none() && body.assignee.is_none() {
+            return Err(svc_core::Invalid::new("give any of status, labels, assignee"));
         }
-        Ok(ReportChanges { status: body.status, labels: body.labels.as_deref().map(LabelSet::parse).transpose()? })
+        Ok(ReportChanges {
+            status: body.status,
+            labels: body.labels.as_deref().map(LabelSet::parse).transpose()?,
+            assignee: body.assignee,
+        })
     }
 }
 
@@ -302,6 +313,10 @@ pub struct ReportPatchView {
     /// The report's labels, when the PATCH set them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub labels: Option<Vec<String>>,
+    /// The report's assignee (a user id, or null), when the PATCH set it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, nullable = true)]
+    pub assignee: Option<Option<String>>,
 }
 
 #[derive(Serialize, ToSchema)]

@@ -286,7 +286,8 @@ pub async fn members(store: &dyn Store, org_id: &str) -> ServiceResult<Vec<(User
 /// The user `user_id` if they belong to the organization (someone a report of it may be assigned
 /// to); `Invalid` otherwise, naming the field.
 pub async fn assignable(store: &dyn Store, org_id: &str, user_id: &str) -> ServiceResult<User> {
-    let not_member = || ServiceError::Invalid(format!("assignee: {user_id} is not a member of the project's organization"));
+    let not_member =
+        || ServiceError::Invalid(format!("assignee: {user_id} is not a member of the project's organization"));
     let user = store.get_user(user_id).await?.ok_or_else(not_member)?;
     let member = store.list_memberships(&user.id).await?.iter().any(|m| m.org_id == org_id);
     if member { Ok(user) } else { Err(not_member()) }

@@ -71,14 +71,9 @@ async fn change_labels(
     }
 }
 
-/// Assigns each report to the user `assignee`, or unassigns it (`None`). Every report or none: a
+/// Sets the assignee of each report once [`assign`] has checked the user. Every report or none: a
 /// report outside `projects` is `NotFound` and nothing changes.
-///
-/// `assignee` must already be validated by the caller: the id of an existing user who is a member
-/// of every project in `projects`. This function checks the principal's scope, not the user: users
-/// and memberships come with accounts, and a caller that takes an assignee from a client looks the
-/// user and the memberships up before calling it.
-pub async fn set_assignee(
+async fn set_assignee(
     store: &dyn Store,
     by: &Principal,
     projects: &[Project],
@@ -94,6 +89,29 @@ pub async fn set_assignee(
             Ok(())
         }
     }
+}
+
+/// Checks that `user_id` may be assigned reports of every one of `projects` (a member of each
+/// project's organization).
+pub async fn check_assignee(store: &dyn Store, projects: &[Project], user_id: &str) -> ServiceResult<()> {
+    for project in projects {
+        super::accounts::assignable(store, &project.org_id, user_id).await?;
+    }
+    Ok(())
+}
+
+/// Assigns each report to a member of its organization (checked), or unassigns it (`None`).
+pub async fn assign(
+    store: &dyn Store,
+    by: &Principal,
+    projects: &[Project],
+    reports: &ReportIds,
+    assignee: Option<&str>,
+) -> ServiceResult<()> {
+    if let Some(user_id) = assignee {
+        check_assignee(store, projects, user_id).await?;
+    }
+    set_assignee(store, by, projects, reports, assignee).await
 }
 
 /// The project's labels with the number of reports holding each, by label (for a filter menu).
