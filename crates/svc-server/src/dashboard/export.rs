@@ -62,7 +62,7 @@ pub async fn list(
     };
     let projects = projects::reachable(&*state.store, &person.principal()).await?;
     let names: Vec<(String, String)> = projects.iter().map(|p| (p.id.clone(), p.name.clone())).collect();
-    let filter = query.filter(&projects, EXPORT_PAGE);
+    let filter = query.filter(&projects, &person.signed_in.user.id, EXPORT_PAGE);
     let start = if csv { Some(CSV_HEADER.to_string()) } else { None };
     let store = state.store.clone();
     // Pages are read as the body is sent, so a large export never sits in memory whole.

@@ -8,8 +8,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use std::collections::HashSet;
-use svc_core::model::{Project, Report, ReportFilter};
+use svc_core::model::{AssigneeFilter, Project, Report, ReportFilter};
 use svc_core::status::{NewComment, STATUSES, Status};
+use svc_core::triage::{Label, ReportIds};
 use svc_core::{scope, time};
 
 use super::assets::{self, Assets};
@@ -17,7 +18,7 @@ use super::error::{PageError, PageResult};
 use super::session::Person;
 use super::view::{self, BlockView, ChangeView, CommentView, Fact, Reporter, Segment, When};
 use super::{CsrfField, Submitted, render};
-use crate::service::{comments, projects, reports};
+use crate::service::{accounts, comments, projects, reports, triage};
 use crate::state::AppState;
 
 const PAGE_SIZE: u32 = 50;
@@ -35,6 +36,17 @@ pub struct InboxQuery {
     channel: String,
     #[serde(default)]
     room: String,
+    /// `me`, `none` or a user id.
+    #[serde(default)]
+    assignee: String,
+    #[serde(default)]
+    label: String,
+    /// An author id (the reporter's userId).
+    #[serde(default)]
+    reporter: String,
+    /// Full-text search.
+    #[serde(default)]
+    q: String,
     #[serde(default)]
     before: String,
     /// The selected report.
@@ -44,7 +56,7 @@ pub struct InboxQuery {
 
 impl InboxQuery {
     /// The store filter of this view over the person's projects.
-    pub fn filter(&self, projects: &[Project], limit: u32) -> ReportFilter {
+    pub fn filter(&self, projects: &[Project], me: &str, limit: u32) -> ReportFilter {
         let project_ids: Vec<String> = match projects.iter().find(|p| p.id == self.project) {
             Some(project) => vec![project.id.clone()],
             None => projects.iter().map(|p| p.id.clone()).collect(),
@@ -54,19 +66,38 @@ impl InboxQuery {
             status: non_empty(&self.status),
             channel_key: non_empty(&self.channel),
             artifact_id: non_empty(&self.room),
+            assignee: non_empty(&self.assignee).map(|who| match who.as_str() {
+                "me" => AssigneeFilter::User(me.to_string()),
+                other => AssigneeFilter::parse(other),
+            }),
+            label: non_empty(&self.label),
+            reporter: non_empty(&self.reporter),
+            // Over-long searches are cut rather than refused: the page shows what it searched.
+            search: non_empty(&self.q).map(|q| q.chars().take(svc_core::search::MAX_QUERY_CHARS).collect()),
             before: non_empty(&self.before),
             limit,
-            ..Default::default()
         }
+    }
+
+    /// The filters of this view by their query names (the cursor and selection apart).
+    fn filters(&self) -> [(&'static str, &String); 8] {
+        [
+            ("project", &self.project),
+            ("status", &self.status),
+            ("channel", &self.channel),
+            ("room", &self.room),
+            ("assignee", &self.assignee),
+            ("label", &self.label),
+            ("reporter", &self.reporter),
+            ("q", &self.q),
+        ]
     }
 
     /// The export link of this view (every page of it, not only the one shown).
     fn export(&self, format: &str) -> String {
         let mut pairs = url::form_urlencoded::Serializer::new(String::new());
         pairs.append_pair("format", format);
-        for (name, value) in
-            [("project", &self.project), ("status", &self.status), ("channel", &self.channel), ("room", &self.room)]
-        {
+        for (name, value) in self.filters() {
             if !value.is_empty() {
                 pairs.append_pair(name, value);
             }
@@ -77,13 +108,7 @@ impl InboxQuery {
     /// The query string of this view, with the selection set to `report` (for links and redirects).
     fn with_selection(&self, report: Option<&str>) -> String {
         let mut pairs = url::form_urlencoded::Serializer::new(String::new());
-        for (name, value) in [
-            ("project", &self.project),
-            ("status", &self.status),
-            ("channel", &self.channel),
-            ("room", &self.room),
-            ("before", &self.before),
-        ] {
+        for (name, value) in self.filters().into_iter().chain([("before", &self.before)]) {
             if !value.is_empty() {
                 pairs.append_pair(name, value);
             }
@@ -106,6 +131,8 @@ struct Item {
     project: String,
     status: String,
     channel: String,
+    assignee: Option<String>,
+    labels: Vec<String>,
     unread: bool,
     selected: bool,
 }
@@ -126,6 +153,14 @@ struct Detail {
     markdown: String,
     created: When,
     can_write: bool,
+    /// The assignee's user id and name.
+    assignee: Option<(String, String)>,
+    /// People the report may be assigned to (its organization's members).
+    assignable: Vec<(String, String)>,
+    /// Labels in use in its project (suggestions when adding one).
+    project_labels: Vec<String>,
+    /// The reporter's author id, for "their other reports".
+    reporter_id: Option<String>,
 }
 
 #[derive(Template)]
@@ -140,6 +175,10 @@ struct InboxPage<'a> {
     statuses: &'a [&'static str],
     /// Channel keys of the visible projects, for the filter.
     channels: Vec<String>,
+    /// People of the visible projects' organizations (id, name), for the assignee filter.
+    members: Vec<(String, String)>,
+    /// Labels in use in the visible projects, for the filter.
+    labels: Vec<String>,
     items: Vec<Item>,
     next_page: Option<String>,
     detail: Option<Detail>,
@@ -161,13 +200,13 @@ pub async fn page(
     let store = &*state.store;
     let projects = projects::reachable(store, &principal).await?;
     let now = time::now_ms();
-    let filter = query.filter(&projects, PAGE_SIZE);
+    let filter = query.filter(&projects, &person.signed_in.user.id, PAGE_SIZE);
     let page = reports::list_page(store, filter).await?;
     let viewer = principal.viewer();
     let ids: Vec<String> = page.items.iter().map(|r| r.id.clone()).collect();
-    let seen: HashSet<String> =
-        crate::service::accounts::viewed_among(store, &viewer, &ids).await?.into_iter().collect();
+    let seen: HashSet<String> = accounts::viewed_among(store, &viewer, &ids).await?.into_iter().collect();
     let project_name = |id: &str| projects.iter().find(|p| p.id == id).map(|p| p.name.clone()).unwrap_or_default();
+    let members = people(store, &projects).await?;
 
     let detail = match non_empty(&query.r) {
         Some(id) => {
@@ -188,8 +227,10 @@ pub async fn page(
         .map(|report| Item {
             id: report.id.clone(),
             href: query.with_selection(Some(&report.id)),
-            title: view::highlight(&report.title, ""),
-            snippet: view::highlight(&view::snippet(report), ""),
+            title: view::highlight(&report.title, &query.q),
+            snippet: view::highlight(&view::snippet(report), &query.q),
+            assignee: report.assignee.as_ref().map(|id| member_name(&members, id)),
+            labels: report.labels.clone(),
             who: view::reporter(report).name,
             when: When::at(report.created_at, now),
             project: project_name(&report.project_id),
@@ -205,8 +246,10 @@ pub async fn page(
         next.with_selection(None)
     });
     let mut channels = std::collections::BTreeSet::new();
+    let mut labels = std::collections::BTreeSet::new();
     for project in projects.iter().filter(|p| query.project.is_empty() || p.id == query.project) {
         channels.extend(crate::service::channels::list(store, &project.id, false).await?.into_iter().map(|c| c.key));
+        labels.extend(triage::labels(store, project).await?.into_iter().map(|l| l.label));
     }
     let inbox = InboxPage {
         assets: assets::get(),
@@ -217,6 +260,8 @@ pub async fn page(
         projects: &projects,
         statuses: &STATUSES,
         channels: channels.into_iter().collect(),
+        members: members.clone(),
+        labels: labels.into_iter().collect(),
         items,
         next_page,
         detail,
@@ -226,6 +271,25 @@ pub async fn page(
         export_csv: query.export("csv"),
     };
     Ok(render(StatusCode::OK, &inbox))
+}
+
+/// The people of the projects' organizations: (user id, name), by name, each once.
+async fn people(store: &dyn svc_store::Store, projects: &[Project]) -> PageResult<Vec<(String, String)>> {
+    let orgs: std::collections::BTreeSet<&str> = projects.iter().map(|p| p.org_id.as_str()).collect();
+    let mut people = std::collections::BTreeMap::new();
+    for org in orgs {
+        for (user, _) in accounts::members(store, org).await? {
+            people.insert(user.id.clone(), user.label().to_string());
+        }
+    }
+    let mut people: Vec<(String, String)> = people.into_iter().collect();
+    people.sort_by(|a, b| a.1.to_lowercase().cmp(&b.1.to_lowercase()));
+    Ok(people)
+}
+
+/// A user's name among `members`, else their id (someone who has left the organization).
+fn member_name(members: &[(String, String)], user_id: &str) -> String {
+    members.iter().find(|(id, _)| id == user_id).map(|(_, name)| name.clone()).unwrap_or_else(|| user_id.to_string())
 }
 
 fn non_empty(value: &str) -> Option<String> {
@@ -246,7 +310,21 @@ async fn detail(
     let viewers = crate::service::usage::viewers(store, &report).await?;
     let markdown = markdown_of(state, &report, project, &comments).await;
     let can_write = project.is_some_and(|p| principal.require(scope::FEEDBACK_WRITE, Some(p)).is_ok());
+    let assignable = match project {
+        Some(project) => people(store, std::slice::from_ref(project)).await?,
+        None => Vec::new(),
+    };
+    let project_labels = match project {
+        Some(project) => triage::labels(store, project).await?.into_iter().map(|l| l.label).collect(),
+        None => Vec::new(),
+    };
+    let assignee = report.assignee.as_ref().map(|id| (id.clone(), member_name(&assignable, id)));
+    let reporter_id = (report.author.kind == "reporter").then(|| report.author.id.clone()).flatten();
     Ok(Detail {
+        assignee,
+        assignable,
+        project_labels,
+        reporter_id,
         project: project.map(|p| p.name.clone()).unwrap_or_default(),
         short_id: svc_core::ids::short_id(&report.id).to_string(),
         blocks: view::blocks(&report),
@@ -289,15 +367,23 @@ pub async fn report_link(Path(id): Path<String>) -> Redirect {
 
 /// The report a triage form acts on, with the person's right to change it checked.
 async fn writable_report(state: &AppState, person: &Person, id: &str) -> PageResult<Report> {
+    Ok(writable_report_in(state, person, id).await?.0)
+}
+
+/// [`writable_report`] with its project.
+async fn writable_report_in(state: &AppState, person: &Person, id: &str) -> PageResult<(Report, Project)> {
     let principal = person.principal();
     let projects = projects::reachable(&*state.store, &principal).await?;
     let ids: Vec<String> = projects.iter().map(|p| p.id.clone()).collect();
     let report = reports::get_in(&*state.store, &ids, id)
         .await?
         .ok_or_else(|| PageError::NotFound("No such report in your projects.".into()))?;
-    let project = projects.iter().find(|p| p.id == report.project_id);
-    principal.require(scope::FEEDBACK_WRITE, project)?;
-    Ok(report)
+    let project = projects
+        .into_iter()
+        .find(|p| p.id == report.project_id)
+        .ok_or_else(|| PageError::NotFound("No such report in your projects.".into()))?;
+    principal.require(scope::FEEDBACK_WRITE, Some(&project))?;
+    Ok((report, project))
 }
 
 /// Where a form returns to: a local path of the dashboard only.
@@ -333,6 +419,76 @@ pub async fn set_status(
     let status: Status = form.status.parse().map_err(|e: svc_core::Invalid| PageError::BadRequest(e.0))?;
     let report = writable_report(&state, &person, &id).await?;
     reports::set_status(&*state.store, &report, status, &person.principal()).await?;
+    Ok(back_to(&form.back, &report.id).into_response())
+}
+
+#[derive(Deserialize)]
+pub struct AssigneeForm {
+    #[serde(rename = "_csrf")]
+    csrf: String,
+    /// A member's user id; empty unassigns.
+    #[serde(default)]
+    assignee: String,
+    #[serde(default)]
+    back: String,
+}
+
+impl CsrfField for AssigneeForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+/// `POST /reports/{id}/assignee`: the same operation as the REST PATCH's `assignee`.
+pub async fn set_assignee(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Submitted(person, form): Submitted<AssigneeForm>,
+) -> PageResult<Response> {
+    let (report, project) = writable_report_in(&state, &person, &id).await?;
+    let assignee = non_empty(&form.assignee);
+    triage::assign(&*state.store, &person.principal(), &[project], &ReportIds::one(&report.id), assignee.as_deref())
+        .await?;
+    Ok(back_to(&form.back, &report.id).into_response())
+}
+
+#[derive(Deserialize)]
+pub struct LabelForm {
+    #[serde(rename = "_csrf")]
+    csrf: String,
+    #[serde(default)]
+    add: String,
+    #[serde(default)]
+    remove: String,
+    #[serde(default)]
+    back: String,
+}
+
+impl CsrfField for LabelForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+/// `POST /reports/{id}/labels`: adds or removes one label.
+pub async fn change_label(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Submitted(person, form): Submitted<LabelForm>,
+) -> PageResult<Response> {
+    let (report, project) = writable_report_in(&state, &person, &id).await?;
+    let ids = ReportIds::one(&report.id);
+    let principal = person.principal();
+    let invalid = |e: svc_core::Invalid| PageError::BadRequest(e.0);
+    if !form.add.trim().is_empty() {
+        let label = Label::parse(&form.add).map_err(invalid)?;
+        triage::add_label(&*state.store, &principal, &[project], &ids, label).await?;
+    } else if !form.remove.trim().is_empty() {
+        let label = Label::parse(&form.remove).map_err(invalid)?;
+        triage::remove_label(&*state.store, &principal, &[project], &ids, label).await?;
+    } else {
+        return Err(PageError::BadRequest("Type a label to add.".into()));
+    }
     Ok(back_to(&form.back, &report.id).into_response())
 }
 
@@ -410,6 +566,12 @@ pub struct BulkForm {
     ids: Vec<String>,
     #[serde(default)]
     status: String,
+    /// `none`, a member's user id, or empty (unchanged).
+    #[serde(default)]
+    assignee: String,
+    /// A label to add, or empty.
+    #[serde(default)]
+    label: String,
     #[serde(default)]
     back: String,
 }
@@ -432,19 +594,48 @@ pub async fn bulk(State(state): State<AppState>, Submitted(person, form): Submit
     if form.ids.len() > BULK_MAX {
         return Err(PageError::BadRequest(format!("Select at most {BULK_MAX} reports at once.")));
     }
+    let invalid = |e: svc_core::Invalid| PageError::BadRequest(e.0);
     let status: Option<Status> = match form.status.trim() {
         "" => None,
-        text => Some(text.parse().map_err(|e: svc_core::Invalid| PageError::BadRequest(e.0))?),
+        text => Some(text.parse().map_err(invalid)?),
     };
-    let Some(status) = status else {
+    let assignee: Option<Option<String>> = match form.assignee.trim() {
+        "" => None,
+        "none" => Some(None),
+        id => Some(Some(id.to_string())),
+    };
+    let label = non_empty(&form.label).map(|text| Label::parse(&text)).transpose().map_err(invalid)?;
+    if status.is_none() && assignee.is_none() && label.is_none() {
         return Err(PageError::BadRequest("Choose what to change for the selected reports.".into()));
-    };
+    }
     let principal = person.principal();
+    // Every report is checked (reach and right to change) before any changes.
+    let mut selected = Vec::with_capacity(form.ids.len());
     for id in &form.ids {
-        let report = writable_report(&state, &person, id).await?;
-        if report.status != status.as_str() {
-            reports::set_status(&*state.store, &report, status, &principal).await?;
+        selected.push(writable_report_in(&state, &person, id).await?);
+    }
+    let mut touched: Vec<Project> = Vec::new();
+    for (_, project) in &selected {
+        if !touched.iter().any(|p| p.id == project.id) {
+            touched.push(project.clone());
         }
+    }
+    let ids = ReportIds::parse(&form.ids).map_err(invalid)?;
+    if let Some(Some(user_id)) = &assignee {
+        triage::check_assignee(&*state.store, &touched, user_id).await?;
+    }
+    if let Some(status) = status {
+        for (report, _) in &selected {
+            if report.status != status.as_str() {
+                reports::set_status(&*state.store, report, status, &principal).await?;
+            }
+        }
+    }
+    if let Some(assignee) = &assignee {
+        triage::assign(&*state.store, &principal, &touched, &ids, assignee.as_deref()).await?;
+    }
+    if let Some(label) = label {
+        triage::add_label(&*state.store, &principal, &touched, &ids, label).await?;
     }
     let back = if form.back.starts_with("/?") || form.back == "/" { form.back.as_str() } else { "/" };
     Ok(Redirect::to(back).into_response())

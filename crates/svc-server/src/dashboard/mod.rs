@@ -43,6 +43,8 @@ pub fn router() -> Router<AppState> {
         .route("/reports/{id}", get(inbox::report_link))
         .route("/reports/bulk", post(inbox::bulk))
         .route("/reports/{id}/status", post(inbox::set_status))
+        .route("/reports/{id}/assignee", post(inbox::set_assignee))
+        .route("/reports/{id}/labels", post(inbox::change_label))
         .route("/reports/{id}/comments", post(inbox::add_comment))
         .route("/reports/{id}/comments/{comment}/publish", post(inbox::publish_comment))
         .route("/reports/{id}/comments/{comment}/discard", post(inbox::discard_comment))

@@ -456,6 +456,8 @@ mod tests {
             author: svc_core::model::Author { kind: "reporter".into(), id: None, label: None },
             artifact_id: None,
             url: None,
+            assignee: None,
+            labels: Vec::new(),
             created_at: 0,
             updated_at: 0,
         }

@@ -322,3 +322,83 @@ async fn selected_reports_change_status_together() {
     let nothing = browser.post(&app, "/reports/bulk", &[("_csrf", &csrf), ("status", "fixed")]).await;
     assert_eq!(nothing.status.as_u16(), 400, "no selection is a clear error");
 }
+
+#[tokio::test]
+async fn a_person_searches_assigns_and_labels() {
+    let app = TestApp::new().await;
+    let browser = Browser::sign_in(&app, Role::Member).await;
+    let ada = accounts::find_user(app.store.as_ref(), "ada@example.com").await.unwrap().unwrap();
+    let checkout = app.file_report(text_report("Checkout button broken")).await;
+    let dark = app.file_report(text_report("Dark mode request")).await;
+    app.seed_comment(&dark, "Also mentions the flux capacitor", true).await;
+    app.store.run_maintenance_once().await.unwrap();
+
+    let found = browser.get(&app, "/?q=capacitor").await;
+    assert!(
+        found.text.contains("Dark mode request") && !found.text.contains("Checkout button"),
+        "a word of a comment finds its report"
+    );
+    let marked = browser.get(&app, "/?q=checkout").await;
+    assert!(marked.text.contains("<mark>Checkout</mark>"), "the match is highlighted");
+
+    let csrf = browser.csrf(&app).await;
+    let resp =
+        browser.post(&app, &format!("/reports/{checkout}/assignee"), &[("_csrf", &csrf), ("assignee", &ada.id)]).await;
+    assert_eq!(resp.status.as_u16(), 303, "{}", resp.text);
+    assert_eq!(app.stored(&checkout).await["assignee"], json!(ada.id));
+    let mine = browser.get(&app, "/?assignee=me").await;
+    assert!(mine.text.contains("Checkout button") && !mine.text.contains("Dark mode request"), "assigned to me");
+    assert!(mine.text.contains("→ Ada Lovelace"), "the list names the assignee");
+    let stranger = browser
+        .post(
+            &app,
+            &format!("/reports/{checkout}/assignee"),
+            &[("_csrf", &csrf), ("assignee", "01a1fdda418e0038b1149fe5")],
+        )
+        .await;
+    assert_eq!(stranger.status.as_u16(), 400, "only a member can be assigned");
+
+    let resp = browser.post(&app, &format!("/reports/{dark}/labels"), &[("_csrf", &csrf), ("add", "Payments")]).await;
+    assert_eq!(resp.status.as_u16(), 303, "{}", resp.text);
+    assert_eq!(app.stored(&dark).await["labels"], json!(["Payments"]));
+    assert!(
+        browser.get(&app, "/?label=payments").await.text.contains("Dark mode request"),
+        "the label filter ignores case"
+    );
+    browser.post(&app, &format!("/reports/{dark}/labels"), &[("_csrf", &csrf), ("remove", "Payments")]).await;
+    assert_eq!(app.stored(&dark).await["labels"], json!([]));
+
+    let resp = browser
+        .post(
+            &app,
+            "/reports/bulk",
+            &[("_csrf", &csrf), ("ids", &checkout), ("ids", &dark), ("assignee", &ada.id), ("label", "sprint-12")],
+        )
+        .await;
+    assert_eq!(resp.status.as_u16(), 303, "{}", resp.text);
+    for id in [&checkout, &dark] {
+        let stored = app.stored(id).await;
+        assert_eq!((&stored["assignee"], &stored["labels"]), (&json!(ada.id), &json!(["sprint-12"])));
+    }
+}
+
+#[tokio::test]
+async fn rest_assigns_only_members_and_unassigns_with_null() {
+    let app = TestApp::new().await;
+    let new = NewUser::parse("lin@example.com", "Lin", Secret::new("correct horse battery")).unwrap();
+    let lin = accounts::create_user(app.store.as_ref(), new, Some((&app.project.org_id, Role::Member))).await.unwrap();
+    let id = app.file_report(text_report("Assign me")).await;
+    let path = app.p(&format!("/feedback/{id}"));
+    let answer = app.rest("PATCH", &path, Some(json!({"assignee": lin.id}))).await;
+    assert_eq!(answer.ok(200)["assignee"], json!(lin.id));
+    assert_eq!(app.stored(&id).await["assignee"], json!(lin.id));
+    let listed = app.rest("GET", &app.p(&format!("/feedback?assignee={}", lin.id)), None).await;
+    assert_eq!(listed.ok(200)["items"].as_array().unwrap().len(), 1);
+    let refused =
+        app.rest("PATCH", &path, Some(json!({"assignee": "01a1fdda418e0038b1149fe5", "status": "fixed"}))).await;
+    refused.error(400, "BAD_REQUEST");
+    assert_eq!(app.stored(&id).await["status"], json!("new"), "nothing changes when the assignee is refused");
+    let cleared = app.rest("PATCH", &path, Some(json!({"assignee": null}))).await;
+    assert_eq!(cleared.ok(200)["assignee"], Value::Null);
+    assert_eq!(app.stored(&id).await["assignee"], Value::Null);
+}

@@ -50,22 +50,20 @@ async fn reports_carry_their_assignee_and_labels() {
         .await
         .ok(200);
     let by = agent(&app, &["feedback:write"]).await;
-    triage::set_assignee(
+    let user_a = member(&app, "a@example.com").await;
+    triage::assign(
         app.store.as_ref(),
         &by,
         std::slice::from_ref(&app.project),
         &report_ids(&[&report]),
-        Some("user-a"),
+        Some(user_a.as_str()),
     )
     .await
     .unwrap();
     let got = app.get(&app.p(&format!("/feedback/{}", report.id)), &app.token).await.ok(200).clone();
-    assert_eq!((&got["assignee"], &got["labels"]), (&json!("user-a"), &json!(["UX", "later"])));
+    assert_eq!((&got["assignee"], &got["labels"]), (&json!(user_a), &json!(["UX", "later"])));
     let page = app.get(&app.p("/feedback"), &app.token).await.ok(200).clone();
-    assert_eq!(
-        (&page["items"][0]["assignee"], &page["items"][0]["labels"]),
-        (&json!("user-a"), &json!(["UX", "later"]))
-    );
+    assert_eq!((&page["items"][0]["assignee"], &page["items"][0]["labels"]), (&json!(user_a), &json!(["UX", "later"])));
 }
 
 #[tokio::test]
@@ -227,22 +225,23 @@ async fn the_assignee_filter_finds_a_users_reports_or_the_unassigned() {
     let reports = [app.seed(Seed::text("a")).await, app.seed(Seed::text("b")).await, app.seed(Seed::text("c")).await];
     let by = agent(&app, &["feedback:write"]).await;
     let projects = std::slice::from_ref(&app.project);
-    triage::set_assignee(app.store.as_ref(), &by, projects, &report_ids(&[&reports[0], &reports[2]]), Some("user-a"))
+    let user_a = member(&app, "a@example.com").await;
+    triage::assign(app.store.as_ref(), &by, projects, &report_ids(&[&reports[0], &reports[2]]), Some(user_a.as_str()))
         .await
         .unwrap();
-    let page = app.get(&app.p("/feedback?assignee=user-a"), &app.token).await.ok(200).clone();
+    let page = app.get(&app.p(&format!("/feedback?assignee={user_a}")), &app.token).await.ok(200).clone();
     assert_eq!(ids(&page), vec![reports[2].id.clone(), reports[0].id.clone()]);
     let page = app.get(&app.p("/feedback?assignee=none"), &app.token).await.ok(200).clone();
     assert_eq!(ids(&page), vec![reports[1].id.clone()]);
     let page = app.get(&app.p("/feedback?assignee=user-b"), &app.token).await.ok(200).clone();
     assert!(ids(&page).is_empty());
 
-    triage::set_assignee(app.store.as_ref(), &by, projects, &report_ids(&[&reports[0]]), None).await.unwrap();
+    triage::assign(app.store.as_ref(), &by, projects, &report_ids(&[&reports[0]]), None).await.unwrap();
     let page = app.get(&app.p("/feedback?assignee=none"), &app.token).await.ok(200).clone();
     assert_eq!(ids(&page), vec![reports[1].id.clone(), reports[0].id.clone()]);
     let reader = agent(&app, &["feedback:read"]).await;
     let refused =
-        triage::set_assignee(app.store.as_ref(), &reader, projects, &report_ids(&[&reports[1]]), Some("user-a"))
+        triage::assign(app.store.as_ref(), &reader, projects, &report_ids(&[&reports[1]]), Some(user_a.as_str()))
             .await
             .unwrap_err();
     assert!(matches!(refused, ServiceError::Refused(_)), "{refused}");
@@ -335,4 +334,12 @@ async fn the_openapi_document_shows_the_triage_fields_and_filters() {
     for name in ["assignee", "label", "reporter", "search"] {
         assert!(parameters.contains(&name), "{name} missing from {parameters:?}");
     }
+}
+
+/// A new member of the app's organization; returns their user id.
+async fn member(app: &TestApp, email: &str) -> String {
+    use svc_server::service::accounts::{self, NewUser};
+    let new = NewUser::parse(email, "Member", svc_core::secret::Secret::new("a long enough password")).unwrap();
+    let role = svc_core::account::Role::Member;
+    accounts::create_user(app.store.as_ref(), new, Some((&app.project.org_id, role))).await.unwrap().id
 }

@@ -53,6 +53,7 @@ const shortcuts = {
   c: () => document.getElementById('comment-text')?.focus(),
   s: () => document.getElementById('status-select')?.focus(),
   a: () => document.getElementById('assignee-select')?.focus(),
+  l: () => document.getElementById('label-add')?.focus(),
   Escape: () => { const back = document.querySelector('a.back'); if (back instanceof HTMLAnchorElement) back.click(); },
   '?': () => { const help = document.getElementById('shortcuts'); if (help instanceof HTMLDialogElement) help.showModal(); },
 };
