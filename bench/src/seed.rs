@@ -33,3 +33,35 @@ pub async fn run(url: &str, project_id: &str, count: usize) -> anyhow::Result<Va
     let seconds = started.elapsed().as_secs_f64();
     Ok(json!({"reports": count, "seconds": seconds, "per_s": count as f64 / seconds}))
 }
+
+/// A dashboard session for the inbox scenarios: an owner of the project's organization and a
+/// session for them, written straight into the store (signing in through the form would time
+/// Argon2, not the inbox). Returns the cookie value.
+pub async fn dashboard_session(url: &str, project_id: &str) -> anyhow::Result<String> {
+    use svc_core::account::{Membership, Role, SESSION_LIFETIME_MS, Session, User, new_session_token};
+    let store = svc_store::connect(url).await?;
+    let project = store.get_project(project_id).await?.ok_or_else(|| anyhow::anyhow!("no project {project_id}"))?;
+    let now = svc_core::time::now_ms();
+    let user =
+        User { id: svc_core::ids::new_id(), email: "bench@example.com".into(), name: "Bench".into(), created_at: now };
+    // Nobody signs in with a password here: the hash only fills the column.
+    store.create_user(&user, "unused").await?;
+    store
+        .put_membership(&Membership {
+            org_id: project.org_id,
+            user_id: user.id.clone(),
+            role: Role::Owner,
+            created_at: now,
+        })
+        .await?;
+    let token = new_session_token();
+    let session = Session {
+        id_hash: svc_core::secret::hash_secret(&token),
+        user_id: user.id,
+        created_at: now,
+        last_seen_at: now,
+        expires_at: now + SESSION_LIFETIME_MS,
+    };
+    store.create_session(&session).await?;
+    Ok(token)
+}

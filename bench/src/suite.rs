@@ -758,6 +758,7 @@ fn scenario_lists(ctx: &mut Ctx, backend: &str, database: Option<(&str, &str)>) 
     };
     let seeded = ctx.runtime.block_on(crate::seed::run(&store_url, &boot.project_id, reports))?;
     eprintln!("    seeded {reports} reports in {:.1} s", seeded["seconds"].as_f64().unwrap_or(0.0));
+    let session = ctx.runtime.block_on(crate::seed::dashboard_session(&store_url, &boot.project_id))?;
 
     let mut ready = Vec::new();
     let mut running = None;
@@ -863,6 +864,49 @@ fn scenario_lists(ctx: &mut Ctx, backend: &str, database: Option<(&str, &str)>) 
             column(&runs, |r| r.gen_cpu_pct),
         );
         ctx.table.add(&scenario, "requests/s", column(&runs, |r| r.ok_per_s), None, vec![]);
+
+        // The dashboard's inbox as a signed-in person loads it: the first page, and searches.
+        let cookie = format!("svc_session={session}");
+        let inbox_target = if backend == "SQLite" { 20.0 } else { 30.0 };
+        let pages: [(&str, &str, &str); 3] = [
+            ("first page", "/", "reports"),
+            ("search checkout", "/?q=checkout", "<mark>"),
+            ("search \"spinner forever\"", "/?q=%22spinner+forever%22", "item"),
+        ];
+        for (what, path, expect) in pages {
+            let answer = http::get(svc.addr, path, &[("Cookie", &cookie)])?;
+            anyhow::ensure!(answer.status == 200, "GET {path} answered {}", answer.status);
+            let items = answer.body.matches("class=\"item").count();
+            if items != 50.min(reports) || !answer.body.contains(expect) {
+                ctx.table.problem(format!("{backend} inbox {what}: {items} items on the first page"));
+            }
+            let shape = Shape {
+                method: "GET",
+                path: path.into(),
+                headers: vec![("Cookie".into(), cookie.clone())],
+                bodies: None,
+            };
+            let label = format!("{backend} inbox {what}");
+            let runs = wrk_runs(
+                options,
+                &mut ctx.table,
+                &label,
+                svc.addr,
+                &shape,
+                options.list_seconds,
+                options.list_clients,
+            )?;
+            let scenario = format!("Dashboard inbox, {what}, {backend}");
+            ctx.table.add(&scenario, "p50 ms", column(&runs, |r| r.p50_ms), None, vec![]);
+            ctx.table.add(
+                &scenario,
+                "p99 ms",
+                column(&runs, |r| r.p99_ms),
+                Some(Target::AtMost(inbox_target)),
+                column(&runs, |r| r.gen_cpu_pct),
+            );
+            ctx.table.add(&scenario, "requests/s", column(&runs, |r| r.ok_per_s), None, vec![]);
+        }
         let (rss, peak) = svc.rss();
         eprintln!("    RSS after listing: {rss:.1} MiB (peak {peak:.1} MiB)");
         anyhow::Ok(())

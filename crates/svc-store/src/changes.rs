@@ -22,6 +22,9 @@ pub struct ChangeFeed {
     local: broadcast::Sender<String>,
     /// PostgreSQL: project ids waiting to be notified, and the notifying task's wake-up.
     outgoing: Option<(Arc<Mutex<BTreeSet<String>>>, Arc<Notify>)>,
+    /// PostgreSQL: dropped with the last copy of the feed, which ends the listening task (and
+    /// closes its connection).
+    _alive: Option<Arc<tokio::sync::watch::Sender<()>>>,
 }
 
 impl std::fmt::Debug for ChangeFeed {
@@ -30,19 +33,10 @@ impl std::fmt::Debug for ChangeFeed {
     }
 }
 
-impl Drop for ChangeFeed {
-    fn drop(&mut self) {
-        // Lets the notifying task see that the store is gone.
-        if let Some((_, wake)) = &self.outgoing {
-            wake.notify_one();
-        }
-    }
-}
-
 impl ChangeFeed {
     /// Announcements reach this process's subscribers directly (one instance: SQLite).
     pub fn local() -> Self {
-        ChangeFeed { local: broadcast::channel(256).0, outgoing: None }
+        ChangeFeed { local: broadcast::channel(256).0, outgoing: None, _alive: None }
     }
 
     /// Announcements go through PostgreSQL, and what it delivers reaches the subscribers.
@@ -50,9 +44,10 @@ impl ChangeFeed {
         let local = broadcast::channel(256).0;
         let pending = Arc::new(Mutex::new(BTreeSet::new()));
         let wake = Arc::new(Notify::new());
-        tokio::spawn(notify_task(pool.clone(), Arc::downgrade(&pending), wake.clone()));
-        tokio::spawn(listen_task(pool, local.downgrade()));
-        ChangeFeed { local, outgoing: Some((pending, wake)) }
+        let (alive, watching) = tokio::sync::watch::channel(());
+        tokio::spawn(notify_task(pool.clone(), Arc::downgrade(&pending), wake.clone(), watching.clone()));
+        tokio::spawn(listen_task(pool, local.downgrade(), watching));
+        ChangeFeed { local, outgoing: Some((pending, wake)), _alive: Some(Arc::new(alive)) }
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<String> {
@@ -74,10 +69,19 @@ impl ChangeFeed {
     }
 }
 
-async fn notify_task(pool: sqlx::PgPool, pending: std::sync::Weak<Mutex<BTreeSet<String>>>, wake: Arc<Notify>) {
+async fn notify_task(
+    pool: sqlx::PgPool,
+    pending: std::sync::Weak<Mutex<BTreeSet<String>>>,
+    wake: Arc<Notify>,
+    mut alive: tokio::sync::watch::Receiver<()>,
+) {
     loop {
         // A permit left by an announcement made while notifying is kept, so none is missed.
-        wake.notified().await;
+        tokio::select! {
+            _ = wake.notified() => {}
+            // The store is gone: so is this task, and with it its handle on the pool.
+            _ = alive.changed() => return,
+        }
         let Some(pending) = pending.upgrade() else { return };
         let project_ids = std::mem::take(&mut *pending.lock().unwrap_or_else(|p| p.into_inner()));
         drop(pending);
@@ -91,24 +95,39 @@ async fn notify_task(pool: sqlx::PgPool, pending: std::sync::Weak<Mutex<BTreeSet
     }
 }
 
-async fn listen_task(pool: sqlx::PgPool, local: broadcast::WeakSender<String>) {
+async fn listen_task(
+    pool: sqlx::PgPool,
+    local: broadcast::WeakSender<String>,
+    mut alive: tokio::sync::watch::Receiver<()>,
+) {
+    // A connection of its own, outside the store's pool (a listener keeps it for good), named
+    // apart so tools that count the store's connections do not count it.
+    let options = (*pool.connect_options()).clone();
+    let name = format!("{}-listen", options.get_application_name().unwrap_or("svc"));
+    let own =
+        sqlx::postgres::PgPoolOptions::new().max_connections(1).connect_lazy_with(options.application_name(&name));
+    drop(pool);
     let mut listener = loop {
-        match sqlx::postgres::PgListener::connect_with(&pool).await {
+        match sqlx::postgres::PgListener::connect_with(&own).await {
             Ok(mut listener) => match listener.listen(CHANNEL).await {
                 Ok(()) => break listener,
                 Err(error) => tracing::warn!(error = %error, "cannot listen for changes; retrying"),
             },
             Err(error) => tracing::warn!(error = %error, "cannot listen for changes; retrying"),
         }
-        if local.upgrade().is_none() {
-            return;
+        tokio::select! {
+            _ = alive.changed() => return,
+            _ = tokio::time::sleep(std::time::Duration::from_secs(2)) => {}
         }
-        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
     };
     loop {
         // `recv` reconnects by itself after a lost connection (notifications sent meanwhile are
         // lost; subscribers are told something changed, to be safe).
-        let message = listener.recv().await;
+        let message = tokio::select! {
+            message = listener.recv() => message,
+            // The store is gone: the listener and its connection go too.
+            _ = alive.changed() => return,
+        };
         let Some(local) = local.upgrade() else { return };
         match message {
             Ok(notification) => {
