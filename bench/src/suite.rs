@@ -407,6 +407,30 @@ fn wrk(options: &Options, addr: SocketAddr, shape: &Shape, seconds: u64, connect
 }
 
 /// Several wrk runs after a warm-up; returns the measured ones. Failed requests are problems.
+/// Measures one request shape with wrk over `options.list_clients` connections and adds the
+/// scenario's rows: p50, p99 (against `p99_target` ms) and requests/s.
+fn measure_listing(
+    ctx: &mut Ctx,
+    label: &str,
+    scenario: &str,
+    addr: SocketAddr,
+    shape: &Shape,
+    p99_target: f64,
+) -> anyhow::Result<()> {
+    let options = ctx.options;
+    let runs = wrk_runs(options, &mut ctx.table, label, addr, shape, options.list_seconds, options.list_clients)?;
+    ctx.table.add(scenario, "p50 ms", column(&runs, |r| r.p50_ms), None, vec![]);
+    ctx.table.add(
+        scenario,
+        "p99 ms",
+        column(&runs, |r| r.p99_ms),
+        Some(Target::AtMost(p99_target)),
+        column(&runs, |r| r.gen_cpu_pct),
+    );
+    ctx.table.add(scenario, "requests/s", column(&runs, |r| r.ok_per_s), None, vec![]);
+    Ok(())
+}
+
 fn wrk_runs(
     options: &Options,
     table: &mut Table,
@@ -802,25 +826,8 @@ fn scenario_lists(ctx: &mut Ctx, backend: &str, database: Option<(&str, &str)>) 
                 bodies: None,
             };
             let label = format!("{backend} REST list {filter}");
-            let runs = wrk_runs(
-                options,
-                &mut ctx.table,
-                &label,
-                svc.addr,
-                &shape,
-                options.list_seconds,
-                options.list_clients,
-            )?;
             let scenario = format!("REST list limit=100, {filter}, {backend}");
-            ctx.table.add(&scenario, "p50 ms", column(&runs, |r| r.p50_ms), None, vec![]);
-            ctx.table.add(
-                &scenario,
-                "p99 ms",
-                column(&runs, |r| r.p99_ms),
-                Some(Target::AtMost(10.0)),
-                column(&runs, |r| r.gen_cpu_pct),
-            );
-            ctx.table.add(&scenario, "requests/s", column(&runs, |r| r.ok_per_s), None, vec![]);
+            measure_listing(ctx, &label, &scenario, svc.addr, &shape, 10.0)?;
         }
 
         let answer = http::post_json(
@@ -852,18 +859,8 @@ fn scenario_lists(ctx: &mut Ctx, backend: &str, database: Option<(&str, &str)>) 
             bodies: Some(bodies),
         };
         let label = format!("{backend} tool list_reports");
-        let runs =
-            wrk_runs(options, &mut ctx.table, &label, svc.addr, &shape, options.list_seconds, options.list_clients)?;
         let scenario = format!("Tool endpoint list_reports limit=50, {backend}");
-        ctx.table.add(&scenario, "p50 ms", column(&runs, |r| r.p50_ms), None, vec![]);
-        ctx.table.add(
-            &scenario,
-            "p99 ms",
-            column(&runs, |r| r.p99_ms),
-            Some(Target::AtMost(15.0)),
-            column(&runs, |r| r.gen_cpu_pct),
-        );
-        ctx.table.add(&scenario, "requests/s", column(&runs, |r| r.ok_per_s), None, vec![]);
+        measure_listing(ctx, &label, &scenario, svc.addr, &shape, 15.0)?;
 
         // The dashboard's inbox as a signed-in person loads it: the first page, and searches.
         let cookie = format!("svc_session={session}");
@@ -887,25 +884,8 @@ fn scenario_lists(ctx: &mut Ctx, backend: &str, database: Option<(&str, &str)>) 
                 bodies: None,
             };
             let label = format!("{backend} inbox {what}");
-            let runs = wrk_runs(
-                options,
-                &mut ctx.table,
-                &label,
-                svc.addr,
-                &shape,
-                options.list_seconds,
-                options.list_clients,
-            )?;
             let scenario = format!("Dashboard inbox, {what}, {backend}");
-            ctx.table.add(&scenario, "p50 ms", column(&runs, |r| r.p50_ms), None, vec![]);
-            ctx.table.add(
-                &scenario,
-                "p99 ms",
-                column(&runs, |r| r.p99_ms),
-                Some(Target::AtMost(inbox_target)),
-                column(&runs, |r| r.gen_cpu_pct),
-            );
-            ctx.table.add(&scenario, "requests/s", column(&runs, |r| r.ok_per_s), None, vec![]);
+            measure_listing(ctx, &label, &scenario, svc.addr, &shape, inbox_target)?;
         }
         let (rss, peak) = svc.rss();
         eprintln!("    RSS after listing: {rss:.1} MiB (peak {peak:.1} MiB)");

@@ -14,6 +14,7 @@ use svc_core::model::*;
 mod cache;
 pub mod changes;
 mod health;
+mod pacing;
 pub mod postgres;
 pub mod sqlite;
 #[cfg(test)]

@@ -123,12 +123,6 @@ pub struct CsrfOnly {
     csrf: String,
 }
 
-impl super::CsrfField for CsrfOnly {
-    fn csrf(&self) -> &str {
-        &self.csrf
-    }
-}
-
 /// `POST /sign-out`: ends this session.
 pub async fn sign_out(
     State(state): State<AppState>,
@@ -291,3 +285,5 @@ fn capitalized(message: &str) -> String {
         None => String::new(),
     }
 }
+
+super::csrf_forms!(CsrfOnly);

@@ -17,7 +17,7 @@ use super::assets::{self, Assets};
 use super::error::{PageError, PageResult};
 use super::session::Person;
 use super::view::{self, BlockView, ChangeView, CommentView, Fact, Reporter, Segment, When};
-use super::{CsrfField, Submitted, render};
+use super::{Submitted, render};
 use crate::service::{accounts, comments, projects, reports, triage};
 use crate::state::AppState;
 
@@ -404,12 +404,6 @@ pub struct StatusForm {
     back: String,
 }
 
-impl CsrfField for StatusForm {
-    fn csrf(&self) -> &str {
-        &self.csrf
-    }
-}
-
 /// `POST /reports/{id}/status`: the same operation as the tool endpoint's `set_status`.
 pub async fn set_status(
     State(state): State<AppState>,
@@ -431,12 +425,6 @@ pub struct AssigneeForm {
     assignee: String,
     #[serde(default)]
     back: String,
-}
-
-impl CsrfField for AssigneeForm {
-    fn csrf(&self) -> &str {
-        &self.csrf
-    }
 }
 
 /// `POST /reports/{id}/assignee`: the same operation as the REST PATCH's `assignee`.
@@ -462,12 +450,6 @@ pub struct LabelForm {
     remove: String,
     #[serde(default)]
     back: String,
-}
-
-impl CsrfField for LabelForm {
-    fn csrf(&self) -> &str {
-        &self.csrf
-    }
 }
 
 /// `POST /reports/{id}/labels`: adds or removes one label.
@@ -500,12 +482,6 @@ pub struct CommentForm {
     text: String,
     #[serde(default)]
     back: String,
-}
-
-impl CsrfField for CommentForm {
-    fn csrf(&self) -> &str {
-        &self.csrf
-    }
 }
 
 /// `POST /reports/{id}/comments`: a person's comment, published at once.
@@ -576,12 +552,6 @@ pub struct BulkForm {
     back: String,
 }
 
-impl CsrfField for BulkForm {
-    fn csrf(&self) -> &str {
-        &self.csrf
-    }
-}
-
 /// At most this many reports change in one bulk action (a page and then some).
 const BULK_MAX: usize = 200;
 
@@ -640,3 +610,5 @@ pub async fn bulk(State(state): State<AppState>, Submitted(person, form): Submit
     let back = if form.back.starts_with("/?") || form.back == "/" { form.back.as_str() } else { "/" };
     Ok(Redirect::to(back).into_response())
 }
+
+super::csrf_forms!(StatusForm, AssigneeForm, LabelForm, CommentForm, BulkForm);

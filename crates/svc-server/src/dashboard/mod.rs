@@ -78,11 +78,21 @@ async fn security_headers(request: Request, next: Next) -> Response {
 }
 
 /// `POST /dashboard/csp-report`: a browser reports content the policy blocked. Nothing a
-/// reporter sends should ever get here, so each report is logged as a warning (and counted
-/// under this route in `/metrics`).
+/// reporter sends should ever get here, so a report is logged as a warning (every report is
+/// counted under this route in `/metrics`). Anyone can post here, so at most one report per
+/// second reaches the log, cut to 4 KB.
 async fn csp_report(body: axum::body::Bytes) -> StatusCode {
-    let text = String::from_utf8_lossy(&body[..body.len().min(4096)]).into_owned();
-    tracing::warn!(report = %text, "content security policy violation reported by a browser");
+    static LAST_LOGGED_MS: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+    let now = svc_core::time::now_ms();
+    let last = LAST_LOGGED_MS.load(std::sync::atomic::Ordering::Relaxed);
+    if now - last >= 1000
+        && LAST_LOGGED_MS
+            .compare_exchange(last, now, std::sync::atomic::Ordering::Relaxed, std::sync::atomic::Ordering::Relaxed)
+            .is_ok()
+    {
+        let text = String::from_utf8_lossy(&body[..body.len().min(4096)]).into_owned();
+        tracing::warn!(report = %text, "content security policy violation reported by a browser");
+    }
     StatusCode::NO_CONTENT
 }
 
@@ -98,6 +108,18 @@ fn render(status: StatusCode, page: &impl Template) -> Response {
 pub trait CsrfField {
     fn csrf(&self) -> &str;
 }
+
+/// Implements [`CsrfField`] for forms that keep the token in a field `csrf` (`_csrf` on the wire).
+macro_rules! csrf_forms {
+    ($($form:ty),* $(,)?) => {
+        $(impl $crate::dashboard::CsrfField for $form {
+            fn csrf(&self) -> &str {
+                &self.csrf
+            }
+        })*
+    };
+}
+pub(crate) use csrf_forms;
 
 /// A signed-in person and the form they submitted, its CSRF token checked (the origin is
 /// checked by [`Person`]): the extractor of every state-changing dashboard form.

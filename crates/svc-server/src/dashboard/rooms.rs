@@ -14,7 +14,7 @@ use super::assets::{self, Assets};
 use super::error::{PageError, PageResult};
 use super::session::Person;
 use super::view::When;
-use super::{CsrfField, Submitted, render};
+use super::{Submitted, render};
 use crate::service::{projects, rooms};
 use crate::state::AppState;
 
@@ -135,12 +135,6 @@ pub struct RoomForm {
     meta: String,
 }
 
-impl CsrfField for RoomForm {
-    fn csrf(&self) -> &str {
-        &self.csrf
-    }
-}
-
 /// `POST /rooms/{projectId}/{artifactId}`: the same operation as the REST PATCH.
 pub async fn update(
     State(state): State<AppState>,
@@ -181,3 +175,5 @@ mod tests {
         assert!(parse_meta_lines("no colon here").is_err());
     }
 }
+
+super::csrf_forms!(RoomForm);

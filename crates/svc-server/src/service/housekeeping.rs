@@ -3,14 +3,17 @@
 use svc_blob::BlobStore;
 use svc_store::Store;
 
-/// Deletes expired hints and idempotency keys and unbound blobs older than a day. Each part runs
-/// whatever the others do; failures are logged.
+/// Deletes expired hints, idempotency keys, dashboard sessions and one-time links, and unbound
+/// blobs older than a day. Each part runs whatever the others do; failures are logged.
 pub async fn run_once(store: &dyn Store, blobs: &BlobStore, now: i64) {
     if let Err(error) = store.delete_expired_hints(now).await {
         tracing::warn!(%error, "hint clean-up failed");
     }
     if let Err(error) = store.delete_expired_idempotency_keys(now - svc_store::IDEMPOTENCY_WINDOW_MS).await {
         tracing::warn!(%error, "idempotency clean-up failed");
+    }
+    if let Err(error) = store.delete_expired_accounts_rows(now).await {
+        tracing::warn!(%error, "session and link clean-up failed");
     }
     match super::blobs::delete_stale_unbound(store, blobs, now).await {
         Ok(0) => {}

@@ -200,9 +200,16 @@ async fn backfill(pool: &PgPool, lock: Lock) -> StoreResult<bool> {
 /// Reports filed since the mark by transactions that have all ended (see the module notes).
 /// Whether it wrote, and the horizon it reached: every report of a transaction older than it is
 /// indexed (0 when it did not get to look).
-async fn index_new(pool: &PgPool, lock: Lock) -> StoreResult<(bool, i64)> {
+async fn index_new(
+    pool: &PgPool,
+    lock: Lock,
+    ingest: Option<&mpsc::WeakSender<super::group_commit::Queued>>,
+) -> StoreResult<(bool, i64)> {
     let mut wrote = false;
     loop {
+        if let Some(queue) = ingest {
+            crate::pacing::make_way_for_ingest(queue).await;
+        }
         let mut tx = pool.begin().await?;
         let progress: Option<(i64, String)> =
             sqlx::query_as(locking!(lock, "SELECT mark_xid, mark_id FROM search_progress"))
@@ -311,7 +318,7 @@ pub(super) async fn run_once(pool: &PgPool, health: &WriteHealth) -> StoreResult
         sqlx::query_scalar("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint").fetch_one(pool).await?;
     let started = std::time::Instant::now();
     loop {
-        let horizon = round(pool, health, Lock::Wait).await?;
+        let horizon = round(pool, health, Lock::Wait, None).await?;
         if horizon >= target {
             return Ok(());
         }
@@ -327,10 +334,17 @@ pub(super) async fn run_once(pool: &PgPool, health: &WriteHealth) -> StoreResult
 const MAX_WAIT_FOR_OLDER_TRANSACTIONS: Duration = Duration::from_secs(30);
 
 /// One round, its outcome noted in the write health; the horizon [`index_new`] reached.
-pub(super) async fn round(pool: &PgPool, health: &WriteHealth, lock: Lock) -> StoreResult<i64> {
+/// One indexing round; with `ingest` (the group commit's queue), each transaction first gives way
+/// to reports being filed.
+pub(super) async fn round(
+    pool: &PgPool,
+    health: &WriteHealth,
+    lock: Lock,
+    ingest: Option<&mpsc::WeakSender<super::group_commit::Queued>>,
+) -> StoreResult<i64> {
     let round = async {
         let old = backfill(pool, lock).await?;
-        let (new, horizon) = index_new(pool, lock).await?;
+        let (new, horizon) = index_new(pool, lock, ingest).await?;
         Ok::<(bool, i64), crate::StoreError>((index_stale(pool, lock).await? || new || old, horizon))
     };
     match round.await {
@@ -359,7 +373,7 @@ pub(super) async fn run_indexer(
         if alive.upgrade().is_none() {
             return;
         }
-        if let Err(error) = round(&pool, &health, Lock::SkipLocked).await {
+        if let Err(error) = round(&pool, &health, Lock::SkipLocked, Some(&alive)).await {
             // The reports are safe either way; searches find them once a later round indexes them.
             tracing::warn!(%error, "could not update the search index; will retry");
         }

@@ -241,7 +241,7 @@ async fn a_report_committed_late_is_indexed_once_its_transaction_ends() {
         .unwrap();
 
     // A round while the first transaction is open indexes neither (the second is newer than it).
-    search::round(store.pool(), &store.health, search::Lock::Wait).await.unwrap();
+    search::round(store.pool(), &store.health, search::Lock::Wait, None).await.unwrap();
     assert!(store.list_reports(&search("narwhal")).await.unwrap().is_empty());
     open.commit().await.unwrap();
     store.run_maintenance_once().await.unwrap();

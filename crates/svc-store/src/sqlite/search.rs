@@ -7,7 +7,7 @@
 //! `search_progress.last_rowid` on a reader connection, builds their search text there
 //! (`svc_core::search::document`, comments included), and writes them in short transactions of
 //! [`ROWS_PER_TRANSACTION`] reports, each moving the mark with its rows. Between transactions it
-//! lets waiting ingest go first (see [`make_way_for_ingest`]), so under a burst the index falls
+//! lets waiting ingest go first (see [`crate::pacing`]), so under a burst the index falls
 //! behind for a while rather than slowing filing. Comments change a report's text: triggers on
 //! `comments` mark the report in `search_stale`, and the next round indexes it again.
 //!
@@ -42,9 +42,6 @@ const ROWS_PER_TRANSACTION: i64 = 256;
 const ROWS_PER_STATEMENT: usize = 250;
 /// Most reports one background round indexes; the next round goes on.
 const MAX_ROWS_PER_ROUND: i64 = 50_000;
-/// How long the indexer waits, at most, for queued ingest before its next transaction: under a
-/// sustained burst it still indexes a transaction's worth twice a second, and catches up after.
-const MAX_WAIT_FOR_INGEST: Duration = Duration::from_millis(500);
 
 /// A report's row in the index.
 struct Entry {
@@ -169,22 +166,6 @@ async fn pending(reader: &SqlitePool) -> StoreResult<bool> {
     .await?)
 }
 
-/// Waits (a little) while the group commit has work queued, so the indexer's next transaction does
-/// not hold the writer in front of reports being filed.
-async fn make_way_for_ingest(queue: &mpsc::WeakSender<Job>) {
-    let waited = std::time::Instant::now();
-    while waited.elapsed() < MAX_WAIT_FOR_INGEST {
-        let queued = match queue.upgrade() {
-            Some(sender) => sender.max_capacity() - sender.capacity(),
-            None => return,
-        };
-        if queued == 0 {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
 /// New reports: read on the reader, written in short transactions, each moving the mark. A
 /// transaction that finds the mark moved (a bulk load or another round indexed them meanwhile)
 /// writes nothing, and the round stops. Whether it wrote.
@@ -204,7 +185,7 @@ async fn index_new(
         };
         let Some(last) = entries.last().map(|entry| entry.rowid) else { break };
         if let Some(queue) = ingest {
-            make_way_for_ingest(queue).await;
+            crate::pacing::make_way_for_ingest(queue).await;
         }
         let mut conn = writer.acquire().await?;
         let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
