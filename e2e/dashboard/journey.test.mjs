@@ -121,9 +121,21 @@ describe('reports', () => {
     assert.equal(draft.draft, true, 'an agent comment is a draft');
 
     const { page, seen } = owner;
+    // Found by search: a word of the reporter's text, typed in the search field. The search index
+    // follows new reports within a couple of seconds, so the search is repeated until it has.
     await page.goto(svc.url + '/');
-    await page.getByRole('navigation', { name: 'Reports' }).getByRole('link', { name: /Pay now does nothing/ }).click();
-    await page.waitForURL(`${svc.url}/?r=${id}`);
+    const list = page.getByRole('navigation', { name: 'Reports' });
+    const deadline = Date.now() + 15000;
+    for (;;) {
+      await page.getByLabel('Search reports').fill('nothing happens');
+      await Promise.all([page.waitForEvent('load'), page.getByLabel('Search reports').press('Enter')]);
+      if (await list.getByRole('link', { name: /Pay now does nothing/ }).count()) break;
+      assert.ok(Date.now() < deadline, 'the report is found by search');
+      await page.waitForTimeout(500);
+    }
+    assert.ok(await list.locator('mark').count(), 'the match is highlighted');
+    await list.getByRole('link', { name: /Pay now does nothing/ }).click();
+    await page.waitForURL(new RegExp(`r=${id}`));
     const report = page.locator('#report');
     await report.getByRole('heading', { name: 'Pay now does nothing' }).waitFor();
 
@@ -160,18 +172,26 @@ describe('reports', () => {
     // Status: the Status select and "Set status".
     await page.getByLabel('Status', { exact: true }).selectOption('in-progress');
     await report.getByRole('button', { name: 'Set status' }).click();
-    await page.waitForURL(`${svc.url}/?r=${id}`);
+    await page.waitForURL(new RegExp(`r=${id}`));
     await report.locator('.facts .badge', { hasText: 'in-progress' }).waitFor();
     await report.getByText('Ada Lovelace: new → in-progress').waitFor();
     const stored = await api.get(`${P}/feedback/${id}`);
     assert.equal(stored.status, 'in-progress');
     assert.deepEqual(stored.statusHistory.map((h) => [h.from, h.to, h.by.kind, h.by.label]), [['new', 'in-progress', 'user', 'Ada Lovelace']]);
 
+    // Assigned to the person with the Assignee select and "Assign".
+    await page.getByLabel('Assignee', { exact: true }).selectOption({ label: 'Ada Lovelace' });
+    await report.getByRole('button', { name: 'Assign', exact: true }).click();
+    await page.waitForURL(new RegExp(`r=${id}`));
+    const assigned = await api.get(`${P}/feedback/${id}`);
+    assert.ok(assigned.assignee, 'the report has an assignee');
+    assert.equal(await page.getByLabel('Assignee', { exact: true }).evaluate((s) => s.selectedOptions[0].textContent), 'Ada Lovelace');
+
     // The agent's draft: marked, then published.
     const comment = report.locator('article.comment', { hasText: 'the pay handler awaited a stale promise' });
     assert.ok(await comment.getByText('Draft', { exact: true }).isVisible());
     await comment.getByRole('button', { name: 'Publish', exact: true }).click();
-    await page.waitForURL(`${svc.url}/?r=${id}`);
+    await page.waitForURL(new RegExp(`r=${id}`));
     await report.locator('article.comment', { hasText: 'the pay handler awaited a stale promise' }).getByText(/^published /).waitFor();
     assert.equal(await report.locator('article.comment.draft').count(), 0, 'no draft left');
     const { items } = await api.get(`${P}/feedback/${id}/comments`);

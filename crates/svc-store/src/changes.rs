@@ -5,8 +5,8 @@
 //! subscribers. PostgreSQL may be shared by several instances: an announcement becomes a
 //! `NOTIFY svc_changes, '<projectId>'`, and every instance (this one included) forwards what it
 //! hears on `LISTEN svc_changes` to its subscribers. Notifications are sent by one task as soon as
-//! it is woken, so a burst of reports for a project costs a handful of notifications, not one
-//! each, and never delays the write that announced it.
+//! it is woken and has gathered announcements for a moment, so a burst of reports for a project
+//! costs a few notifications a second, not one each, and never delays the write that announced it.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -15,11 +15,17 @@ use tokio::sync::{Notify, broadcast};
 /// The PostgreSQL channel announcements travel on.
 pub const CHANNEL: &str = "svc_changes";
 
+/// How long announcements are gathered before they are sent to PostgreSQL.
+const COALESCE: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Subscribers receive project ids; a slow subscriber that falls behind sees `Lagged` and should
 /// treat it as "something changed".
 #[derive(Clone)]
 pub struct ChangeFeed {
     local: broadcast::Sender<String>,
+    /// When the latest change was announced (epoch ms): how busy writing is, for background work
+    /// that should give way (see [`crate::pacing`]).
+    last_change_ms: Arc<std::sync::atomic::AtomicI64>,
     /// PostgreSQL: project ids waiting to be notified, and the notifying task's wake-up.
     outgoing: Option<(Arc<Mutex<BTreeSet<String>>>, Arc<Notify>)>,
     /// PostgreSQL: dropped with the last copy of the feed, which ends the listening task (and
@@ -36,7 +42,7 @@ impl std::fmt::Debug for ChangeFeed {
 impl ChangeFeed {
     /// Announcements reach this process's subscribers directly (one instance: SQLite).
     pub fn local() -> Self {
-        ChangeFeed { local: broadcast::channel(256).0, outgoing: None, _alive: None }
+        ChangeFeed { local: broadcast::channel(256).0, last_change_ms: Arc::default(), outgoing: None, _alive: None }
     }
 
     /// Announcements go through PostgreSQL, and what it delivers reaches the subscribers.
@@ -47,15 +53,26 @@ impl ChangeFeed {
         let (alive, watching) = tokio::sync::watch::channel(());
         tokio::spawn(notify_task(pool.clone(), Arc::downgrade(&pending), wake.clone(), watching.clone()));
         tokio::spawn(listen_task(pool, local.downgrade(), watching));
-        ChangeFeed { local, outgoing: Some((pending, wake)), _alive: Some(Arc::new(alive)) }
+        ChangeFeed {
+            local,
+            last_change_ms: Arc::default(),
+            outgoing: Some((pending, wake)),
+            _alive: Some(Arc::new(alive)),
+        }
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<String> {
         self.local.subscribe()
     }
 
+    /// When the latest change was announced (epoch ms), shared.
+    pub fn last_change(&self) -> Arc<std::sync::atomic::AtomicI64> {
+        self.last_change_ms.clone()
+    }
+
     /// Says that a report of `project_id` changed. Never waits.
     pub fn announce(&self, project_id: &str) {
+        self.last_change_ms.store(svc_core::time::now_ms(), std::sync::atomic::Ordering::Relaxed);
         match &self.outgoing {
             None => {
                 // No subscriber is not an error.
@@ -82,6 +99,9 @@ async fn notify_task(
             // The store is gone: so is this task, and with it its handle on the pool.
             _ = alive.changed() => return,
         }
+        // Gather what else is announced meanwhile: under a burst of reports a project is notified
+        // at most 20 times a second, not once per report.
+        tokio::time::sleep(COALESCE).await;
         let Some(pending) = pending.upgrade() else { return };
         let project_ids = std::mem::take(&mut *pending.lock().unwrap_or_else(|p| p.into_inner()));
         drop(pending);

@@ -163,8 +163,13 @@ impl PostgresStore {
         MIGRATOR.run(&pool).await?;
         let health = Arc::new(WriteHealth::new("postgres"));
         let report_queue = group_commit::start(pool.clone(), health.clone());
-        tokio::spawn(search::run_indexer(pool.clone(), report_queue.downgrade(), health.clone()));
         let changes = crate::changes::ChangeFeed::postgres(pool.clone());
+        tokio::spawn(search::run_indexer(
+            pool.clone(),
+            report_queue.downgrade(),
+            health.clone(),
+            changes.last_change(),
+        ));
         Ok(Self { pool, cache: Default::default(), report_queue, health, changes })
     }
 
