@@ -197,6 +197,8 @@ pub trait OrganizationStore: Send + Sync {
     async fn get_organization(&self, id: &str) -> StoreResult<Option<Organization>>;
     async fn find_organization_by_name(&self, name: &str) -> StoreResult<Option<Organization>>;
     async fn count_organizations(&self) -> StoreResult<i64>;
+    /// Every organization, oldest first.
+    async fn list_organizations(&self) -> StoreResult<Vec<Organization>>;
 }
 
 #[async_trait]

@@ -68,6 +68,31 @@ pub async fn project(storage: &StorageArgs, command: ProjectCommand) -> anyhow::
                 );
             }
         }
+        ProjectCommand::List { org, json } => {
+            let listed = projects::list_by_organization(store.as_ref(), org.as_deref()).await.map_err(service)?;
+            if json {
+                let items: Vec<_> = listed
+                    .iter()
+                    .flat_map(|(org, projects)| {
+                        projects.iter().map(move |p| {
+                            json!({"projectId": p.id, "name": p.name, "slug": p.slug, "projectKey": p.project_key,
+                                   "orgId": org.id, "orgName": org.name, "createdAt": svc_core::time::iso(p.created_at)})
+                        })
+                    })
+                    .collect();
+                println!("{}", serde_json::Value::Array(items));
+            } else {
+                for (org, projects) in &listed {
+                    println!("Organization {} ({})", org.name, org.id);
+                    if projects.is_empty() {
+                        println!("  (no projects)");
+                    }
+                    for p in projects {
+                        println!("  {}  {}  {}  {}", p.id, p.project_key, p.slug, p.name);
+                    }
+                }
+            }
+        }
         ProjectCommand::IdentitySecret { project, rotate, clear } => {
             let found = find_project(store.as_ref(), &project).await?;
             if clear {

@@ -122,6 +122,15 @@ pub enum ProjectCommand {
         #[arg(long)]
         json: bool,
     },
+    /// List projects: id, name, public key and organization (every organization, or one).
+    List {
+        /// Organization id or name (default: every organization).
+        #[arg(long)]
+        org: Option<String>,
+        /// Print a JSON array of `{projectId, name, slug, projectKey, orgId, orgName, createdAt}`.
+        #[arg(long)]
+        json: bool,
+    },
     /// Set the identity secret from stdin, or `--rotate` to generate one, or `--clear`.
     IdentitySecret {
         #[arg(long)]

@@ -125,6 +125,27 @@ pub async fn reachable(store: &dyn Store, principal: &crate::principal::Principa
     }
 }
 
+/// Every organization with its projects (oldest first), or only `org` (an id or name) when given.
+pub async fn list_by_organization(
+    store: &dyn Store,
+    org: Option<&str>,
+) -> ServiceResult<Vec<(Organization, Vec<Project>)>> {
+    let organizations = match org {
+        Some(reference) => vec![
+            find_organization(store, reference)
+                .await?
+                .ok_or_else(|| ServiceError::NotFound(format!("no organization {reference}")))?,
+        ],
+        None => store.list_organizations().await?,
+    };
+    let mut listed = Vec::with_capacity(organizations.len());
+    for organization in organizations {
+        let projects = list_in_org(store, &organization.id).await?;
+        listed.push((organization, projects));
+    }
+    Ok(listed)
+}
+
 pub async fn list_in_org(store: &dyn Store, org_id: &str) -> ServiceResult<Vec<Project>> {
     Ok(store.list_projects(org_id).await?)
 }

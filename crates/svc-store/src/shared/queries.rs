@@ -227,6 +227,14 @@ impl OrganizationStore for ThisStore {
     async fn count_organizations(&self) -> StoreResult<i64> {
         Ok(sqlx::query_scalar("SELECT count(*) FROM organizations").fetch_one(self.read_pool()).await?)
     }
+
+    async fn list_organizations(&self) -> StoreResult<Vec<Organization>> {
+        let rows =
+            sqlx::query(concat!("SELECT ", organization_columns!(), " FROM organizations ORDER BY created_at, id"))
+                .fetch_all(self.read_pool())
+                .await?;
+        rows::all(&rows, rows::organization)
+    }
 }
 
 #[async_trait]

@@ -1,4 +1,4 @@
-//! The admin CLI: `svc project create`, `svc token setup`, `svc token org`, `svc project identity-secret`.
+//! The admin CLI: `svc project create` and `list`, `svc token setup`, `svc token org`, `svc project identity-secret`.
 
 use crate::support::run_cli;
 use serde_json::Value;
@@ -118,4 +118,28 @@ fn serve_refuses_zero_timeouts_and_a_zero_connection_cap() {
         assert!(!output.status.success(), "{flag} 0 must be refused");
         assert!(stderr.contains(setting), "{flag} 0: the message names {setting}: {stderr}");
     }
+}
+
+#[test]
+fn project_list_shows_every_project_with_its_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, stdout, _) = run_cli(dir.path(), &["project", "create", "--name", "Shop Web", "--json"], None);
+    let created: Value = serde_json::from_str(stdout.trim()).unwrap();
+    run_cli(dir.path(), &["project", "create", "--name", "Admin", "--json"], None);
+
+    let (ok, stdout, stderr) = run_cli(dir.path(), &["project", "list", "--json"], None);
+    assert!(ok, "{stderr}");
+    let listed: Value = serde_json::from_str(stdout.trim()).unwrap();
+    let names: Vec<&str> = listed.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Shop Web", "Admin"], "oldest first");
+    assert_eq!(listed[0]["projectId"], created["projectId"]);
+    assert_eq!(listed[0]["projectKey"], created["projectKey"]);
+    assert_eq!(listed[0]["orgName"], "Default");
+
+    let (ok, stdout, _) = run_cli(dir.path(), &["project", "list"], None);
+    assert!(ok);
+    assert!(stdout.contains(created["projectId"].as_str().unwrap()) && stdout.contains("Shop Web"), "{stdout}");
+    let (ok, _, stderr) = run_cli(dir.path(), &["project", "list", "--org", "Nope"], None);
+    assert!(!ok);
+    assert!(stderr.contains("no organization"), "{stderr}");
 }
