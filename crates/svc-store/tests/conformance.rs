@@ -1480,3 +1480,12 @@ conformance! {
         assert!(listed(&store, searching(&[&project.id], "widget -broken", 50)).await.is_empty());
     }
 }
+
+conformance! {
+    async fn organizations_are_listed_oldest_first(store: DynStore) {
+        let first = organization(&store, "First").await;
+        let second = organization(&store, "Second").await;
+        let listed = store.list_organizations().await.unwrap();
+        assert_eq!(listed, vec![first, second]);
+    }
+}
