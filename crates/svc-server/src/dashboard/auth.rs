@@ -87,9 +87,7 @@ pub async fn sign_in(
     parts: Parts,
     Form(form): Form<SignInForm>,
 ) -> PageResult<Response> {
-    if !session::same_origin(&state, &parts.headers) {
-        return Err(PageError::Forbidden("This request did not come from the dashboard.".into()));
-    }
+    session::require_same_origin(&state, &parts.headers)?;
     let ip = crate::ingest::access::client_ip(&state, &parts);
     state
         .rate_limits
@@ -201,9 +199,7 @@ pub async fn setup(
     headers: HeaderMap,
     Form(form): Form<SetupForm>,
 ) -> PageResult<Response> {
-    if !session::same_origin(&state, &headers) {
-        return Err(PageError::Forbidden("This request did not come from the dashboard.".into()));
-    }
+    session::require_same_origin(&state, &headers)?;
     let again = |message: &str| {
         let page = SetupPage {
             assets: assets::get(),
@@ -255,9 +251,7 @@ pub async fn reset(
     headers: HeaderMap,
     Form(form): Form<ResetForm>,
 ) -> PageResult<Response> {
-    if !session::same_origin(&state, &headers) {
-        return Err(PageError::Forbidden("This request did not come from the dashboard.".into()));
-    }
+    session::require_same_origin(&state, &headers)?;
     match accounts::redeem_password_reset(&*state.store, &form.token, Secret::new(form.password)).await {
         Ok(_) => Ok(Redirect::to("/sign-in?notice=password-set").into_response()),
         Err(ServiceError::Invalid(message)) if message.starts_with("password") => {

@@ -84,6 +84,15 @@ pub fn same_origin(state: &AppState, headers: &HeaderMap) -> bool {
     !host.is_empty() && (origin == format!("http://{host}") || origin == format!("https://{host}"))
 }
 
+/// [`same_origin`], or the dashboard's refusal.
+pub fn require_same_origin(state: &AppState, headers: &HeaderMap) -> Result<(), PageError> {
+    if same_origin(state, headers) {
+        Ok(())
+    } else {
+        Err(PageError::Forbidden("This request did not come from the dashboard.".into()))
+    }
+}
+
 /// A signed-in person, for pages that need one. Without a live session the request is sent to
 /// the sign-in page (and back afterwards); a state-changing request must also pass the origin and
 /// CSRF checks (the token is checked by [`Person::check_csrf`] once the form is read).
@@ -120,8 +129,8 @@ impl FromRequestParts<AppState> for Person {
             return Err(not_signed_in());
         };
         let changes_state = !matches!(parts.method, Method::GET | Method::HEAD);
-        if changes_state && !same_origin(state, &parts.headers) {
-            return Err(PageError::Forbidden("This request did not come from the dashboard.".into()));
+        if changes_state {
+            require_same_origin(state, &parts.headers)?;
         }
         let csrf = csrf_token(token);
         let person = Person { signed_in, csrf };
