@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod account;
+pub mod audit;
 pub mod channel;
 pub mod identity;
 pub mod ids;

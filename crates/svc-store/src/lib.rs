@@ -9,6 +9,7 @@
 use async_trait::async_trait;
 use std::sync::Arc;
 use svc_core::account::{Membership, OneTimeLink, Session, User};
+use svc_core::audit::AuditEvent;
 use svc_core::model::*;
 
 mod cache;
@@ -395,6 +396,16 @@ pub trait BlobRowStore: Send + Sync {
     async fn delete_unbound_blob(&self, id: &str) -> StoreResult<bool>;
 }
 
+/// The audit log: who did what to a project or an organization.
+#[async_trait]
+pub trait AuditStore: Send + Sync {
+    async fn record_audit(&self, event: &AuditEvent) -> StoreResult<()>;
+    /// A project's events, newest first, older than the event `before` when given.
+    async fn list_audit(&self, project_id: &str, before: Option<&str>, limit: u32) -> StoreResult<Vec<AuditEvent>>;
+    /// An organization's own events (those of no project), newest first.
+    async fn list_org_audit(&self, org_id: &str, before: Option<&str>, limit: u32) -> StoreResult<Vec<AuditEvent>>;
+}
+
 /// Every operation Svc needs from its database, held as [`DynStore`]. Bring the area traits into
 /// scope to call them (`use svc_store::prelude::*`).
 #[async_trait]
@@ -412,6 +423,7 @@ pub trait Store:
     + FlagStore
     + BlobRowStore
     + AccountStore
+    + AuditStore
     + 'static
 {
     /// Backend name for logs and metrics (`sqlite`, `postgres`).
@@ -432,8 +444,8 @@ pub trait Store:
 /// The store traits, for `use svc_store::prelude::*` where store methods are called.
 pub mod prelude {
     pub use crate::{
-        AccountStore, BlobRowStore, ChannelStore, CommentStore, FlagStore, HintStore, KeyStore, OrganizationStore,
-        ProjectStore, ReportStore, RoomStore, Store, TriageStore, ViewStore,
+        AccountStore, AuditStore, BlobRowStore, ChannelStore, CommentStore, FlagStore, HintStore, KeyStore,
+        OrganizationStore, ProjectStore, ReportStore, RoomStore, Store, TriageStore, ViewStore,
     };
 }
 

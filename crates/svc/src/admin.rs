@@ -9,7 +9,7 @@ use svc_core::model::{KeyOrigin, Organization, Project};
 use svc_core::secret::Secret;
 use svc_core::{ids, time};
 use svc_server::service::accounts::{self, NewUser};
-use svc_server::service::{ServiceError, keys, projects};
+use svc_server::service::{ServiceError, audit, keys, projects};
 use svc_store::{DynStore, Store};
 
 use crate::cli::{ProjectCommand, StorageArgs, TokenCommand, UserCommand};
@@ -51,9 +51,12 @@ pub async fn project(storage: &StorageArgs, command: ProjectCommand) -> anyhow::
     match command {
         ProjectCommand::Create { name, org, json } => {
             let org = resolve_org(store.as_ref(), org.as_deref()).await?;
-            let project = projects::create_project(store.as_ref(), &org.id, &name).await.map_err(service)?;
-            let (_, token) =
-                keys::mint_setup_token(store.as_ref(), &org.id, &project.id, None).await.map_err(service)?;
+            let project = projects::create_project(store.as_ref(), &org.id, &name, &audit::command_line())
+                .await
+                .map_err(service)?;
+            let (_, token) = keys::mint_setup_token(store.as_ref(), &org.id, &project.id, None, &audit::command_line())
+                .await
+                .map_err(service)?;
             if json {
                 println!(
                     "{}",
@@ -96,16 +99,20 @@ pub async fn project(storage: &StorageArgs, command: ProjectCommand) -> anyhow::
         ProjectCommand::IdentitySecret { project, rotate, clear } => {
             let found = find_project(store.as_ref(), &project).await?;
             if clear {
-                projects::set_identity_secret(store.as_ref(), &found, None).await.map_err(service)?;
+                projects::set_identity_secret(store.as_ref(), &found, None, &audit::command_line())
+                    .await
+                    .map_err(service)?;
                 println!("Identity secret cleared: identity tokens are now ignored.");
             } else if rotate {
                 let secret = ids::new_random_secret(48);
-                projects::set_identity_secret(store.as_ref(), &found, Some(&secret)).await.map_err(service)?;
+                projects::set_identity_secret(store.as_ref(), &found, Some(&secret), &audit::command_line())
+                    .await
+                    .map_err(service)?;
                 println!("{secret}");
             } else {
                 let mut secret = String::new();
                 std::io::stdin().read_to_string(&mut secret).context("cannot read the secret from stdin")?;
-                projects::set_identity_secret(store.as_ref(), &found, Some(secret.trim()))
+                projects::set_identity_secret(store.as_ref(), &found, Some(secret.trim()), &audit::command_line())
                     .await
                     .map_err(|error| anyhow::anyhow!("{error} (read from stdin)"))?;
                 println!("Identity secret set.");
@@ -121,7 +128,9 @@ pub async fn token(storage: &StorageArgs, command: TokenCommand) -> anyhow::Resu
         TokenCommand::Setup { project, ttl, json } => {
             let found = find_project(store.as_ref(), &project).await?;
             let (key, secret) =
-                keys::mint_setup_token(store.as_ref(), &found.org_id, &found.id, Some(ttl)).await.map_err(service)?;
+                keys::mint_setup_token(store.as_ref(), &found.org_id, &found.id, Some(ttl), &audit::command_line())
+                    .await
+                    .map_err(service)?;
             (key, secret, json)
         }
         TokenCommand::Org { org, scopes, name, ttl, json } => {
@@ -129,8 +138,15 @@ pub async fn token(storage: &StorageArgs, command: TokenCommand) -> anyhow::Resu
             // Organization-wide keys get the API's scopes: never `*` or `apikey:write`.
             let NewKey { name, scopes, ttl_secs } =
                 NewKey::mintable(name, scopes, ttl).map_err(|e| anyhow::anyhow!("{e}"))?;
-            let request =
-                keys::MintRequest { org_id: org.id, project_id: None, name, scopes, ttl_secs, origin: KeyOrigin::Cli };
+            let request = keys::MintRequest {
+                org_id: org.id,
+                project_id: None,
+                name,
+                scopes,
+                ttl_secs,
+                origin: KeyOrigin::Cli,
+                by: audit::command_line(),
+            };
             let (key, secret) = keys::mint(store.as_ref(), request).await.map_err(service)?;
             (key, secret, json)
         }

@@ -3,6 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use svc_core::model::KeyOrigin;
 use svc_core::{scope, time};
 
 use super::extract::{ApiCaller, ApiPath, JsonBody};
@@ -25,7 +26,8 @@ pub async fn mint_key(
 ) -> ApiResult<(StatusCode, Json<MintedKeyView>)> {
     let project = key.project(&state, &project_id, scope::APIKEY_WRITE).await?;
     let new = body.parse::<KeyCreate>()?.try_into()?;
-    let (minted, secret) = keys::mint_for_project(&*state.store, &project, new).await?;
+    let (minted, secret) =
+        keys::mint_for_project(&*state.store, &project, new, KeyOrigin::Api, &key.0.author()).await?;
     Ok((
         StatusCode::CREATED,
         Json(MintedKeyView {
@@ -49,6 +51,6 @@ pub async fn revoke_key(
     ApiPath((project_id, key_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<RevokedKeyView>> {
     let project = key.project(&state, &project_id, scope::APIKEY_WRITE).await?;
-    let revoked_at = keys::revoke(&*state.store, &project.id, &key_id).await?;
+    let revoked_at = keys::revoke(&*state.store, &project, &key_id, &key.0.author()).await?;
     Ok(Json(RevokedKeyView { id: key_id, revoked_at: time::iso(revoked_at) }))
 }

@@ -508,7 +508,7 @@ pub async fn publish_comment(
         let text = svc_core::status::validate_comment_text(&form.text).map_err(|e| PageError::BadRequest(e.0))?;
         comments::edit_draft(&*state.store, &report, &comment_id, &text).await?;
     }
-    comments::publish(&*state.store, &report, &comment_id).await?;
+    comments::publish(&*state.store, &report, &comment_id, &person.principal().author()).await?;
     Ok(back_to(&form.back, &report.id).into_response())
 }
 

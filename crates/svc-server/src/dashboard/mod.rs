@@ -12,6 +12,7 @@ mod error;
 mod events;
 mod export;
 mod inbox;
+mod projects;
 mod rooms;
 mod session;
 mod view;
@@ -52,6 +53,8 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/events", get(events::stream))
         .route("/export", get(export::list))
         .route("/reports/{id}/markdown", get(export::markdown))
+        .route("/projects", get(projects::list).post(projects::create))
+        .route("/projects/{id}", get(projects::show))
         .route("/rooms", get(rooms::page))
         .route("/rooms/{project}/{artifact}", post(rooms::update))
         .route("/sign-in", get(auth::sign_in_form).post(auth::sign_in))

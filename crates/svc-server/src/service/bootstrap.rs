@@ -29,8 +29,9 @@ pub async fn ensure_default(store: &dyn Store) -> ServiceResult<Option<Bootstrap
         },
         _ => return Ok(None),
     };
-    let project = projects::create_project(store, &org.id, "Default").await?;
-    let (key, secret) = keys::mint_setup_token(store, &org.id, &project.id, None).await?;
+    let by = super::audit::housekeeping();
+    let project = projects::create_project(store, &org.id, "Default", &by).await?;
+    let (key, secret) = keys::mint_setup_token(store, &org.id, &project.id, None, &by).await?;
     Ok(Some(Bootstrap { project, setup_token: secret, setup_token_expires_at: key.expires_at.unwrap_or_default() }))
 }
 

@@ -3,7 +3,7 @@
 
 use super::{ServiceError, ServiceResult};
 use crate::principal::Principal;
-use svc_core::model::{Comment, Report};
+use svc_core::model::{Author, Comment, Report};
 use svc_core::status::NewComment;
 use svc_core::{ids, time};
 use svc_store::Store;
@@ -34,7 +34,7 @@ pub async fn list(store: &dyn Store, report: &Report) -> ServiceResult<Vec<Comme
 }
 
 /// Publishes a draft of `report`; 404 when the report has no such comment.
-pub async fn publish(store: &dyn Store, report: &Report, comment_id: &str) -> ServiceResult<Comment> {
+pub async fn publish(store: &dyn Store, report: &Report, comment_id: &str, by: &Author) -> ServiceResult<Comment> {
     let not_found = || ServiceError::NotFound("no comment with that id on this report".into());
     if !ids::is_object_id(comment_id) {
         return Err(not_found());
@@ -46,6 +46,14 @@ pub async fn publish(store: &dyn Store, report: &Report, comment_id: &str) -> Se
     }
     let published = store.publish_comment(&comment.id, time::now_ms()).await?.ok_or_else(not_found)?;
     store.changes().announce(&report.project_id);
+    let detail = serde_json::json!({
+        "reportId": report.id,
+        "shortId": ids::short_id(&report.id),
+        "commentId": published.id,
+        "author": published.author.label,
+    });
+    super::audit::record_for_report(store, &report.project_id, by, svc_core::audit::action::DRAFT_PUBLISHED, detail)
+        .await;
     Ok(published)
 }
 

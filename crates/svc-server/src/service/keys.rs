@@ -1,8 +1,10 @@
 //! API keys: minting (plaintext returned once, only the hash stored) and authentication.
 
-use super::{ServiceError, ServiceResult};
+use super::{ServiceError, ServiceResult, audit};
 use crate::principal::Principal;
+use svc_core::audit::action;
 use svc_core::key::{AgentLabel, NewKey};
+use svc_core::model::Author;
 use svc_core::model::Project;
 use svc_core::model::{ApiKey, KeyOrigin};
 use svc_core::secret::{Secret, constant_time_eq, hash_secret};
@@ -19,12 +21,14 @@ pub struct MintRequest {
     pub scopes: Vec<String>,
     pub ttl_secs: Option<i64>,
     pub origin: KeyOrigin,
+    /// Who mints it, for the audit log.
+    pub by: Author,
 }
 
 /// Mints a key and returns it with its plaintext, which is never stored.
 pub async fn mint(store: &dyn Store, request: MintRequest) -> ServiceResult<(ApiKey, Secret)> {
     // Every mint is held to the administrator's rules; the API's narrower ones come with its `NewKey`.
-    let MintRequest { org_id, project_id, name, scopes, ttl_secs, origin } = request;
+    let MintRequest { org_id, project_id, name, scopes, ttl_secs, origin, by } = request;
     let NewKey { name, scopes, ttl_secs } = NewKey::by_admin(name, scopes, ttl_secs)?;
     let plaintext = ids::new_secret_key();
     let now = time::now_ms();
@@ -44,11 +48,28 @@ pub async fn mint(store: &dyn Store, request: MintRequest) -> ServiceResult<(Api
         created_at: now,
     };
     store.create_key(&key).await?;
+    let detail = serde_json::json!({
+        "keyId": key.id,
+        "name": key.name,
+        "scopes": key.scopes.join(" "),
+        "origin": key.origin.as_str(),
+        "expiresAt": key.expires_at,
+    });
+    match &key.project_id {
+        Some(project_id) => audit::record_for_report(store, project_id, &by, action::KEY_MINTED, detail).await,
+        None => audit::record_for_org(store, &key.org_id, &by, action::KEY_MINTED, detail).await,
+    }
     Ok((key, Secret::new(plaintext)))
 }
 
 /// Mints a project key through the API (the plaintext is returned this once).
-pub async fn mint_for_project(store: &dyn Store, project: &Project, new: NewKey) -> ServiceResult<(ApiKey, Secret)> {
+pub async fn mint_for_project(
+    store: &dyn Store,
+    project: &Project,
+    new: NewKey,
+    origin: KeyOrigin,
+    by: &Author,
+) -> ServiceResult<(ApiKey, Secret)> {
     let NewKey { name, scopes, ttl_secs } = new;
     let request = MintRequest {
         org_id: project.org_id.clone(),
@@ -56,24 +77,29 @@ pub async fn mint_for_project(store: &dyn Store, project: &Project, new: NewKey)
         name,
         scopes,
         ttl_secs,
-        origin: KeyOrigin::Api,
+        origin,
+        by: by.clone(),
     };
     mint(store, request).await
 }
 
 /// Revokes an active key of the project and returns when. Only an active key can be revoked: an
 /// expired one is already unusable (spec: 404 when there is no active key with that id).
-pub async fn revoke(store: &dyn Store, project_id: &str, key_id: &str) -> ServiceResult<i64> {
+pub async fn revoke(store: &dyn Store, project: &Project, key_id: &str, by: &Author) -> ServiceResult<i64> {
+    let project_id = project.id.as_str();
     let not_found = || ServiceError::NotFound("no active key with that id in this project".into());
     if !ids::is_object_id(key_id) {
         return Err(not_found());
     }
     let now = time::now_ms();
-    match store.get_key(key_id).await? {
-        Some(found) if found.project_id.as_deref() == Some(project_id) && found.is_active(now) => {}
+    let key = match store.get_key(key_id).await? {
+        Some(found) if found.project_id.as_deref() == Some(project_id) && found.is_active(now) => found,
         _ => return Err(not_found()),
-    }
-    store.revoke_key(project_id, key_id, now).await?.ok_or_else(not_found)
+    };
+    let revoked_at = store.revoke_key(project_id, key_id, now).await?.ok_or_else(not_found)?;
+    let detail = serde_json::json!({"keyId": key.id, "name": key.name});
+    audit::record(store, project, by, action::KEY_REVOKED, detail).await;
+    Ok(revoked_at)
 }
 
 /// Labels what a key does from now on (the tool endpoint's `introduce`).
@@ -88,6 +114,7 @@ pub async fn mint_setup_token(
     org_id: &str,
     project_id: &str,
     ttl_secs: Option<i64>,
+    by: &Author,
 ) -> ServiceResult<(ApiKey, Secret)> {
     mint(
         store,
@@ -98,6 +125,7 @@ pub async fn mint_setup_token(
             scopes: vec![scope::ALL.into()],
             ttl_secs: Some(ttl_secs.unwrap_or(SETUP_TOKEN_TTL_SECS)),
             origin: KeyOrigin::Setup,
+            by: by.clone(),
         },
     )
     .await

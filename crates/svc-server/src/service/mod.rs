@@ -2,6 +2,7 @@
 //! once here; surfaces only translate requests and errors.
 
 pub mod accounts;
+pub mod audit;
 pub mod blobs;
 pub mod bootstrap;
 pub mod channels;

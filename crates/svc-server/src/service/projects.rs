@@ -1,8 +1,11 @@
 //! Projects: creation with their first channels, settings changes, identity secrets.
 
-use super::{ServiceError, ServiceResult};
+use super::{ServiceError, ServiceResult, audit};
 use serde_json::Value;
+use serde_json::json;
+use svc_core::audit::action;
 use svc_core::channel::{DEFAULT_CHANNEL_KEY, DEFAULT_CHANNELS};
+use svc_core::model::Author;
 use svc_core::model::{Channel, Organization, Project};
 use svc_core::project::ProjectChanges;
 use svc_core::{ids, project as rules, time};
@@ -17,7 +20,7 @@ pub async fn create_organization(store: &dyn Store, name: &str) -> ServiceResult
 
 /// Creates a project with the channels `bug`, `idea`, `question` (`bug` the default). The slug comes
 /// from the name and is made unique within the organization.
-pub async fn create_project(store: &dyn Store, org_id: &str, name: &str) -> ServiceResult<Project> {
+pub async fn create_project(store: &dyn Store, org_id: &str, name: &str, by: &Author) -> ServiceResult<Project> {
     rules::validate_project_name(name)?;
     let now = time::now_ms();
     let base_slug = rules::slugify(name);
@@ -54,7 +57,10 @@ pub async fn create_project(store: &dyn Store, org_id: &str, name: &str) -> Serv
         .collect();
     for attempt in 2..=100 {
         match store.create_project(&project, &channels).await {
-            Ok(()) => return Ok(project),
+            Ok(()) => {
+                audit::record(store, &project, by, action::PROJECT_CREATED, json!({"name": project.name})).await;
+                return Ok(project);
+            }
             Err(StoreError::Conflict(_)) => project.slug = format!("{base_slug}-{attempt}"),
             Err(other) => return Err(other.into()),
         }
@@ -67,8 +73,10 @@ pub async fn update_project(
     store: &dyn Store,
     mut project: Project,
     changes: ProjectChanges,
+    by: &Author,
 ) -> ServiceResult<Project> {
     let ProjectChanges { name, url_patterns, default_channel_key, widget_config, allowed_origins } = changes;
+    let before = project.clone();
     if let Some(key) = default_channel_key {
         match store.get_channel(&project.id, &key).await? {
             Some(channel) if !channel.archived => project.default_channel_key = key,
@@ -81,6 +89,22 @@ pub async fn update_project(
     project.widget_config = widget_config.unwrap_or(project.widget_config);
     project.allowed_origins = allowed_origins.unwrap_or(project.allowed_origins);
     store.update_project(&project).await?;
+    if before.name != project.name {
+        let detail = json!({"from": before.name, "to": project.name});
+        audit::record(store, &project, by, action::PROJECT_RENAMED, detail).await;
+    }
+    let changed: Vec<&str> = [
+        ("urlPatterns", before.url_patterns != project.url_patterns),
+        ("defaultChannelKey", before.default_channel_key != project.default_channel_key),
+        ("widgetConfig", before.widget_config != project.widget_config),
+        ("allowedOrigins", before.allowed_origins != project.allowed_origins),
+    ]
+    .into_iter()
+    .filter_map(|(field, differs)| differs.then_some(field))
+    .collect();
+    if !changed.is_empty() {
+        audit::record(store, &project, by, action::SETTINGS_CHANGED, json!({"fields": changed})).await;
+    }
     Ok(project)
 }
 
@@ -167,9 +191,17 @@ pub async fn find_organization(store: &dyn Store, reference: &str) -> ServiceRes
 }
 
 /// Sets (or with `None` clears) the secret identity tokens are verified with.
-pub async fn set_identity_secret(store: &dyn Store, project: &Project, secret: Option<&str>) -> ServiceResult<()> {
+pub async fn set_identity_secret(
+    store: &dyn Store,
+    project: &Project,
+    secret: Option<&str>,
+    by: &Author,
+) -> ServiceResult<()> {
     if let Some(secret) = secret {
         svc_core::key::validate_identity_secret(secret)?;
     }
-    Ok(store.set_identity_secret(&project.id, secret).await?)
+    store.set_identity_secret(&project.id, secret).await?;
+    let act = if secret.is_some() { action::IDENTITY_SECRET_SET } else { action::IDENTITY_SECRET_CLEARED };
+    audit::record(store, project, by, act, json!({})).await;
+    Ok(())
 }

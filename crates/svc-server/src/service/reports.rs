@@ -81,6 +81,20 @@ pub async fn set_status(
     match store.set_report_status(&report.id, new_status.as_str(), &by.author(), time::now_ms()).await {
         Ok(change) => {
             store.changes().announce(&report.project_id);
+            let detail = serde_json::json!({
+                "reportId": report.id,
+                "shortId": svc_core::ids::short_id(&report.id),
+                "from": change.from_status,
+                "to": change.to_status,
+            });
+            super::audit::record_for_report(
+                store,
+                &report.project_id,
+                &change.by,
+                svc_core::audit::action::STATUS_CHANGED,
+                detail,
+            )
+            .await;
             Ok(change)
         }
         Err(StoreError::NotFound) => Err(ServiceError::NotFound("report not found".into())),

@@ -218,7 +218,14 @@ async fn a_person_sees_only_their_organizations_reports() {
     let app = TestApp::new().await;
     let browser = Browser::sign_in(&app, Role::Member).await;
     let org = svc_server::service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
-    let foreign = svc_server::service::projects::create_project(app.store.as_ref(), &org.id, "Secret").await.unwrap();
+    let foreign = svc_server::service::projects::create_project(
+        app.store.as_ref(),
+        &org.id,
+        "Secret",
+        &svc_server::service::audit::command_line(),
+    )
+    .await
+    .unwrap();
     let report = seed_report(&app.store, &foreign.id, Seed::text("Someone else's report")).await;
     let inbox = browser.get(&app, "/").await;
     assert!(!inbox.text.contains("Someone else"), "another organization's report is not listed");

@@ -83,8 +83,14 @@ async fn get_report_set_status_and_add_comment_reach_every_project_of_the_org() 
 async fn a_report_of_another_organization_is_out_of_reach() {
     let Org { app, key, .. } = org().await;
     let elsewhere = svc_server::service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
-    let foreign_project =
-        svc_server::service::projects::create_project(app.store.as_ref(), &elsewhere.id, "Foreign").await.unwrap();
+    let foreign_project = svc_server::service::projects::create_project(
+        app.store.as_ref(),
+        &elsewhere.id,
+        "Foreign",
+        &svc_server::service::audit::command_line(),
+    )
+    .await
+    .unwrap();
     let foreign = seed_report(&app.store, &foreign_project.id, Seed::text("not yours")).await;
     assert_eq!(tool_json(&app, &key, "list_reports", json!({})).await, json!([]));
     for (name, arguments) in [

@@ -1260,9 +1260,14 @@ async fn a_draft_comment_is_published_on_its_own_report_only() {
     assert!(draft.draft && draft.published_at.is_none());
     assert_eq!(draft.author.id, Some(format!("agent:{key_id}")));
 
-    let refused = comments::publish(app.store.as_ref(), &other, &draft.id).await.unwrap_err();
+    let refused = comments::publish(app.store.as_ref(), &other, &draft.id, &svc_server::service::audit::command_line())
+        .await
+        .unwrap_err();
     assert!(matches!(refused, ServiceError::NotFound(_)), "{refused}");
-    let published = comments::publish(app.store.as_ref(), &report, &draft.id).await.unwrap();
+    let published =
+        comments::publish(app.store.as_ref(), &report, &draft.id, &svc_server::service::audit::command_line())
+            .await
+            .unwrap();
     assert!(!published.draft && published.published_at.is_some());
     let listed = app.get(&app.p(&format!("/feedback/{}/comments", report.id)), &app.token).await.ok(200).clone();
     assert_eq!(listed["items"][0]["draft"], json!(false));

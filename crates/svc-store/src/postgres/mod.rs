@@ -34,6 +34,9 @@ mod group_commit;
 #[allow(clippy::duplicate_mod)]
 #[path = "../shared/accounts.rs"]
 mod accounts;
+
+#[path = "../shared/audit.rs"]
+mod audit;
 #[allow(clippy::duplicate_mod)]
 #[path = "../shared/queries.rs"]
 mod queries;

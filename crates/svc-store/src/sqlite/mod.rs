@@ -35,6 +35,9 @@ mod memory;
 #[allow(clippy::duplicate_mod)]
 #[path = "../shared/accounts.rs"]
 mod accounts;
+
+#[path = "../shared/audit.rs"]
+mod audit;
 #[allow(clippy::duplicate_mod)]
 #[path = "../shared/queries.rs"]
 mod queries;

@@ -259,6 +259,7 @@ impl TestApp {
                 scopes: scopes.iter().map(|s| s.to_string()).collect(),
                 ttl_secs: None,
                 origin: KeyOrigin::Cli,
+                by: svc_server::service::audit::command_line(),
             },
         )
         .await
@@ -268,9 +269,14 @@ impl TestApp {
 
     /// A second project in the same organization, with a `*` key of its own.
     pub async fn other_project(&self) -> (Project, String) {
-        let project = svc_server::service::projects::create_project(self.store.as_ref(), &self.project.org_id, "Other")
-            .await
-            .expect("create project");
+        let project = svc_server::service::projects::create_project(
+            self.store.as_ref(),
+            &self.project.org_id,
+            "Other",
+            &svc_server::service::audit::command_line(),
+        )
+        .await
+        .expect("create project");
         let (_, key) = mint_for(&self.store, &project, &["*"]).await;
         (project, key)
     }
@@ -484,6 +490,7 @@ pub async fn mint_for(store: &DynStore, project: &Project, scopes: &[&str]) -> (
             scopes: scopes.iter().map(|s| s.to_string()).collect(),
             ttl_secs: None,
             origin: KeyOrigin::Api,
+            by: svc_server::service::audit::command_line(),
         },
     )
     .await

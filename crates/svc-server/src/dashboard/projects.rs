@@ -1,0 +1,170 @@
+//! Projects: the list of every project a person reaches, creating one, and the frame every
+//! project settings page shares (its header and tabs). The tabs live in modules of their own.
+
+use askama::Template;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use serde::Deserialize;
+use svc_core::account::Role;
+use svc_core::model::Project;
+use svc_core::{scope, time};
+
+use super::assets::{self, Assets};
+use super::error::{PageError, PageResult};
+use super::session::Person;
+use super::view::When;
+use super::{Submitted, render};
+use crate::principal::Principal;
+use crate::service::projects;
+use crate::state::AppState;
+
+/// A settings tab of a project: its path segment and its label.
+pub const TABS: [(&str, &str); 9] = [
+    ("install", "Install"),
+    ("widget", "Widget"),
+    ("channels", "Channels"),
+    ("keys", "Keys"),
+    ("identity", "Identity"),
+    ("flags", "Flags"),
+    ("retention", "Retention"),
+    ("audit", "Audit log"),
+    ("settings", "Settings"),
+];
+
+/// What every project settings page shows around its tab: the project, its organization, the
+/// tabs with the current one marked, and what the person may change.
+pub struct ProjectFrame {
+    pub id: String,
+    pub name: String,
+    pub org_name: String,
+    pub tab: &'static str,
+    pub tabs: &'static [(&'static str, &'static str)],
+    /// Whether the person may change the project's settings (owners).
+    pub can_manage: bool,
+}
+
+/// A project a signed-in person opened, checked: they reach it and hold `needed` in it.
+pub struct OpenedProject {
+    pub principal: Principal,
+    pub project: Project,
+    pub frame: ProjectFrame,
+}
+
+/// Opens project `project_id` for `person`, refusing with 404 when they do not reach it and
+/// 403 when their role lacks `needed`.
+pub async fn open(
+    state: &AppState,
+    person: &Person,
+    project_id: &str,
+    needed: &'static str,
+    tab: &'static str,
+) -> PageResult<OpenedProject> {
+    let principal = person.principal();
+    let project = projects::reachable(&*state.store, &principal)
+        .await?
+        .into_iter()
+        .find(|p| p.id == project_id)
+        .ok_or_else(|| PageError::NotFound("No such project.".into()))?;
+    principal.require(needed, Some(&project))?;
+    let org_name =
+        projects::find_organization(&*state.store, &project.org_id).await?.map(|org| org.name).unwrap_or_default();
+    let can_manage = principal.require(scope::PROJECT_WRITE, Some(&project)).is_ok();
+    let frame =
+        ProjectFrame { id: project.id.clone(), name: project.name.clone(), org_name, tab, tabs: &TABS, can_manage };
+    Ok(OpenedProject { principal, project, frame })
+}
+
+struct ProjectRow {
+    id: String,
+    name: String,
+    org_name: String,
+    project_key: String,
+    created: When,
+}
+
+struct OrgChoice {
+    id: String,
+    name: String,
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/projects.html")]
+struct ProjectsPage<'a> {
+    assets: &'static Assets,
+    section: &'static str,
+    csrf: &'a str,
+    me: &'a str,
+    projects: Vec<ProjectRow>,
+    /// Organizations where the person may create projects (owner).
+    owned: Vec<OrgChoice>,
+}
+
+/// `GET /projects`
+pub async fn list(State(state): State<AppState>, person: Person) -> PageResult<Response> {
+    let now = time::now_ms();
+    let mut org_names = std::collections::HashMap::new();
+    let mut owned = Vec::new();
+    for membership in &person.signed_in.memberships {
+        let name = projects::find_organization(&*state.store, &membership.org_id)
+            .await?
+            .map(|org| org.name)
+            .unwrap_or_default();
+        if membership.role == Role::Owner {
+            owned.push(OrgChoice { id: membership.org_id.clone(), name: name.clone() });
+        }
+        org_names.insert(membership.org_id.clone(), name);
+    }
+    let rows = projects::reachable(&*state.store, &person.principal())
+        .await?
+        .into_iter()
+        .map(|project| ProjectRow {
+            org_name: org_names.get(&project.org_id).cloned().unwrap_or_default(),
+            created: When::at(project.created_at, now),
+            id: project.id,
+            name: project.name,
+            project_key: project.project_key,
+        })
+        .collect();
+    let page = ProjectsPage {
+        assets: assets::get(),
+        section: "projects",
+        csrf: &person.csrf,
+        me: person.signed_in.user.label(),
+        projects: rows,
+        owned,
+    };
+    Ok(render(StatusCode::OK, &page))
+}
+
+#[derive(Deserialize)]
+pub struct NewProjectForm {
+    #[serde(rename = "_csrf")]
+    csrf: String,
+    name: String,
+    org: String,
+}
+super::csrf_forms!(NewProjectForm);
+
+/// `POST /projects`: creates a project (owners of its organization) and opens its install page.
+pub async fn create(
+    State(state): State<AppState>,
+    Submitted(person, form): Submitted<NewProjectForm>,
+) -> PageResult<Response> {
+    if person.signed_in.role_in(&form.org) != Some(Role::Owner) {
+        return Err(PageError::Forbidden("Only an owner of the organization can create projects in it.".into()));
+    }
+    let by = person.principal().author();
+    let project = projects::create_project(&*state.store, &form.org, form.name.trim(), &by).await?;
+    Ok(Redirect::to(&format!("/projects/{}/install", project.id)).into_response())
+}
+
+/// `GET /projects/{id}`: a project opens on its install page.
+pub async fn show(Path(project_id): Path<String>) -> Response {
+    Redirect::to(&format!("/projects/{}/install", urlencoding_path(&project_id))).into_response()
+}
+
+/// A path segment from user input, percent-encoded.
+fn urlencoding_path(segment: &str) -> String {
+    url::form_urlencoded::byte_serialize(segment.as_bytes()).collect()
+}

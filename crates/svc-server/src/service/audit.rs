@@ -1,0 +1,76 @@
+//! The audit log: every operation that changes a project's settings, keys, members or reports'
+//! status records who did it here. Recording never fails the act it records (the act is already
+//! done); a failure to record is logged.
+
+use serde_json::Value;
+use svc_core::audit::AuditEvent;
+use svc_core::model::{Author, Project};
+use svc_core::{ids, time};
+use svc_store::Store;
+
+use super::ServiceResult;
+
+/// The author of acts done on the command line (`svc project ...`, `svc token ...`).
+pub fn command_line() -> Author {
+    Author { kind: "cli".into(), id: None, label: Some("command line".into()) }
+}
+
+/// The author of acts the service does on its own (retention).
+pub fn housekeeping() -> Author {
+    Author { kind: "system".into(), id: None, label: Some("housekeeping".into()) }
+}
+
+/// Records an act on a project.
+pub async fn record(store: &dyn Store, project: &Project, by: &Author, action: &str, detail: Value) {
+    write(store, &project.org_id, Some(&project.id), by, action, detail).await;
+}
+
+/// Records an act on an organization itself (members, projects created or deleted).
+pub async fn record_for_org(store: &dyn Store, org_id: &str, by: &Author, action: &str, detail: Value) {
+    write(store, org_id, None, by, action, detail).await;
+}
+
+/// Records an act on a report (status changes, drafts published) in its project's log.
+pub async fn record_for_report(store: &dyn Store, project_id: &str, by: &Author, action: &str, detail: Value) {
+    match store.get_project(project_id).await {
+        Ok(Some(project)) => record(store, &project, by, action, detail).await,
+        Ok(None) => {}
+        Err(error) => tracing::warn!(%error, action, "could not record an audit event"),
+    }
+}
+
+async fn write(store: &dyn Store, org_id: &str, project_id: Option<&str>, by: &Author, action: &str, detail: Value) {
+    let at = time::now_ms();
+    let event = AuditEvent {
+        id: ids::new_id_at(at),
+        org_id: org_id.to_string(),
+        project_id: project_id.map(str::to_string),
+        at,
+        actor: by.clone(),
+        action: action.to_string(),
+        detail,
+    };
+    if let Err(error) = store.record_audit(&event).await {
+        tracing::warn!(%error, action, "could not record an audit event");
+    }
+}
+
+/// A project's log, newest first; `before` (an event id) pages.
+pub async fn list(
+    store: &dyn Store,
+    project: &Project,
+    before: Option<&str>,
+    limit: u32,
+) -> ServiceResult<Vec<AuditEvent>> {
+    Ok(store.list_audit(&project.id, before, limit.clamp(1, 200)).await?)
+}
+
+/// An organization's own log (members, projects created or deleted), newest first.
+pub async fn list_for_org(
+    store: &dyn Store,
+    org_id: &str,
+    before: Option<&str>,
+    limit: u32,
+) -> ServiceResult<Vec<AuditEvent>> {
+    Ok(store.list_org_audit(org_id, before, limit.clamp(1, 200)).await?)
+}
