@@ -1489,3 +1489,40 @@ conformance! {
         assert_eq!(listed, vec![first, second]);
     }
 }
+
+fn audit_event(org_id: &str, project_id: Option<&str>, at: i64, action: &str) -> svc_core::audit::AuditEvent {
+    svc_core::audit::AuditEvent {
+        id: new_id_at(at),
+        org_id: org_id.to_string(),
+        project_id: project_id.map(str::to_string),
+        at,
+        actor: author("user", "user:1"),
+        action: action.to_string(),
+        detail: json!({"name": "CI", "scopes": "feedback:read"}),
+    }
+}
+
+conformance! {
+    async fn audit_events_list_newest_first_per_project_and_page(store: DynStore) {
+        let first = project(&store).await;
+        let other = project_of(&store, &first.org_id, "other").await;
+        for (at, action) in [(1_000, "key.minted"), (2_000, "settings.changed"), (3_000, "key.revoked")] {
+            store.record_audit(&audit_event(&first.org_id, Some(&first.id), at, action)).await.unwrap();
+        }
+        store.record_audit(&audit_event(&first.org_id, Some(&other.id), 2_500, "flag.set")).await.unwrap();
+        store.record_audit(&audit_event(&first.org_id, None, 2_600, "member.added")).await.unwrap();
+
+        let listed = store.list_audit(&first.id, None, 10).await.unwrap();
+        let actions: Vec<_> = listed.iter().map(|e| e.action.as_str()).collect();
+        assert_eq!(actions, ["key.revoked", "settings.changed", "key.minted"], "only this project's, newest first");
+        assert_eq!(listed[0].actor, author("user", "user:1"));
+        assert_eq!(listed[0].detail, json!({"name": "CI", "scopes": "feedback:read"}));
+
+        let page = store.list_audit(&first.id, Some(&listed[0].id), 1).await.unwrap();
+        assert_eq!(page.len(), 1);
+        assert_eq!(page[0].action, "settings.changed", "`before` pages to older events");
+
+        let org = store.list_org_audit(&first.org_id, None, 10).await.unwrap();
+        assert_eq!(org.iter().map(|e| e.action.as_str()).collect::<Vec<_>>(), ["member.added"], "only the organization's own");
+    }
+}
