@@ -39,6 +39,9 @@ mod accounts;
 #[path = "../shared/audit.rs"]
 mod audit;
 #[allow(clippy::duplicate_mod)]
+#[path = "../shared/sightings.rs"]
+mod sightings;
+#[allow(clippy::duplicate_mod)]
 #[path = "../shared/queries.rs"]
 mod queries;
 #[allow(clippy::duplicate_mod)]
