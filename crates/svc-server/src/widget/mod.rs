@@ -19,7 +19,9 @@ use serde_json::{Value, json};
 use std::sync::OnceLock;
 
 use crate::ingest::widget_config::channel_json;
+use crate::service::sightings::{self, PageKnown, Source};
 use crate::service::{ServiceError, channels, projects};
+use svc_core::time;
 use crate::state::AppState;
 
 const JS: &str = "text/javascript; charset=utf-8";
@@ -82,7 +84,11 @@ async fn project_loader(State(state): State<AppState>, Path(file): Path<String>,
     let project = projects::by_public_key(&*state.store, &key).await;
     match project {
         Ok(Some(project)) => match preset(&state, &project).await {
-            Ok(preset) => cached(&headers, JS, LOADER_CACHE, per_project_loader(&preset)),
+            Ok(preset) => {
+                let page = sightings::page_from_headers(&headers);
+                state.sightings.record(&project.id, Source::Loader, page, PageKnown::FromHeaders, time::now_ms());
+                cached(&headers, JS, LOADER_CACHE, per_project_loader(&preset))
+            }
             Err(error) => unavailable(error),
         },
         Ok(None) => cached(&headers, JS, LOADER_CACHE, unknown_key_script(&key)),
