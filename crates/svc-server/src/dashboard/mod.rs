@@ -12,10 +12,12 @@ mod error;
 mod events;
 mod export;
 mod inbox;
+mod install;
 mod projects;
 mod rooms;
 mod session;
 mod view;
+mod widget_tab;
 
 use askama::Template;
 use axum::Router;
@@ -55,6 +57,10 @@ pub fn router() -> Router<AppState> {
         .route("/reports/{id}/markdown", get(export::markdown))
         .route("/projects", get(projects::list).post(projects::create))
         .route("/projects/{id}", get(projects::show))
+        .route("/projects/{id}/install", get(install::show))
+        .route("/projects/{id}/install/setup-token", post(install::mint_setup_token))
+        .route("/projects/{id}/widget", get(widget_tab::show).post(widget_tab::update))
+        .merge(widget_tab::preview_router())
         .route("/rooms", get(rooms::page))
         .route("/rooms/{project}/{artifact}", post(rooms::update))
         .route("/sign-in", get(auth::sign_in_form).post(auth::sign_in))
