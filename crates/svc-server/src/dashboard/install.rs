@@ -124,7 +124,14 @@ pub fn tool_snippets(mcp_url: &str) -> Vec<Snippet> {
 
 /// What a coding agent is told to do with a setup token: the agent self-setup flow, step by step,
 /// with this server's addresses and the project's ids filled in.
-pub fn agent_prompt(base: &str, project_id: &str, project_key: &str, key_id: &str, token: &str, expires: &str) -> String {
+pub fn agent_prompt(
+    base: &str,
+    project_id: &str,
+    project_key: &str,
+    key_id: &str,
+    token: &str,
+    expires: &str,
+) -> String {
     format!(
         r##"Set up Svc (a feedback service) for this web app. Svc runs at {base}.
 Use this setup token only for the steps below; it expires at {expires}:

@@ -115,7 +115,12 @@ fn lines(text: &str) -> Vec<String> {
 /// (`widget/src/glob.ts`, decisions §5): no patterns means every page, else any glob matches.
 pub fn test_url(patterns: &[String], url: &str) -> UrlTest {
     let matching: Vec<String> = patterns.iter().filter(|pattern| glob_match(pattern, url)).cloned().collect();
-    UrlTest { url: url.to_string(), shown: patterns.is_empty() || !matching.is_empty(), every_page: patterns.is_empty(), matching }
+    UrlTest {
+        url: url.to_string(),
+        shown: patterns.is_empty() || !matching.is_empty(),
+        every_page: patterns.is_empty(),
+        matching,
+    }
 }
 
 async fn page<'a>(

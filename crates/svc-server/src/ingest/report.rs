@@ -64,7 +64,11 @@ pub async fn submit(State(state): State<AppState>, request: Request<Body>) -> In
 /// request came from.
 fn record_sighting(state: &AppState, project: &Project, headers: &HeaderMap, context: &serde_json::Map<String, Value>) {
     let now = svc_core::time::now_ms();
-    match context.get("url").and_then(Value::as_str).filter(|url| url.starts_with("http://") || url.starts_with("https://")) {
+    match context
+        .get("url")
+        .and_then(Value::as_str)
+        .filter(|url| url.starts_with("http://") || url.starts_with("https://"))
+    {
         Some(url) => state.sightings.record(&project.id, Source::Report, Some(url), PageKnown::FromPage, now),
         None => {
             let page = sightings::page_from_headers(headers);

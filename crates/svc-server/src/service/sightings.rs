@@ -97,8 +97,12 @@ impl Sightings {
         }
         inner.kept.insert(project_id.to_string(), (at, known));
         let url = page.and_then(page_url);
-        let sighting =
-            WidgetSighting { project_id: project_id.to_string(), url, source: source.as_str().to_string(), seen_at: at };
+        let sighting = WidgetSighting {
+            project_id: project_id.to_string(),
+            url,
+            source: source.as_str().to_string(),
+            seen_at: at,
+        };
         inner.pending.insert(project_id.to_string(), sighting);
     }
 

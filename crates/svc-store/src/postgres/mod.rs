@@ -38,9 +38,6 @@ mod accounts;
 #[path = "../shared/audit.rs"]
 mod audit;
 #[allow(clippy::duplicate_mod)]
-#[path = "../shared/sightings.rs"]
-mod sightings;
-#[allow(clippy::duplicate_mod)]
 #[path = "../shared/queries.rs"]
 mod queries;
 mod reports;
@@ -48,6 +45,9 @@ mod reports;
 #[path = "../shared/rows.rs"]
 mod rows;
 mod search;
+#[allow(clippy::duplicate_mod)]
+#[path = "../shared/sightings.rs"]
+mod sightings;
 
 use crate::{CreatedReport, Store, StoreError, StoreResult};
 use async_trait::async_trait;

@@ -39,9 +39,6 @@ mod accounts;
 #[path = "../shared/audit.rs"]
 mod audit;
 #[allow(clippy::duplicate_mod)]
-#[path = "../shared/sightings.rs"]
-mod sightings;
-#[allow(clippy::duplicate_mod)]
 #[path = "../shared/queries.rs"]
 mod queries;
 #[allow(clippy::duplicate_mod)]
@@ -49,6 +46,9 @@ mod queries;
 mod rows;
 mod search;
 mod short_ids;
+#[allow(clippy::duplicate_mod)]
+#[path = "../shared/sightings.rs"]
+mod sightings;
 #[cfg(test)]
 mod tests;
 
