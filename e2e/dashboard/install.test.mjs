@@ -10,7 +10,7 @@ import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ROOT, cspViolations, launchChromium, ownerPage, rest, startSvc, until, watch } from './lib.mjs';
+import { ROOT, cspViolations, launchChromium, ownerPage, rest, startSvc, unsafeMarkup, until, watch } from './lib.mjs';
 
 let svc;
 let chrome;
@@ -216,6 +216,44 @@ describe('install and widget tabs', () => {
     await page.goto(`${svc.url}/projects/${svc.projectId}/install`);
     assert.equal(await page.locator('#setup-token-value').count(), 0);
     assert.ok(!(await page.content()).includes(token));
+  });
+});
+
+describe('hostile content', () => {
+  test('a hostile page address and hostile URL patterns are shown as text', async () => {
+    const { page } = owner;
+    const seen = watch(page);
+    const hostile = svc.createProject('Hostile');
+    // A report naming a hostile page: the install tab shows it as where the widget was seen.
+    const pageUrl = `https://evil.test/?q="><img src=x onerror=alert('XSS sighting')><script>console.log('XSS sighting')</script>`;
+    const r = await fetch(svc.url + '/ingest/report', {
+      method: 'POST',
+      headers: { 'x-svc-project-key': hostile.projectKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ blocks: [{ type: 'text', text: 'hostile page' }], context: { url: pageUrl } }),
+    });
+    assert.equal(r.status, 200);
+    await page.goto(`${svc.url}/projects/${hostile.projectId}/install`);
+    const where = await page.locator('.seen-url').textContent();
+    assert.equal(decodeURIComponent(where), decodeURIComponent(new URL(pageUrl).href), 'the address, as text');
+    assert.deepEqual(await unsafeMarkup(page), [], 'install tab');
+
+    // Hostile URL patterns (an agent with a setup token may set any string): the widget tab, its
+    // tester and the preview show them as text.
+    const patterns = [`<img src=x onerror="console.log('XSS pattern')">`, `https://x.test/"><script>console.log('XSS pattern')</script>*`];
+    await rest(svc.url, hostile.setupToken).patch(`/api/v1/projects/${hostile.projectId}`, { urlPatterns: patterns });
+    await page.goto(`${svc.url}/projects/${hostile.projectId}/widget`);
+    assert.equal(await page.getByLabel('URL patterns').inputValue(), patterns.join('\n'));
+    await page.getByLabel('Does this URL match?').fill(`https://x.test/"><script>console.log('XSS pattern')</script>/x`);
+    await page.getByRole('button', { name: 'Test' }).click();
+    const answer = await page.getByTestId('url-test').textContent();
+    assert.match(answer, /Yes: the launcher shows on/);
+    assert.ok(answer.includes(patterns[1]), answer);
+    // The widget's own scripts (the preview) are the only ones besides the dashboard's.
+    const widgetScript = /^script: <script src="(\/v1\/svc\.js|http:\/\/127\.0\.0\.1:\d+\/v1\/parts\/[\w.]+\.js)"/;
+    assert.deepEqual((await unsafeMarkup(page)).filter((found) => !widgetScript.test(found)), [], 'widget tab');
+    assert.deepEqual(seen.dialogs, []);
+    assert.deepEqual(seen.console.filter((line) => /XSS|Content Security Policy|Refused to/i.test(line)), []);
+    assert.deepEqual(cspViolations(svc), []);
   });
 });
 
