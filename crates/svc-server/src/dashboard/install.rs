@@ -134,11 +134,12 @@ pub fn agent_prompt(
 ) -> String {
     format!(
         r##"Set up Svc (a feedback service) for this web app. Svc runs at {base}.
-Use this setup token only for the steps below; it expires at {expires}:
+Use this setup token only for the steps below; it expires at {expires}. Keep it out of files and
+commits; set it in the shell you run the steps in:
 
-SVC_SETUP_TOKEN={token}
+export SVC_SETUP_TOKEN={token}
 
-Send it as the header "Authorization: Bearer $SVC_SETUP_TOKEN" on every call below.
+Every call below sends it as the header "Authorization: Bearer $SVC_SETUP_TOKEN".
 
 1. Check the token. It should answer projectId {project_id}, projectKey {project_key}, keyId {key_id} and scopes ["*"]:
    curl -s {base}/api/v1/me -H "Authorization: Bearer $SVC_SETUP_TOKEN"
