@@ -35,6 +35,8 @@ export interface Settings {
   selector?: InitOptions['selector'];
   testIdAttributes: string[];
   structuredAttributes: StructuredAttribute[];
+  /** behave as if the page matched the project's urlPatterns */
+  ignoreUrlPatterns: boolean;
 }
 
 export function detectLocale(language: string | undefined): 'en' | 'ru' {
@@ -147,6 +149,7 @@ export function normalize(raw: InitOptions, project: Record<string, unknown>, fa
     selector: pick('selector', fn, undefined),
     testIdAttributes: pick('testIdAttributes', stringList, []),
     structuredAttributes: structured,
+    ignoreUrlPatterns: o.ignoreUrlPatterns === true,
   };
 }
 
@@ -164,6 +167,7 @@ export function fromScriptTag(el: HTMLOrSVGScriptElement | null): Partial<InitOp
   if (mode) out.mode = mode as InitOptions['mode'];
   const artifactId = get('artifact-id');
   if (artifactId) out.artifact = { id: artifactId };
+  if (el.hasAttribute('data-ignore-url-patterns')) out.ignoreUrlPatterns = true;
   const testIds = get('testid-attrs');
   if (testIds) out.testIdAttributes = testIds.split(',').map((s) => s.trim()).filter(Boolean);
   const structured = get('structured-attrs');

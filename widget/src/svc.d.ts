@@ -126,6 +126,8 @@ declare namespace Svc {
     testIdAttributes?: string[];
     /** default [{attr: 'data-qa-data', keys: ['name', 'el']}]; a supplied array replaces it */
     structuredAttributes?: Array<{ attr: string; keys: string[] }>;
+    /** default false: true shows the launcher and captures console errors as if the page matched the project's urlPatterns */
+    ignoreUrlPatterns?: boolean;
   }
 
   /** `report` and `attachFile` reject with this. */

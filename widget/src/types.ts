@@ -103,6 +103,8 @@ export interface InitOptions {
   selector?: (node: Element) => Partial<SelectorInfo> | null;
   testIdAttributes?: string[];
   structuredAttributes?: StructuredAttribute[];
+  /** show the launcher and capture as if the page matched `urlPatterns` (Svc's own /demo page) */
+  ignoreUrlPatterns?: boolean;
 }
 
 /** Project data the per-project loader bakes in (or the shared bundle fetches). */

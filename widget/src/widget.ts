@@ -173,7 +173,7 @@ export class Widget {
   }
 
   _allowed(): boolean {
-    return urlAllowed(this._urlPatterns, location.href);
+    return this.s.ignoreUrlPatterns || urlAllowed(this._urlPatterns, location.href);
   }
 
   // ---- UI ------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ use crate::config::ServerConfig;
 use crate::health::Readiness;
 use crate::metrics::Metrics;
 use crate::rate_limit::RateLimits;
+use crate::service::sightings::Sightings;
 use crate::service::usage::Usage;
 
 #[derive(Clone)]
@@ -19,6 +20,8 @@ pub struct AppState {
     pub rate_limits: Arc<RateLimits>,
     /// Viewed marks and key uses waiting for their write.
     pub usage: Arc<Usage>,
+    /// Where each project's widget was last seen, waiting for its write.
+    pub sightings: Arc<Sightings>,
     /// What `/readyz` last found (its changes are logged).
     pub readiness: Arc<Readiness>,
 }
@@ -30,6 +33,7 @@ impl AppState {
         let rate_limits = Arc::new(RateLimits::new(&config));
         AppState {
             usage: Usage::start(store.clone()),
+            sightings: Sightings::start(store.clone()),
             store,
             blobs: Arc::new(BlobStore::memory()),
             config: Arc::new(config),

@@ -406,6 +406,24 @@ pub trait AuditStore: Send + Sync {
     async fn list_org_audit(&self, org_id: &str, before: Option<&str>, limit: u32) -> StoreResult<Vec<AuditEvent>>;
 }
 
+/// Where a project's widget was last seen: the page (when known), what heard from it (`loader`,
+/// `config`, `report`) and when (ms).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WidgetSighting {
+    pub project_id: String,
+    pub url: Option<String>,
+    pub source: String,
+    pub seen_at: i64,
+}
+
+/// The last sighting of each project's widget (written at most about once a minute per instance).
+#[async_trait]
+pub trait SightingStore: Send + Sync {
+    /// Stores the sighting unless a later one of the project is stored already.
+    async fn record_sighting(&self, sighting: &WidgetSighting) -> StoreResult<()>;
+    async fn get_sighting(&self, project_id: &str) -> StoreResult<Option<WidgetSighting>>;
+}
+
 /// Every operation Svc needs from its database, held as [`DynStore`]. Bring the area traits into
 /// scope to call them (`use svc_store::prelude::*`).
 #[async_trait]
@@ -424,6 +442,7 @@ pub trait Store:
     + BlobRowStore
     + AccountStore
     + AuditStore
+    + SightingStore
     + 'static
 {
     /// Backend name for logs and metrics (`sqlite`, `postgres`).
@@ -445,7 +464,7 @@ pub trait Store:
 pub mod prelude {
     pub use crate::{
         AccountStore, AuditStore, BlobRowStore, ChannelStore, CommentStore, FlagStore, HintStore, KeyStore,
-        OrganizationStore, ProjectStore, ReportStore, RoomStore, Store, TriageStore, ViewStore,
+        OrganizationStore, ProjectStore, ReportStore, RoomStore, SightingStore, Store, TriageStore, ViewStore,
     };
 }
 

@@ -1524,5 +1524,32 @@ conformance! {
 
         let org = store.list_org_audit(&first.org_id, None, 10).await.unwrap();
         assert_eq!(org.iter().map(|e| e.action.as_str()).collect::<Vec<_>>(), ["member.added"], "only the organization's own");
+conformance! {
+    async fn a_widget_sighting_is_one_row_per_project_and_never_goes_back_in_time(store: DynStore) {
+        use svc_store::WidgetSighting;
+        let web = project(&store).await;
+        let org = web.org_id.clone();
+        let other = project_of(&store, &org, "other").await;
+        assert_eq!(store.get_sighting(&web.id).await.unwrap(), None, "a new project has not been seen");
+        let seen = |project: &Project, url: Option<&str>, source: &str, at: i64| WidgetSighting {
+            project_id: project.id.clone(),
+            url: url.map(String::from),
+            source: source.into(),
+            seen_at: at,
+        };
+        let first = seen(&web, Some("https://app.example.com/"), "loader", 1_000);
+        store.record_sighting(&first).await.unwrap();
+        assert_eq!(store.get_sighting(&web.id).await.unwrap(), Some(first));
+        let later = seen(&web, Some("https://app.example.com/checkout?step=2"), "report", 2_000);
+        store.record_sighting(&later).await.unwrap();
+        assert_eq!(store.get_sighting(&web.id).await.unwrap(), Some(later.clone()), "a later sighting replaces it");
+        // An instance that writes late with an older sighting does not move the time back.
+        store.record_sighting(&seen(&web, Some("https://app.example.com/old"), "config", 1_500)).await.unwrap();
+        assert_eq!(store.get_sighting(&web.id).await.unwrap(), Some(later.clone()));
+        // A page that was not known (no Referer) is stored as such; projects do not share rows.
+        let unknown = seen(&other, None, "config", 3_000);
+        store.record_sighting(&unknown).await.unwrap();
+        assert_eq!(store.get_sighting(&other.id).await.unwrap(), Some(unknown));
+        assert_eq!(store.get_sighting(&web.id).await.unwrap(), Some(later));
     }
 }

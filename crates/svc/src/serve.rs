@@ -62,6 +62,7 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
     let state = AppState::new(store.clone(), config).with_blob_store(blobs);
     spawn_housekeeping(state.clone());
     let usage = state.usage.clone();
+    let sightings = state.sightings.clone();
     let app = svc_server::app(state);
     tracing::info!(
         address = %local,
@@ -86,6 +87,7 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
         } => tracing::warn!("in-flight requests did not finish within {SHUTDOWN_GRACE:?}; stopping"),
     }
     usage.flush().await;
+    sightings.flush().await;
     tracing::info!("svc stopped");
     Ok(())
 }

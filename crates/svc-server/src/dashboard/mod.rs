@@ -12,10 +12,12 @@ mod error;
 mod events;
 mod export;
 mod inbox;
+mod install;
 mod projects;
 mod rooms;
 mod session;
 mod view;
+mod widget_tab;
 
 use askama::Template;
 use axum::Router;
@@ -34,6 +36,12 @@ use crate::state::AppState;
 
 /// The dashboard's Content Security Policy: only its own script and stylesheet run; images and
 /// media only from itself (screenshots, voice notes); forms post only to itself; no framing.
+///
+/// The widget tab's live preview runs the real widget under this policy unchanged: its script and
+/// parts come from this origin (`/v1/svc.js`, `/v1/parts/`), its requests go to this origin (the
+/// preview ingest, `widget_tab::preview_router`), its styles are constructed stylesheets in its
+/// shadow root (not `<style>` elements or `style` attributes) and its mascots are inline SVG
+/// without styles, so nothing here had to be loosened for it.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
      img-src 'self' data:; media-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; \
      base-uri 'none'; report-uri /dashboard/csp-report";
@@ -55,6 +63,10 @@ pub fn router() -> Router<AppState> {
         .route("/reports/{id}/markdown", get(export::markdown))
         .route("/projects", get(projects::list).post(projects::create))
         .route("/projects/{id}", get(projects::show))
+        .route("/projects/{id}/install", get(install::show))
+        .route("/projects/{id}/install/setup-token", post(install::mint_setup_token))
+        .route("/projects/{id}/widget", get(widget_tab::show).post(widget_tab::update))
+        .merge(widget_tab::preview_router())
         .route("/rooms", get(rooms::page))
         .route("/rooms/{project}/{artifact}", post(rooms::update))
         .route("/sign-in", get(auth::sign_in_form).post(auth::sign_in))

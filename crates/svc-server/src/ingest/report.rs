@@ -3,7 +3,7 @@
 use axum::Json;
 use axum::body::Body;
 use axum::extract::{FromRequestParts, Request, State};
-use axum::http::HeaderValue;
+use axum::http::{HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 use svc_core::identity::IdentityError;
 use svc_core::ingest::{REPORT_BODY_MAX_BYTES, validate_submission_owned};
@@ -13,6 +13,7 @@ use super::access::{self, IDENTITY_HEADER, IngestProject};
 use super::error::{IngestError, IngestResult};
 use crate::body::{BodyError, read_limited};
 use crate::service::reports::{self, Filing, FilingError};
+use crate::service::sightings::{self, PageKnown, Source};
 use crate::state::AppState;
 
 const IDEMPOTENCY_KEY_MAX_CHARS: usize = 200;
@@ -31,6 +32,7 @@ pub async fn submit(State(state): State<AppState>, request: Request<Body>) -> In
     })?;
     let body: Value = serde_json::from_slice(&bytes).map_err(|_| IngestError::BLOCKS_INVALID)?;
     let submission = validate_submission_owned(body, &state.config.limits)?;
+    record_sighting(&state, &project, &parts.headers, &submission.context);
     let idempotency_key = match parts.headers.get("idempotency-key").map(|v| v.to_str()) {
         None => None,
         Some(Ok(key)) if !key.is_empty() && key.len() <= IDEMPOTENCY_KEY_MAX_CHARS => Some(key.to_string()),
@@ -55,6 +57,23 @@ pub async fn submit(State(state): State<AppState>, request: Request<Body>) -> In
             FilingError::BlobAlreadyUsed => IngestError::BLOB_ALREADY_USED,
             FilingError::Store(error) => IngestError::internal(error),
         }),
+    }
+}
+
+/// The widget was seen on the page the report names (`context.url`), else on the page its
+/// request came from.
+fn record_sighting(state: &AppState, project: &Project, headers: &HeaderMap, context: &serde_json::Map<String, Value>) {
+    let now = svc_core::time::now_ms();
+    match context
+        .get("url")
+        .and_then(Value::as_str)
+        .filter(|url| url.starts_with("http://") || url.starts_with("https://"))
+    {
+        Some(url) => state.sightings.record(&project.id, Source::Report, Some(url), PageKnown::FromPage, now),
+        None => {
+            let page = sightings::page_from_headers(headers);
+            state.sightings.record(&project.id, Source::Report, page, PageKnown::FromHeaders, now);
+        }
     }
 }
 

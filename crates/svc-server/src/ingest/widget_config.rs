@@ -2,6 +2,7 @@
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
+use axum::http::HeaderMap;
 use axum::http::request::Parts;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -9,6 +10,7 @@ use svc_core::time::iso;
 
 use super::access::{self, IngestProject};
 use super::error::IngestResult;
+use crate::service::sightings::{self, PageKnown, Source};
 use crate::service::{channels, flags};
 use crate::state::AppState;
 
@@ -24,7 +26,10 @@ pub async fn config(
     State(state): State<AppState>,
     IngestProject(project): IngestProject,
     Query(query): Query<ConfigQuery>,
+    headers: HeaderMap,
 ) -> IngestResult<Json<Value>> {
+    let page = sightings::page_from_headers(&headers);
+    state.sightings.record(&project.id, Source::Config, page, PageKnown::FromHeaders, svc_core::time::now_ms());
     let user_id = query.user_id.filter(|u| !u.is_empty());
     let hints = channels::active_hints(&*state.store, &project.id, user_id.as_deref()).await?;
     let hints: Vec<Value> = hints

@@ -14,6 +14,7 @@ pub mod projects;
 pub mod readiness;
 pub mod reports;
 pub mod rooms;
+pub mod sightings;
 pub mod triage;
 pub mod usage;
 

@@ -9,7 +9,7 @@ pub const LOADER: &str = include_str!("../../../../widget/dist/svc.js");
 pub const TYPES: &str = include_str!("../../../../widget/dist/svc.d.ts");
 /// Lazy parts: (file name with its content hash, contents), served at `/v1/parts/<file>`.
 pub const PARTS: &[(&str, &str)] = &[
-    ("core.41140ef11b.js", include_str!("../../../../widget/dist/parts/core.41140ef11b.js")),
+    ("core.6690b046b3.js", include_str!("../../../../widget/dist/parts/core.6690b046b3.js")),
     ("panel.2580679883.js", include_str!("../../../../widget/dist/parts/panel.2580679883.js")),
     ("selector.f6fb7f023e.js", include_str!("../../../../widget/dist/parts/selector.f6fb7f023e.js")),
     ("mascots.2e91b736e0.js", include_str!("../../../../widget/dist/parts/mascots.2e91b736e0.js")),

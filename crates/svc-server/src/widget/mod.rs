@@ -19,8 +19,10 @@ use serde_json::{Value, json};
 use std::sync::OnceLock;
 
 use crate::ingest::widget_config::channel_json;
+use crate::service::sightings::{self, PageKnown, Source};
 use crate::service::{ServiceError, channels, projects};
 use crate::state::AppState;
+use svc_core::time;
 
 const JS: &str = "text/javascript; charset=utf-8";
 /// Loaders change when the project's configuration does: cached briefly, revalidated by ETag.
@@ -82,7 +84,11 @@ async fn project_loader(State(state): State<AppState>, Path(file): Path<String>,
     let project = projects::by_public_key(&*state.store, &key).await;
     match project {
         Ok(Some(project)) => match preset(&state, &project).await {
-            Ok(preset) => cached(&headers, JS, LOADER_CACHE, per_project_loader(&preset)),
+            Ok(preset) => {
+                let page = sightings::page_from_headers(&headers);
+                state.sightings.record(&project.id, Source::Loader, page, PageKnown::FromHeaders, time::now_ms());
+                cached(&headers, JS, LOADER_CACHE, per_project_loader(&preset))
+            }
             Err(error) => unavailable(error),
         },
         Ok(None) => cached(&headers, JS, LOADER_CACHE, unknown_key_script(&key)),
@@ -191,7 +197,11 @@ async fn demo(State(state): State<AppState>) -> Response {
                 .into_response();
         }
     };
-    let mut response = Html(demo_page(&project.name, &project.project_key)).into_response();
+    let page_url = format!("{}/demo", state.config.public_url.trim_end_matches('/'));
+    let hidden_elsewhere = !project.url_patterns.is_empty()
+        && !project.url_patterns.iter().any(|pattern| svc_core::project::glob_match(pattern, &page_url));
+    let notice = hidden_elsewhere.then(|| patterns_notice(&project, &page_url));
+    let mut response = Html(demo_page(&project.name, &project.project_key, notice.as_deref())).into_response();
     set(&mut response, header::CACHE_CONTROL, "no-store");
     response
 }
@@ -200,10 +210,29 @@ fn escape_html(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-/// The demo page: the per-project loader of the project, and a few buttons that call `Svc`.
-pub fn demo_page(project_name: &str, project_key: &str) -> String {
+/// What the demo page says when the project's `urlPatterns` do not match it: its launcher shows
+/// anyway (it is the service's own page), but on the site's own pages it would be hidden here.
+fn patterns_notice(project: &svc_core::model::Project, page_url: &str) -> String {
+    let patterns =
+        project.url_patterns.iter().map(|p| format!("<code>{}</code>", escape_html(p))).collect::<Vec<_>>().join(", ");
+    format!(
+        r#"<p class="notice" role="status" data-testid="url-patterns-notice">Your <code>urlPatterns</code> ({patterns}) do
+not match this page (<code>{url}</code>): on your own pages the launcher would be hidden here. This demo page shows
+it anyway, because it is the service's own page (<code>data-ignore-url-patterns</code> on its script tag). Change the
+patterns on the project's <a href="/projects/{id}/widget">Widget</a> tab in the dashboard, or with
+<code>PATCH /api/v1/projects/{id}</code>.</p>"#,
+        url = escape_html(page_url),
+        id = escape_html(&project.id),
+    )
+}
+
+/// The demo page: the per-project loader of the project (its launcher shown whatever the
+/// project's `urlPatterns` say, with `notice` when they would hide it), and a few buttons that
+/// call `Svc`.
+pub fn demo_page(project_name: &str, project_key: &str, notice: Option<&str>) -> String {
     let name = escape_html(project_name);
     let key = escape_html(project_key);
+    let notice = notice.unwrap_or_default();
     format!(
         r#"<!doctype html>
 <html lang="en">
@@ -216,10 +245,12 @@ body {{ font: 16px/1.5 system-ui, sans-serif; max-width: 720px; margin: 40px aut
 button {{ font: inherit; padding: 6px 14px; margin: 4px 4px 4px 0; border-radius: 8px; border: 1px solid #ccc; background: #fff; cursor: pointer; }}
 pre {{ background: #f5f5f7; padding: 12px; border-radius: 8px; overflow: auto; }}
 .card {{ border: 1px solid #e5e5ea; border-radius: 12px; padding: 16px; margin: 16px 0; }}
+.notice {{ border: 1px solid #f5c26b; background: #fff8e6; border-radius: 12px; padding: 12px 16px; }}
 </style>
 </head>
 <body>
 <h1>Svc demo</h1>
+{notice}
 <p>This page embeds the feedback widget of project <strong>{name}</strong> with its per-project loader:</p>
 <pre>&lt;script src="/v1/svc/{key}.js"&gt;&lt;/script&gt;</pre>
 <p>Use the launcher at the edge of the page, or the buttons below. Reports show up in the REST API
@@ -236,7 +267,7 @@ pre {{ background: #f5f5f7; padding: 12px; border-radius: 8px; overflow: auto; }
   <button type="button" data-testid="pay" aria-label="Pay now">Pay</button>
 </div>
 <pre id="out" data-testid="output" aria-live="polite"></pre>
-<script src="/v1/svc/{key}.js"></script>
+<script src="/v1/svc/{key}.js" data-ignore-url-patterns></script>
 <script>
 const out = document.getElementById('out');
 const show = (value) => {{ out.textContent = typeof value === 'string' ? value : JSON.stringify(value, null, 2); }};

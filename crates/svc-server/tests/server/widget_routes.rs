@@ -203,7 +203,7 @@ async fn demo_page_embeds_the_bootstrap_project() {
     let resp = get(&app, "/demo", None).await;
     assert_eq!(resp.status, 200);
     assert!(header(&resp, "content-type").starts_with("text/html"));
-    let tag = format!(r#"<script src="/v1/svc/{}.js"></script>"#, app.project.project_key);
+    let tag = format!(r#"<script src="/v1/svc/{}.js" data-ignore-url-patterns></script>"#, app.project.project_key);
     assert!(resp.text.contains(&tag), "{}", resp.text);
     assert!(resp.text.contains("Svc.openForm()"));
 }

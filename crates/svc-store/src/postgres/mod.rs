@@ -45,6 +45,9 @@ mod reports;
 #[path = "../shared/rows.rs"]
 mod rows;
 mod search;
+#[allow(clippy::duplicate_mod)]
+#[path = "../shared/sightings.rs"]
+mod sightings;
 
 use crate::{CreatedReport, Store, StoreError, StoreResult};
 use async_trait::async_trait;

@@ -46,6 +46,9 @@ mod queries;
 mod rows;
 mod search;
 mod short_ids;
+#[allow(clippy::duplicate_mod)]
+#[path = "../shared/sightings.rs"]
+mod sightings;
 #[cfg(test)]
 mod tests;
 

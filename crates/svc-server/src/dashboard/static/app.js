@@ -97,3 +97,36 @@ if (list && 'EventSource' in window) {
     }, 200);
   });
 }
+
+// Widget tab (form[data-widget-preview]): a live preview of the real widget. The page loads the
+// shared bundle (/v1/svc.js, same origin); each change of a look field starts it again with the
+// form's values. Its ingest address is the dashboard's preview route, which answers the widget's
+// settings requests and refuses reports: nothing can be filed from the preview.
+const previewForm = document.querySelector('form[data-widget-preview]');
+if (previewForm) {
+  const LOOK = ['mascot', 'shape', 'anchor', 'triggerVariant', 'size', 'offsetX', 'offsetY'];
+  const field = (name) => previewForm.elements.namedItem(name);
+  const preview = () => {
+    const svc = window.Svc;
+    if (!svc || typeof svc.init !== 'function') return;
+    const options = {
+      projectKey: previewForm.dataset.projectKey,
+      apiUrl: location.origin + previewForm.dataset.previewApi,
+      widgetId: 'svc-preview',
+      ignoreUrlPatterns: true,
+      captureConsoleErrors: false,
+    };
+    for (const name of LOOK) {
+      const value = field(name)?.value ?? '';
+      if (value.trim() === '') continue;
+      if (field(name).type !== 'number') options[name] = value;
+      else if (Number.isFinite(Number(value))) options[name] = name === 'size' ? Math.min(64, Math.max(32, Number(value))) : Number(value);
+    }
+    svc.init(options);
+  };
+  const changed = (event) => { if (LOOK.includes(event.target?.name)) preview(); };
+  previewForm.addEventListener('input', changed);
+  previewForm.addEventListener('change', changed);
+  if (window.Svc) preview();
+  else window.addEventListener('load', preview);
+}
