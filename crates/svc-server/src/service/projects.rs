@@ -36,6 +36,7 @@ pub async fn create_project(store: &dyn Store, org_id: &str, name: &str, by: &Au
         allowed_origins: vec![],
         identity_secret: None,
         created_at: now,
+        retention_days: None,
     };
     let channels: Vec<Channel> = DEFAULT_CHANNELS
         .iter()
