@@ -139,6 +139,18 @@ pub fn validate_project_name(name: &str) -> Result<(), Invalid> {
     Ok(())
 }
 
+/// Deleting a project takes its name typed out exactly (surrounding white space aside): a check
+/// that the right project is going, and that the person means it.
+pub fn confirm_deletion(name: &str, typed: &str) -> Result<(), Invalid> {
+    if typed.trim() == name.trim() {
+        Ok(())
+    } else {
+        Err(Invalid::new(format!(
+            "To delete this project, type its name exactly as it is written: {name}. Nothing was deleted."
+        )))
+    }
+}
+
 /// A slug from a name: lowercase, runs of other characters as `-`, trimmed of `-`.
 pub fn slugify(name: &str) -> String {
     let mut slug = String::new();
@@ -261,6 +273,15 @@ mod tests {
         assert!(ProjectChanges::parse(changes).is_err());
         let off = ProjectChanges { retention_days: Some(None), ..Default::default() };
         assert_eq!(ProjectChanges::parse(off.clone()), Ok(off));
+    }
+
+    #[test]
+    fn deletion_takes_the_exact_name() {
+        assert!(confirm_deletion("Web App", "Web App").is_ok());
+        assert!(confirm_deletion("Web App", " Web App\n").is_ok());
+        assert!(confirm_deletion("Web App", "web app").is_err());
+        assert!(confirm_deletion("Web App", "").is_err());
+        assert!(confirm_deletion("Web App", "Web").is_err());
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod inbox;
 mod projects;
 mod rooms;
 mod session;
+mod settings;
 mod view;
 
 use askama::Template;
@@ -55,6 +56,10 @@ pub fn router() -> Router<AppState> {
         .route("/reports/{id}/markdown", get(export::markdown))
         .route("/projects", get(projects::list).post(projects::create))
         .route("/projects/{id}", get(projects::show))
+        .route("/projects/{id}/settings", get(settings::settings).post(settings::rename))
+        .route("/projects/{id}/delete", post(settings::delete))
+        .route("/projects/{id}/retention", get(settings::retention).post(settings::set_retention))
+        .route("/projects/{id}/audit", get(settings::audit_log))
         .route("/rooms", get(rooms::page))
         .route("/rooms/{project}/{artifact}", post(rooms::update))
         .route("/sign-in", get(auth::sign_in_form).post(auth::sign_in))

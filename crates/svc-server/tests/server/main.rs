@@ -9,6 +9,7 @@ mod connections;
 mod dashboard_auth;
 mod dashboard_live;
 mod dashboard_pages;
+mod dashboard_settings;
 mod ingest_concurrency;
 mod ingest_errors;
 mod ingest_reports;
