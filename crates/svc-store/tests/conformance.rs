@@ -1548,7 +1548,7 @@ conformance! {
         let unbound = stored_blob(&store, &doomed.id).await;
         store.create_comment(&comment(&first, "doomed comment", true, now - 3)).await.unwrap();
         store.set_report_status(&first.id, "triaged", &author("user", "user:ann"), now - 2).await.unwrap();
-        store.change_labels(&[doomed.id.clone()], &[first.id.clone(), second.id.clone()], &add(&["UX", "Later"]), now - 1).await.unwrap();
+        store.change_labels(std::slice::from_ref(&doomed.id), &[first.id.clone(), second.id.clone()], &add(&["UX", "Later"]), now - 1).await.unwrap();
         store.mark_viewed(&[first.id.clone(), second.id.clone()], "user:ann", now).await.unwrap();
         store.upsert_room(&room(&doomed.id, "doc-1", now), &RoomChanges::default()).await.unwrap();
         store.create_hint(&hint(&doomed.id, "bug", None, now + HINT_TTL_MS)).await.unwrap();
@@ -1598,7 +1598,7 @@ conformance! {
         assert_eq!(store.list_channels(&kept.id, false).await.unwrap().len(), 3);
         assert_eq!(store.list_audit(&kept.id, None, 10).await.unwrap().len(), 1);
         assert_eq!(listed(&store, searching(&[&kept.id], "marmalade", 10)).await, vec![kept_report.id.clone()]);
-        let found = store.find_reports_by_short_id(&[kept.id.clone()], short_id(&kept_report.id), 10).await.unwrap();
+        let found = store.find_reports_by_short_id(std::slice::from_ref(&kept.id), short_id(&kept_report.id), 10).await.unwrap();
         assert_eq!(ids(&found), vec![kept_report.id.clone()]);
 
         // Reports filed after the deletion (taking the deleted reports' places in storage) are
@@ -1609,7 +1609,7 @@ conformance! {
         assert_eq!(listed(&store, searching(&[&kept.id], "grapefruit", 10)).await, vec![latest.id.clone(), later.id.clone()]);
         assert!(listed(&store, searching(&[&kept.id], "pineapple", 10)).await.is_empty());
         for report in [&later, &latest] {
-            let found = store.find_reports_by_short_id(&[kept.id.clone()], short_id(&report.id), 10).await.unwrap();
+            let found = store.find_reports_by_short_id(std::slice::from_ref(&kept.id), short_id(&report.id), 10).await.unwrap();
             assert_eq!(ids(&found), vec![report.id.clone()]);
         }
 
@@ -1645,9 +1645,9 @@ conformance! {
         assert_eq!(listed(&store, filter(&project.id, 10)).await, vec![recent.id.clone()]);
         assert_eq!(store.get_blob(&recent_blob).await.unwrap().and_then(|b| b.report_id), Some(recent.id.clone()));
         assert_eq!(store.pending_blob_deletions(10).await.unwrap(), vec![oldest_blob]);
-        let found = store.find_reports_by_short_id(&[project.id.clone()], short_id(&recent.id), 10).await.unwrap();
+        let found = store.find_reports_by_short_id(std::slice::from_ref(&project.id), short_id(&recent.id), 10).await.unwrap();
         assert_eq!(ids(&found), vec![recent.id.clone()]);
-        assert!(store.find_reports_by_short_id(&[project.id.clone()], short_id(&old_one.id), 10).await.unwrap().is_empty());
+        assert!(store.find_reports_by_short_id(std::slice::from_ref(&project.id), short_id(&old_one.id), 10).await.unwrap().is_empty());
 
         // Without a time limit, every report goes (what deleting a project does first).
         let all = store.delete_reports(&project.id, None, 100).await.unwrap();
@@ -1670,7 +1670,7 @@ conformance! {
         store.run_maintenance_once().await.unwrap();
         assert_eq!(listed(&store, searching(&[&project.id], "words", 10)).await, vec![next.id.clone()]);
         assert_eq!(listed(&store, searching(&[&project.id], "steady", 10)).await, vec![kept.id.clone()]);
-        let found = store.find_reports_by_short_id(&[project.id.clone()], short_id(&next.id), 10).await.unwrap();
+        let found = store.find_reports_by_short_id(std::slice::from_ref(&project.id), short_id(&next.id), 10).await.unwrap();
         assert_eq!(ids(&found), vec![next.id.clone()]);
     }
 
