@@ -182,3 +182,36 @@ pub(crate) const FILLED_TABLES: [&str; 15] = [
     "audit_events",
     "report_search",
 ];
+
+/// Deletes one of two filled projects and checks, with the backend's own `counts` (rows naming a
+/// project or its reports, per table, every table of the schema), that nothing of it is left in
+/// any table and that the other project kept every row. `add_sighting` stores a widget sighting
+/// (no store method writes one yet).
+pub(crate) async fn deleting_a_project_leaves_nothing(
+    store: &dyn Store,
+    add_sighting: impl AsyncFn(&str),
+    counts: impl AsyncFn(&str, &[String]) -> std::collections::BTreeMap<String, i64>,
+) {
+    let doomed = project(store).await;
+    let kept = project(store).await;
+    let doomed_reports = fill_project(store, &doomed).await;
+    let kept_reports = fill_project(store, &kept).await;
+    add_sighting(&doomed.id).await;
+    add_sighting(&kept.id).await;
+    let before = counts(&doomed.id, &doomed_reports).await;
+    for table in FILLED_TABLES {
+        assert!(before.get(table).copied().unwrap_or(0) > 0, "the fixture fills {table}: {before:?}");
+    }
+    let kept_before = counts(&kept.id, &kept_reports).await;
+
+    store.delete_project(&doomed.id).await.unwrap();
+
+    let after = counts(&doomed.id, &doomed_reports).await;
+    assert!(after.values().all(|&n| n == 0), "rows of the deleted project remain: {after:?}");
+    assert_eq!(store.get_project(&doomed.id).await.unwrap(), None);
+    assert_eq!(counts(&kept.id, &kept_reports).await, kept_before, "the other project is untouched");
+}
+
+/// `INSERT` of a widget sighting for project `$1` (both backends read `$1`).
+pub(crate) const INSERT_SIGHTING: &str =
+    "INSERT INTO widget_sightings (project_id, url, source, seen_at) VALUES ($1, 'https://a.example/', 'loader', 1)";

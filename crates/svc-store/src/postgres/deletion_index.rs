@@ -28,8 +28,7 @@ pub(super) async fn after_reports_deleted(_conn: &mut PgConnection) -> StoreResu
 #[cfg(test)]
 mod tests {
     use super::super::PostgresStore;
-    use crate::prelude::*;
-    use crate::test_fixtures::{FILLED_TABLES, fill_project, project};
+    use crate::test_fixtures::{INSERT_SIGHTING, deleting_a_project_leaves_nothing};
     use std::collections::BTreeMap;
 
     /// Rows naming the project, or one of its reports, in every table of the schema.
@@ -59,28 +58,10 @@ mod tests {
             return;
         };
         let store = PostgresStore::connect_fresh_schema(&url).await.unwrap();
-        let doomed = project(&store).await;
-        let kept = project(&store).await;
-        let doomed_reports = fill_project(&store, &doomed).await;
-        let kept_reports = fill_project(&store, &kept).await;
-        for project in [&doomed, &kept] {
-            sqlx::query("INSERT INTO widget_sightings (project_id, url, source, seen_at) VALUES ($1, 'https://a.example/', 'loader', 1)")
-                .bind(&project.id)
-                .execute(&store.pool)
-                .await
-                .unwrap();
-        }
-        let before = counts(&store, &doomed.id, &doomed_reports).await;
-        for table in FILLED_TABLES {
-            assert!(before.get(table).copied().unwrap_or(0) > 0, "the fixture fills {table}: {before:?}");
-        }
-        let kept_before = counts(&store, &kept.id, &kept_reports).await;
-
-        store.delete_project(&doomed.id).await.unwrap();
-
-        let after = counts(&store, &doomed.id, &doomed_reports).await;
-        assert!(after.values().all(|&n| n == 0), "rows of the deleted project remain: {after:?}");
-        assert_eq!(store.get_project(&doomed.id).await.unwrap(), None);
-        assert_eq!(counts(&store, &kept.id, &kept_reports).await, kept_before, "the other project is untouched");
+        let add_sighting = async |project_id: &str| {
+            sqlx::query(INSERT_SIGHTING).bind(project_id).execute(&store.pool).await.unwrap();
+        };
+        let counts = async |project_id: &str, report_ids: &[String]| counts(&store, project_id, report_ids).await;
+        deleting_a_project_leaves_nothing(&store, add_sighting, counts).await;
     }
 }
