@@ -298,3 +298,33 @@ async fn the_audit_log_shows_who_did_what_newest_first_in_pages() {
     assert!(!second.text.contains("turned the flag f59 on"));
     assert!(!second.text.contains("rel=\"next\""));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blob_object_that_cannot_be_deleted_at_once_is_deleted_by_housekeeping_later() {
+    let app = TestApp::new().await;
+    let doomed = project_named(&app, "Flaky storage").await;
+    let (_, blob_id) = report_with_screenshot(&app, &doomed.id, time::now_ms(), "a report").await;
+    // The blob store cannot delete the object for now: a folder stands where its file was.
+    let object = app.dir.path().join("blobs").join(svc_blob::OBJECT_FOLDER).join(&blob_id);
+    std::fs::remove_file(&object).unwrap();
+    std::fs::create_dir(&object).unwrap();
+    std::fs::write(object.join("in the way"), b"x").unwrap();
+
+    let deleted = projects::delete_project(app.store.as_ref(), &app.state.blobs, &doomed, &audit::command_line())
+        .await
+        .expect("the project is deleted even when an object is not");
+    assert_eq!((deleted.reports, deleted.blobs), (1, 1));
+    assert_eq!(app.store.get_project(&doomed.id).await.unwrap(), None);
+    assert_eq!(app.store.pending_blob_deletions(10).await.unwrap(), vec![blob_id.clone()], "kept for a retry");
+
+    // Still failing: still queued.
+    housekeeping::run_once(app.store.as_ref(), &app.state.blobs, time::now_ms()).await;
+    assert_eq!(app.store.pending_blob_deletions(10).await.unwrap(), vec![blob_id.clone()]);
+
+    // The storage works again: the next pass deletes the object and empties the queue.
+    std::fs::remove_dir_all(&object).unwrap();
+    std::fs::write(&object, b"the object").unwrap();
+    housekeeping::run_once(app.store.as_ref(), &app.state.blobs, time::now_ms()).await;
+    assert!(!object.exists(), "the object is deleted");
+    assert!(app.store.pending_blob_deletions(10).await.unwrap().is_empty());
+}
