@@ -27,6 +27,9 @@ pub struct Project {
     /// returned by any API (only `identitySecretSet`).
     pub identity_secret: Option<String>,
     pub created_at: i64,
+    /// Reports older than this many days are deleted by housekeeping (1 to 3650); `None` keeps
+    /// them.
+    pub retention_days: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

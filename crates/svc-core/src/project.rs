@@ -139,6 +139,18 @@ pub fn validate_project_name(name: &str) -> Result<(), Invalid> {
     Ok(())
 }
 
+/// Deleting a project takes its name typed out exactly (surrounding white space aside): a check
+/// that the right project is going, and that the person means it.
+pub fn confirm_deletion(name: &str, typed: &str) -> Result<(), Invalid> {
+    if typed.trim() == name.trim() {
+        Ok(())
+    } else {
+        Err(Invalid::new(format!(
+            "To delete this project, type its name exactly as it is written: {name}. Nothing was deleted."
+        )))
+    }
+}
+
 /// A slug from a name: lowercase, runs of other characters as `-`, trimmed of `-`.
 pub fn slugify(name: &str) -> String {
     let mut slug = String::new();
@@ -186,6 +198,20 @@ pub struct ProjectChanges {
     /// Replaces the stored configuration whole.
     pub widget_config: Option<Value>,
     pub allowed_origins: Option<Vec<String>>,
+    /// `Some(None)` turns retention off; `Some(Some(days))` keeps reports that many days.
+    pub retention_days: Option<Option<i64>>,
+}
+
+/// The longest retention period, in days (about ten years).
+pub const RETENTION_DAYS_MAX: i64 = 3650;
+
+/// A retention period: 1 to [`RETENTION_DAYS_MAX`] days.
+pub fn validate_retention_days(days: i64) -> Result<i64, Invalid> {
+    if (1..=RETENTION_DAYS_MAX).contains(&days) {
+        Ok(days)
+    } else {
+        Err(Invalid::new(format!("retentionDays must be 1 to {RETENTION_DAYS_MAX} days, or null for no limit")))
+    }
 }
 
 impl ProjectChanges {
@@ -202,6 +228,9 @@ impl ProjectChanges {
         }
         if let Some(origins) = &changes.allowed_origins {
             changes.allowed_origins = Some(validate_allowed_origins(&strings(origins))?);
+        }
+        if let Some(Some(days)) = changes.retention_days {
+            validate_retention_days(days)?;
         }
         Ok(changes)
     }
@@ -232,6 +261,27 @@ mod tests {
         );
         assert!(validate_allowed_origins(&json!(["app.example.com"])).is_err());
         assert!(validate_allowed_origins(&json!(["https://a.com/path"])).is_err());
+    }
+
+    #[test]
+    fn retention_is_one_day_to_ten_years() {
+        assert_eq!(validate_retention_days(1), Ok(1));
+        assert_eq!(validate_retention_days(3650), Ok(3650));
+        assert!(validate_retention_days(0).is_err());
+        assert!(validate_retention_days(3651).is_err());
+        let changes = ProjectChanges { retention_days: Some(Some(-5)), ..Default::default() };
+        assert!(ProjectChanges::parse(changes).is_err());
+        let off = ProjectChanges { retention_days: Some(None), ..Default::default() };
+        assert_eq!(ProjectChanges::parse(off.clone()), Ok(off));
+    }
+
+    #[test]
+    fn deletion_takes_the_exact_name() {
+        assert!(confirm_deletion("Web App", "Web App").is_ok());
+        assert!(confirm_deletion("Web App", " Web App\n").is_ok());
+        assert!(confirm_deletion("Web App", "web app").is_err());
+        assert!(confirm_deletion("Web App", "").is_err());
+        assert!(confirm_deletion("Web App", "Web").is_err());
     }
 
     #[test]

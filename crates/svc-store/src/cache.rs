@@ -112,6 +112,7 @@ mod tests {
             allowed_origins: vec![],
             identity_secret: None,
             created_at: 0,
+            retention_days: None,
         }
     }
 

@@ -424,6 +424,43 @@ pub trait SightingStore: Send + Sync {
     async fn get_sighting(&self, project_id: &str) -> StoreResult<Option<WidgetSighting>>;
 }
 
+/// What deleting reports removed (see [`DeletionStore`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeletedReports {
+    /// How many reports went.
+    pub reports: u64,
+    /// The blobs whose rows went with them (bound to those reports, or for a deleted project every
+    /// blob of it). Their ids are queued for deletion from the blob store in the same transaction
+    /// (see [`DeletionStore::pending_blob_deletions`]).
+    pub blob_ids: Vec<String>,
+}
+
+/// Deleting a project, or a project's oldest reports, with everything attached to them: status
+/// history, comments, labels, viewed marks, idempotency keys, search and short-id index entries and
+/// blob rows (the blob objects are the blob store's: their ids are queued here until deleted there).
+#[async_trait]
+pub trait DeletionStore: Send + Sync {
+    /// Deletes up to `limit` of the project's reports, oldest first, in one transaction: every
+    /// report when `created_before` is `None`, else those created before that time (ms).
+    async fn delete_reports(
+        &self,
+        project_id: &str,
+        created_before: Option<i64>,
+        limit: u32,
+    ) -> StoreResult<DeletedReports>;
+    /// Deletes the project and everything of it in one transaction: reports (as
+    /// [`DeletionStore::delete_reports`]), blobs (bound or not), channels, rooms, keys, hints,
+    /// flags, idempotency keys, the widget sighting and the project's audit events. `NotFound`
+    /// when there is no such project.
+    async fn delete_project(&self, project_id: &str) -> StoreResult<DeletedReports>;
+    /// Every project with a retention period, in any organization.
+    async fn list_projects_with_retention(&self) -> StoreResult<Vec<Project>>;
+    /// Blob ids queued for deletion from the blob store, oldest first (at most `limit`).
+    async fn pending_blob_deletions(&self, limit: u32) -> StoreResult<Vec<String>>;
+    /// Takes blob ids off the queue once their objects are deleted.
+    async fn forget_blob_deletions(&self, blob_ids: &[String]) -> StoreResult<()>;
+}
+
 /// Every operation Svc needs from its database, held as [`DynStore`]. Bring the area traits into
 /// scope to call them (`use svc_store::prelude::*`).
 #[async_trait]
@@ -443,6 +480,7 @@ pub trait Store:
     + AccountStore
     + AuditStore
     + SightingStore
+    + DeletionStore
     + 'static
 {
     /// Backend name for logs and metrics (`sqlite`, `postgres`).
@@ -463,8 +501,9 @@ pub trait Store:
 /// The store traits, for `use svc_store::prelude::*` where store methods are called.
 pub mod prelude {
     pub use crate::{
-        AccountStore, AuditStore, BlobRowStore, ChannelStore, CommentStore, FlagStore, HintStore, KeyStore,
-        OrganizationStore, ProjectStore, ReportStore, RoomStore, SightingStore, Store, TriageStore, ViewStore,
+        AccountStore, AuditStore, BlobRowStore, ChannelStore, CommentStore, DeletionStore, FlagStore, HintStore,
+        KeyStore, OrganizationStore, ProjectStore, ReportStore, RoomStore, SightingStore, Store, TriageStore,
+        ViewStore,
     };
 }
 

@@ -22,7 +22,196 @@ pub(crate) async fn project(store: &dyn Store) -> Project {
         allowed_origins: Vec::new(),
         identity_secret: None,
         created_at: 1,
+        retention_days: None,
     };
     store.create_project(&project, &[]).await.unwrap();
     project
 }
+
+/// Fills every table that can name the project: a channel, reports (one with a bound blob, an
+/// idempotency key, a comment, a status change, labels and a viewed mark), an unbound blob, a
+/// room, a hint, a flag, a key and an audit event; indexed for search. Returns the report ids.
+pub(crate) async fn fill_project(store: &dyn Store, project: &Project) -> Vec<String> {
+    use svc_core::model::*;
+    let now = svc_core::time::now_ms();
+    let by = Author { kind: "user".into(), id: Some("user:ann".into()), label: Some("Ann".into()) };
+    let channel = Channel {
+        id: new_id(),
+        project_id: project.id.clone(),
+        key: "bug".into(),
+        name: "Bugs".into(),
+        color: "#336699".into(),
+        mascot: "owl".into(),
+        base_weight: 0.0,
+        matchers: json!([]),
+        archived: false,
+        created_at: now,
+        updated_at: now,
+    };
+    store.create_channel(&channel).await.unwrap();
+    let blob = |report_id: Option<&str>| Blob {
+        id: new_id(),
+        project_id: project.id.clone(),
+        kind: "screenshot".into(),
+        mime: "image/png".into(),
+        bytes: 10,
+        width: None,
+        height: None,
+        duration_ms: None,
+        name: None,
+        report_id: report_id.map(str::to_string),
+        created_at: now,
+    };
+    let bound = blob(None);
+    store.create_blob(&bound).await.unwrap();
+    store.create_blob(&blob(None)).await.unwrap();
+    let mut ids = Vec::new();
+    for (index, key) in [Some("idem-1"), None].into_iter().enumerate() {
+        let report = Report {
+            id: new_id(),
+            project_id: project.id.clone(),
+            channel_key: "bug".into(),
+            status: "new".into(),
+            title: "Sweeping words".into(),
+            blocks: json!([{"type": "text", "text": "Sweeping words"}]),
+            context: json!({"artifactId": "doc-1"}),
+            identity: None,
+            identity_error: None,
+            author: Author { kind: "reporter".into(), id: Some("u-1".into()), label: None },
+            artifact_id: Some("doc-1".into()),
+            url: None,
+            created_at: now,
+            updated_at: now,
+            assignee: None,
+            labels: Vec::new(),
+        };
+        let blob_ids = if index == 0 { vec![bound.id.clone()] } else { Vec::new() };
+        let new = NewReport { report: report.clone(), blob_ids, idempotency_key: key.map(str::to_string) };
+        store.create_report(&new).await.unwrap();
+        ids.push(report.id);
+    }
+    store
+        .create_comment(&Comment {
+            id: new_id(),
+            report_id: ids[0].clone(),
+            project_id: project.id.clone(),
+            author: by.clone(),
+            text: "a comment".into(),
+            kind: None,
+            draft: false,
+            created_at: now,
+            published_at: Some(now),
+        })
+        .await
+        .unwrap();
+    store.set_report_status(&ids[0], "triaged", &by, now).await.unwrap();
+    let labels = svc_core::triage::LabelChange::Add(vec![svc_core::triage::Label::parse("UX").unwrap()]);
+    store.change_labels(std::slice::from_ref(&project.id), &ids, &labels, now).await.unwrap();
+    store.mark_viewed(&ids, "user:ann", now).await.unwrap();
+    let room = Room {
+        id: new_id(),
+        project_id: project.id.clone(),
+        artifact_id: "doc-1".into(),
+        title: "Doc".into(),
+        meta: None,
+        archived: false,
+        created_at: now,
+        updated_at: now,
+    };
+    store.upsert_room(&room, &RoomChanges::default()).await.unwrap();
+    let hint = Hint {
+        id: new_id(),
+        project_id: project.id.clone(),
+        channel_key: "bug".into(),
+        weight: HintWeight::Max,
+        user_id: None,
+        created_at: now,
+        expires_at: now + HINT_TTL_MS,
+    };
+    store.create_hint(&hint).await.unwrap();
+    store
+        .set_flag(&Flag { project_id: project.id.clone(), key: "beta".into(), enabled: true, updated_at: now })
+        .await
+        .unwrap();
+    let key = ApiKey {
+        id: new_id(),
+        project_id: Some(project.id.clone()),
+        org_id: project.org_id.clone(),
+        name: "CI".into(),
+        key_hash: format!("{:0>64}", new_id()),
+        scopes: vec!["feedback:read".into()],
+        origin: KeyOrigin::Api,
+        expires_at: None,
+        revoked_at: None,
+        last_used_at: None,
+        agent_name: None,
+        agent_owner: None,
+        created_at: now,
+    };
+    store.create_key(&key).await.unwrap();
+    let event = svc_core::audit::AuditEvent {
+        id: new_id(),
+        org_id: project.org_id.clone(),
+        project_id: Some(project.id.clone()),
+        at: now,
+        actor: by,
+        action: "settings.changed".into(),
+        detail: json!({}),
+    };
+    store.record_audit(&event).await.unwrap();
+    store.run_maintenance_once().await.unwrap();
+    ids
+}
+
+/// The tables [`fill_project`] (plus a widget sighting the test adds) puts rows of the project in,
+/// found by a `project_id` or `report_id` column.
+pub(crate) const FILLED_TABLES: [&str; 15] = [
+    "channels",
+    "reports",
+    "status_changes",
+    "rooms",
+    "api_keys",
+    "hints",
+    "comments",
+    "viewed_marks",
+    "flags",
+    "blobs",
+    "idempotency_keys",
+    "report_labels",
+    "widget_sightings",
+    "audit_events",
+    "report_search",
+];
+
+/// Deletes one of two filled projects and checks, with the backend's own `counts` (rows naming a
+/// project or its reports, per table, every table of the schema), that nothing of it is left in
+/// any table and that the other project kept every row. `add_sighting` stores a widget sighting
+/// (no store method writes one yet).
+pub(crate) async fn deleting_a_project_leaves_nothing(
+    store: &dyn Store,
+    add_sighting: impl AsyncFn(&str),
+    counts: impl AsyncFn(&str, &[String]) -> std::collections::BTreeMap<String, i64>,
+) {
+    let doomed = project(store).await;
+    let kept = project(store).await;
+    let doomed_reports = fill_project(store, &doomed).await;
+    let kept_reports = fill_project(store, &kept).await;
+    add_sighting(&doomed.id).await;
+    add_sighting(&kept.id).await;
+    let before = counts(&doomed.id, &doomed_reports).await;
+    for table in FILLED_TABLES {
+        assert!(before.get(table).copied().unwrap_or(0) > 0, "the fixture fills {table}: {before:?}");
+    }
+    let kept_before = counts(&kept.id, &kept_reports).await;
+
+    store.delete_project(&doomed.id).await.unwrap();
+
+    let after = counts(&doomed.id, &doomed_reports).await;
+    assert!(after.values().all(|&n| n == 0), "rows of the deleted project remain: {after:?}");
+    assert_eq!(store.get_project(&doomed.id).await.unwrap(), None);
+    assert_eq!(counts(&kept.id, &kept_reports).await, kept_before, "the other project is untouched");
+}
+
+/// `INSERT` of a widget sighting for project `$1` (both backends read `$1`).
+pub(crate) const INSERT_SIGHTING: &str =
+    "INSERT INTO widget_sightings (project_id, url, source, seen_at) VALUES ($1, 'https://a.example/', 'loader', 1)";

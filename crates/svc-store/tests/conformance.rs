@@ -64,6 +64,7 @@ fn project_in(org_id: &str, name: &str, slug: &str) -> Project {
         allowed_origins: vec!["https://app.example.com".into()],
         identity_secret: None,
         created_at: now_ms(),
+        retention_days: None,
     }
 }
 
@@ -1524,6 +1525,9 @@ conformance! {
 
         let org = store.list_org_audit(&first.org_id, None, 10).await.unwrap();
         assert_eq!(org.iter().map(|e| e.action.as_str()).collect::<Vec<_>>(), ["member.added"], "only the organization's own");
+    }
+}
+
 conformance! {
     async fn a_widget_sighting_is_one_row_per_project_and_never_goes_back_in_time(store: DynStore) {
         use svc_store::WidgetSighting;
@@ -1551,5 +1555,204 @@ conformance! {
         store.record_sighting(&unknown).await.unwrap();
         assert_eq!(store.get_sighting(&other.id).await.unwrap(), Some(unknown));
         assert_eq!(store.get_sighting(&web.id).await.unwrap(), Some(later));
+    }
+}
+
+// Deleting projects and expired reports (shared/deletion.rs).
+
+const DAY_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// A blob of the project bound to a new report saying `text` at `at`; returns (report, blob id).
+async fn report_with_blob(store: &DynStore, project_id: &str, at: i64, text: &str) -> (Report, String) {
+    let blob = blob_at(project_id, at);
+    store.create_blob(&blob).await.unwrap();
+    let report = create(store, with_blobs(saying_long_ago(project_id, at, text), &[&blob.id])).await;
+    (report, blob.id)
+}
+
+fn project_audit_event(project: &Project, action: &str) -> svc_core::audit::AuditEvent {
+    svc_core::audit::AuditEvent {
+        id: new_id(),
+        org_id: project.org_id.clone(),
+        project_id: Some(project.id.clone()),
+        at: now_ms(),
+        actor: author("user", "user:ann"),
+        action: action.into(),
+        detail: json!({"fields": ["urlPatterns"]}),
+    }
+}
+
+/// A report id carrying `ms` as its creation time, as one filed then has (`new_id_at` never goes
+/// back before ids this process made already).
+fn id_of_time(ms: i64) -> String {
+    format!("{ms:012x}{}", &new_id()[12..])
+}
+
+/// [`saying`] with an id of its time, for reports filed long ago.
+fn saying_long_ago(project_id: &str, at: i64, text: &str) -> Report {
+    Report { id: id_of_time(at), ..saying(project_id, at, text, "u-1") }
+}
+
+fn sorted(mut ids: Vec<String>) -> Vec<String> {
+    ids.sort();
+    ids
+}
+
+conformance! {
+    async fn deleting_a_project_removes_all_of_it_and_keeps_the_others(store: DynStore) {
+        let org = organization(&store, "Acme").await;
+        let kept = project_of(&store, &org.id, "kept").await;
+        let doomed = project_of(&store, &org.id, "doomed").await;
+        let now = now_ms();
+
+        // The kept project's report is older than the deleted one's: the deleted reports are the
+        // newest stored (on SQLite, the largest rowids, which new reports then take again).
+        let (kept_report, kept_blob) = report_with_blob(&store, &kept.id, now - 10, "kept marmalade").await;
+        store.create_comment(&comment(&kept_report, "kept comment", false, now - 9)).await.unwrap();
+
+        let (first, first_blob) = report_with_blob(&store, &doomed.id, now - 5, "doomed pineapple").await;
+        let second = create(&store, with_key(saying(&doomed.id, now - 4, "doomed pineapple twice", "u-2"), "idem-1")).await;
+        let unbound = stored_blob(&store, &doomed.id).await;
+        store.create_comment(&comment(&first, "doomed comment", true, now - 3)).await.unwrap();
+        store.set_report_status(&first.id, "triaged", &author("user", "user:ann"), now - 2).await.unwrap();
+        store.change_labels(std::slice::from_ref(&doomed.id), &[first.id.clone(), second.id.clone()], &add(&["UX", "Later"]), now - 1).await.unwrap();
+        store.mark_viewed(&[first.id.clone(), second.id.clone()], "user:ann", now).await.unwrap();
+        store.upsert_room(&room(&doomed.id, "doc-1", now), &RoomChanges::default()).await.unwrap();
+        store.create_hint(&hint(&doomed.id, "bug", None, now + HINT_TTL_MS)).await.unwrap();
+        store.set_flag(&Flag { project_id: doomed.id.clone(), key: "beta".into(), enabled: true, updated_at: now }).await.unwrap();
+        let key = api_key(&org.id, Some(&doomed.id), "CI");
+        store.create_key(&key).await.unwrap();
+        store.record_audit(&project_audit_event(&doomed, "settings.changed")).await.unwrap();
+        store.record_audit(&project_audit_event(&kept, "settings.changed")).await.unwrap();
+        store.run_maintenance_once().await.unwrap();
+        // Both indexed before the deletion: the index rows must go with the reports.
+        assert_eq!(listed(&store, searching(&[&doomed.id], "pineapple", 10)).await.len(), 2);
+
+        let deleted = store.delete_project(&doomed.id).await.unwrap();
+        assert_eq!(deleted.reports, 2);
+        assert_eq!(sorted(deleted.blob_ids.clone()), sorted(vec![first_blob.clone(), unbound.id.clone()]));
+        assert_eq!(sorted(store.pending_blob_deletions(100).await.unwrap()), sorted(deleted.blob_ids.clone()));
+
+        assert_eq!(store.get_project(&doomed.id).await.unwrap(), None);
+        assert_eq!(store.get_project_by_key(&doomed.project_key).await.unwrap(), None);
+        assert_eq!(store.list_projects(&org.id).await.unwrap().iter().map(|p| p.id.clone()).collect::<Vec<_>>(), vec![kept.id.clone()]);
+        for report in [&first, &second] {
+            assert_eq!(store.get_report(&report.id).await.unwrap(), None);
+            assert!(store.status_history(&report.id).await.unwrap().is_empty());
+            assert!(store.list_comments(&report.id).await.unwrap().is_empty());
+            assert!(store.list_viewers(&report.id).await.unwrap().is_empty());
+            let both = [kept.id.clone(), doomed.id.clone()];
+            assert!(store.find_reports_by_short_id(&both, short_id(&report.id), 10).await.unwrap().is_empty());
+        }
+        assert!(listed(&store, searching(&[&doomed.id, &kept.id], "pineapple", 10)).await.is_empty());
+        assert_eq!(store.get_blob(&first_blob).await.unwrap(), None);
+        assert_eq!(store.get_blob(&unbound.id).await.unwrap(), None);
+        assert!(store.list_channels(&doomed.id, true).await.unwrap().is_empty());
+        assert!(store.list_labels(&doomed.id).await.unwrap().is_empty());
+        assert_eq!(store.room_rows(&doomed.id).await.unwrap(), svc_store::RoomRows::default());
+        assert!(store.list_active_hints(&doomed.id, None, now).await.unwrap().is_empty());
+        assert!(store.list_flags(&doomed.id).await.unwrap().is_empty());
+        assert!(store.list_keys(&doomed.id).await.unwrap().is_empty());
+        assert_eq!(store.find_key_by_hash(&key.key_hash).await.unwrap(), None);
+        assert!(store.list_audit(&doomed.id, None, 10).await.unwrap().is_empty());
+        // A new report may reuse the idempotency key's project and key: nothing remembers it.
+        assert_eq!(store.delete_project(&doomed.id).await.unwrap_err().to_string(), StoreError::NotFound.to_string());
+
+        // The other project is whole: its report, blob, comment, search and short id.
+        assert_eq!(store.get_report(&kept_report.id).await.unwrap().map(|r| r.id), Some(kept_report.id.clone()));
+        assert_eq!(store.get_blob(&kept_blob).await.unwrap().and_then(|b| b.report_id), Some(kept_report.id.clone()));
+        assert_eq!(store.list_comments(&kept_report.id).await.unwrap().len(), 1);
+        assert_eq!(store.list_channels(&kept.id, false).await.unwrap().len(), 3);
+        assert_eq!(store.list_audit(&kept.id, None, 10).await.unwrap().len(), 1);
+        assert_eq!(listed(&store, searching(&[&kept.id], "marmalade", 10)).await, vec![kept_report.id.clone()]);
+        let found = store.find_reports_by_short_id(std::slice::from_ref(&kept.id), short_id(&kept_report.id), 10).await.unwrap();
+        assert_eq!(ids(&found), vec![kept_report.id.clone()]);
+
+        // Reports filed after the deletion (taking the deleted reports' places in storage) are
+        // indexed under their own words and found by their short ids.
+        let later = create(&store, filed(saying(&kept.id, now_ms(), "later grapefruit", "u-3"))).await;
+        let latest = create(&store, filed(saying(&kept.id, now_ms() + 1, "latest grapefruit", "u-3"))).await;
+        store.run_maintenance_once().await.unwrap();
+        assert_eq!(listed(&store, searching(&[&kept.id], "grapefruit", 10)).await, vec![latest.id.clone(), later.id.clone()]);
+        assert!(listed(&store, searching(&[&kept.id], "pineapple", 10)).await.is_empty());
+        for report in [&later, &latest] {
+            let found = store.find_reports_by_short_id(std::slice::from_ref(&kept.id), short_id(&report.id), 10).await.unwrap();
+            assert_eq!(ids(&found), vec![report.id.clone()]);
+        }
+
+        store.forget_blob_deletions(&deleted.blob_ids).await.unwrap();
+        assert!(store.pending_blob_deletions(100).await.unwrap().is_empty());
+    }
+
+    async fn expired_reports_go_oldest_first_with_their_blobs(store: DynStore) {
+        let project = project(&store).await;
+        let now = now_ms();
+        let old = now - 40 * DAY_MS;
+        let (oldest, oldest_blob) = report_with_blob(&store, &project.id, old, "oldest").await;
+        let older = create(&store, filed(saying_long_ago(&project.id, old + 1, "older"))).await;
+        let old_one = create(&store, filed(saying_long_ago(&project.id, old + 2, "old"))).await;
+        store.create_comment(&comment(&older, "a comment", false, old + 3)).await.unwrap();
+        let (recent, recent_blob) = report_with_blob(&store, &project.id, now - DAY_MS, "recent").await;
+        store.run_maintenance_once().await.unwrap();
+        let cutoff = now - 30 * DAY_MS;
+
+        let first = store.delete_reports(&project.id, Some(cutoff), 2).await.unwrap();
+        assert_eq!(first.reports, 2);
+        assert_eq!(first.blob_ids, vec![oldest_blob.clone()]);
+        assert_eq!(store.get_report(&oldest.id).await.unwrap(), None);
+        assert_eq!(store.get_report(&older.id).await.unwrap(), None);
+        assert!(store.list_comments(&older.id).await.unwrap().is_empty());
+        assert!(store.get_report(&old_one.id).await.unwrap().is_some());
+
+        let second = store.delete_reports(&project.id, Some(cutoff), 2).await.unwrap();
+        assert_eq!((second.reports, second.blob_ids.len()), (1, 0));
+        let third = store.delete_reports(&project.id, Some(cutoff), 2).await.unwrap();
+        assert_eq!(third, svc_store::DeletedReports::default());
+
+        assert_eq!(listed(&store, filter(&project.id, 10)).await, vec![recent.id.clone()]);
+        assert_eq!(store.get_blob(&recent_blob).await.unwrap().and_then(|b| b.report_id), Some(recent.id.clone()));
+        assert_eq!(store.pending_blob_deletions(10).await.unwrap(), vec![oldest_blob]);
+        let found = store.find_reports_by_short_id(std::slice::from_ref(&project.id), short_id(&recent.id), 10).await.unwrap();
+        assert_eq!(ids(&found), vec![recent.id.clone()]);
+        assert!(store.find_reports_by_short_id(std::slice::from_ref(&project.id), short_id(&old_one.id), 10).await.unwrap().is_empty());
+
+        // Without a time limit, every report goes (what deleting a project does first).
+        let all = store.delete_reports(&project.id, None, 100).await.unwrap();
+        assert_eq!(all.reports, 1);
+        assert!(listed(&store, filter(&project.id, 10)).await.is_empty());
+        assert!(store.get_project(&project.id).await.unwrap().is_some());
+    }
+
+    async fn reports_deleted_before_they_were_indexed_leave_the_indexes_right(store: DynStore) {
+        let project = project(&store).await;
+        let now = now_ms();
+        let kept = create(&store, filed(saying_long_ago(&project.id, now, "steady report"))).await;
+        store.run_maintenance_once().await.unwrap();
+        // Filed after it (stored after it) but older, and deleted before any indexer round saw them.
+        for i in 0..3 {
+            create(&store, filed(saying_long_ago(&project.id, now - 900 + i, "vanishing words"))).await;
+        }
+        assert_eq!(store.delete_reports(&project.id, Some(now - 800), 10).await.unwrap().reports, 3);
+        let next = create(&store, filed(saying(&project.id, now_ms() + 5, "arriving words", "u-2"))).await;
+        store.run_maintenance_once().await.unwrap();
+        assert_eq!(listed(&store, searching(&[&project.id], "words", 10)).await, vec![next.id.clone()]);
+        assert_eq!(listed(&store, searching(&[&project.id], "steady", 10)).await, vec![kept.id.clone()]);
+        let found = store.find_reports_by_short_id(std::slice::from_ref(&project.id), short_id(&next.id), 10).await.unwrap();
+        assert_eq!(ids(&found), vec![next.id.clone()]);
+    }
+
+    async fn retention_is_stored_with_the_project(store: DynStore) {
+        let org = organization(&store, "Acme").await;
+        let plain = project_of(&store, &org.id, "plain").await;
+        let mut kept = project_of(&store, &org.id, "kept").await;
+        assert_eq!(store.get_project(&kept.id).await.unwrap().unwrap().retention_days, None);
+        kept.retention_days = Some(90);
+        store.update_project(&kept).await.unwrap();
+        assert_eq!(store.get_project(&kept.id).await.unwrap().unwrap().retention_days, Some(90));
+        assert_eq!(store.list_projects_with_retention().await.unwrap(), vec![kept.clone()]);
+        assert!(store.list_projects(&org.id).await.unwrap().contains(&plain));
+        kept.retention_days = None;
+        store.update_project(&kept).await.unwrap();
+        assert!(store.list_projects_with_retention().await.unwrap().is_empty());
     }
 }

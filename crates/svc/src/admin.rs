@@ -96,6 +96,21 @@ pub async fn project(storage: &StorageArgs, command: ProjectCommand) -> anyhow::
                 }
             }
         }
+        ProjectCommand::Delete { project, confirm, blob_store, s3_endpoint } => {
+            let found = find_project(store.as_ref(), &project).await?;
+            svc_core::project::confirm_deletion(&found.name, &confirm)
+                .map_err(|refused| anyhow::anyhow!("{refused}"))?;
+            let blobs =
+                svc_blob::BlobStore::from_settings(blob_store.as_deref(), &storage.data_dir, s3_endpoint.as_deref())
+                    .context("cannot open the blob store")?;
+            let deleted = projects::delete_project(store.as_ref(), &blobs, &found, &audit::command_line())
+                .await
+                .map_err(service)?;
+            println!(
+                "Deleted project {} ({}): {} reports, {} blobs.",
+                found.name, found.id, deleted.reports, deleted.blobs
+            );
+        }
         ProjectCommand::IdentitySecret { project, rotate, clear } => {
             let found = find_project(store.as_ref(), &project).await?;
             if clear {

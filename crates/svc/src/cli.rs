@@ -131,6 +131,21 @@ pub enum ProjectCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Delete a project and everything in it (reports, comments, rooms, channels, keys, blobs,
+    /// audit log), after `--confirm` repeats its name exactly.
+    Delete {
+        #[arg(long)]
+        project: String,
+        /// The project's name, exactly as it is written.
+        #[arg(long)]
+        confirm: String,
+        /// Blob storage, as for `serve` (`s3://bucket/prefix`; default: `<data-dir>/blobs`).
+        #[arg(long, env = "SVC_BLOB_STORE")]
+        blob_store: Option<String>,
+        /// S3 endpoint for non-AWS services, as for `serve`.
+        #[arg(long, env = "SVC_S3_ENDPOINT")]
+        s3_endpoint: Option<String>,
+    },
     /// Set the identity secret from stdin, or `--rotate` to generate one, or `--clear`.
     IdentitySecret {
         #[arg(long)]

@@ -75,6 +75,12 @@ pub mod field {
         Option::<T>::deserialize(d).map(Some)
     }
 
+    /// A PATCH whole number where absent (`None`) and `null` (`Some(None)`) mean different things
+    /// (see [`nullable`] and [`whole_number`]).
+    pub fn nullable_whole_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<i64>>, D::Error> {
+        whole_number(d).map(Some)
+    }
+
     /// An optional whole number, given as `60` or `60.0` (both integers to JSON Schema).
     pub fn whole_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
         let Some(number) = Option::<serde_json::Number>::deserialize(d)? else { return Ok(None) };

@@ -24,7 +24,7 @@ pub async fn get_project(
 }
 
 /// Changes any of `name`, `urlPatterns`, `defaultChannelKey` (an existing non-archived channel),
-/// `widgetConfig` (replaced whole) and `allowedOrigins`.
+/// `widgetConfig` (replaced whole), `allowedOrigins` and `retentionDays` (null: keep reports).
 #[utoipa::path(patch, path = "/projects/{projectId}", tag = "projects", security(("bearer" = [])),
     params(("projectId" = String, Path)),
     request_body = ProjectPatch,

@@ -47,6 +47,8 @@ pub struct ProjectView {
     #[schema(value_type = Object)]
     pub widget_config: Value,
     pub created_at: String,
+    /// Reports older than this many days are deleted; null keeps them.
+    pub retention_days: Option<i64>,
 }
 
 impl From<&Project> for ProjectView {
@@ -62,6 +64,7 @@ impl From<&Project> for ProjectView {
             allowed_origins: p.allowed_origins.clone(),
             widget_config: svc_core::project::widget_config_with_defaults(&p.widget_config),
             created_at: iso(p.created_at),
+            retention_days: p.retention_days,
         }
     }
 }
@@ -87,6 +90,10 @@ pub struct ProjectPatch {
     #[serde(default, deserialize_with = "field::present")]
     #[schema(schema_with = rules::allowed_origins)]
     pub allowed_origins: Option<Vec<String>>,
+    /// Delete reports older than this many days (1 to 3650); null keeps them all.
+    #[serde(default, deserialize_with = "field::nullable_whole_number")]
+    #[schema(value_type = Option<i64>, nullable = true, minimum = 1, maximum = 3650)]
+    pub retention_days: Option<Option<i64>>,
 }
 
 impl TryFrom<ProjectPatch> for ProjectChanges {
@@ -99,6 +106,7 @@ impl TryFrom<ProjectPatch> for ProjectChanges {
             default_channel_key: p.default_channel_key,
             widget_config: p.widget_config,
             allowed_origins: p.allowed_origins,
+            retention_days: p.retention_days,
         })
     }
 }

@@ -16,6 +16,7 @@ mod install;
 mod projects;
 mod rooms;
 mod session;
+mod settings;
 mod view;
 mod widget_tab;
 
@@ -67,6 +68,10 @@ pub fn router() -> Router<AppState> {
         .route("/projects/{id}/install/setup-token", post(install::mint_setup_token))
         .route("/projects/{id}/widget", get(widget_tab::show).post(widget_tab::update))
         .merge(widget_tab::preview_router())
+        .route("/projects/{id}/settings", get(settings::settings).post(settings::rename))
+        .route("/projects/{id}/delete", post(settings::delete))
+        .route("/projects/{id}/retention", get(settings::retention).post(settings::set_retention))
+        .route("/projects/{id}/audit", get(settings::audit_log))
         .route("/rooms", get(rooms::page))
         .route("/rooms/{project}/{artifact}", post(rooms::update))
         .route("/sign-in", get(auth::sign_in_form).post(auth::sign_in))

@@ -2,7 +2,7 @@
 //! project settings page shares (its header and tabs). The tabs live in modules of their own.
 
 use askama::Template;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
@@ -98,10 +98,22 @@ struct ProjectsPage<'a> {
     projects: Vec<ProjectRow>,
     /// Organizations where the person may create projects (owner).
     owned: Vec<OrgChoice>,
+    /// After a project was deleted.
+    notice: Option<&'static str>,
+}
+
+#[derive(Deserialize, Default)]
+pub struct ListQuery {
+    #[serde(default)]
+    deleted: String,
 }
 
 /// `GET /projects`
-pub async fn list(State(state): State<AppState>, person: Person) -> PageResult<Response> {
+pub async fn list(
+    State(state): State<AppState>,
+    person: Person,
+    Query(query): Query<ListQuery>,
+) -> PageResult<Response> {
     let now = time::now_ms();
     let mut org_names = std::collections::HashMap::new();
     let mut owned = Vec::new();
@@ -133,6 +145,7 @@ pub async fn list(State(state): State<AppState>, person: Person) -> PageResult<R
         me: person.signed_in.user.label(),
         projects: rows,
         owned,
+        notice: (query.deleted == "1").then_some("The project was deleted, with everything in it."),
     };
     Ok(render(StatusCode::OK, &page))
 }

@@ -55,3 +55,51 @@ pub async fn get_in_projects(
 pub async fn record_upload(store: &dyn Store, blob: &svc_core::model::Blob) -> super::ServiceResult<()> {
     Ok(store.create_blob(blob).await?)
 }
+
+/// Deletes blob objects whose rows are gone (queued by the store with the rows' deletion), then
+/// takes them off the queue. An object the blob store fails to delete stays queued: housekeeping
+/// tries again ([`delete_queued`]). Failures are logged, never returned: the rows are gone already.
+pub async fn delete_objects(store: &dyn Store, blobs: &BlobStore, blob_ids: &[String]) -> u64 {
+    let mut deleted = Vec::with_capacity(blob_ids.len());
+    let mut failed = 0usize;
+    for blob_id in blob_ids {
+        match blobs.delete(blob_id).await {
+            Ok(()) => deleted.push(blob_id.clone()),
+            // Never a stored id: nothing to delete, nothing to retry.
+            Err(svc_blob::BlobError::InvalidId) => deleted.push(blob_id.clone()),
+            Err(error) => {
+                if failed == 0 {
+                    tracing::warn!(%error, blob_id, "could not delete a blob object; housekeeping will try again");
+                }
+                failed += 1;
+            }
+        }
+    }
+    if failed > 1 {
+        tracing::warn!(failed, "could not delete blob objects; housekeeping will try again");
+    }
+    if let Err(error) = store.forget_blob_deletions(&deleted).await {
+        // Deleting them again later is harmless.
+        tracing::warn!(%error, "could not take deleted blobs off the deletion queue");
+    }
+    deleted.len() as u64
+}
+
+/// Deletes the blob objects still queued for deletion (an earlier attempt failed, or the process
+/// stopped in between). Returns how many went.
+pub async fn delete_queued(store: &dyn Store, blobs: &BlobStore) -> anyhow::Result<u64> {
+    const BATCH: u32 = 500;
+    let mut total = 0;
+    loop {
+        let queued = store.pending_blob_deletions(BATCH).await?;
+        if queued.is_empty() {
+            return Ok(total);
+        }
+        let deleted = delete_objects(store, blobs, &queued).await;
+        total += deleted;
+        // Some failed (the blob store is unreachable): the rest waits for the next pass.
+        if deleted < queued.len() as u64 || queued.len() < BATCH as usize {
+            return Ok(total);
+        }
+    }
+}

@@ -3,8 +3,10 @@
 use svc_blob::BlobStore;
 use svc_store::Store;
 
-/// Deletes expired hints, idempotency keys, dashboard sessions and one-time links, and unbound
-/// blobs older than a day. Each part runs whatever the others do; failures are logged.
+/// Deletes expired hints, idempotency keys, dashboard sessions and one-time links, unbound blobs
+/// older than a day, and reports older than their project's retention period (with their blobs);
+/// deletes blob objects still queued for deletion. Each part runs whatever the others do; failures
+/// are logged.
 pub async fn run_once(store: &dyn Store, blobs: &BlobStore, now: i64) {
     if let Err(error) = store.delete_expired_hints(now).await {
         tracing::warn!(%error, "hint clean-up failed");
@@ -19,5 +21,15 @@ pub async fn run_once(store: &dyn Store, blobs: &BlobStore, now: i64) {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "deleted unbound blobs older than 24 hours"),
         Err(error) => tracing::warn!(error = %format!("{error:#}"), "unbound blob clean-up failed"),
+    }
+    match super::retention::run_once(store, blobs, now).await {
+        Ok(0) => {}
+        Ok(count) => tracing::info!(count, "deleted reports older than their project's retention period"),
+        Err(error) => tracing::warn!(%error, "retention clean-up failed"),
+    }
+    match super::blobs::delete_queued(store, blobs).await {
+        Ok(0) => {}
+        Ok(count) => tracing::info!(count, "deleted blob objects queued for deletion"),
+        Err(error) => tracing::warn!(error = %format!("{error:#}"), "queued blob deletion failed"),
     }
 }

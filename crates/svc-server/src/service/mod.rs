@@ -13,6 +13,7 @@ pub mod keys;
 pub mod projects;
 pub mod readiness;
 pub mod reports;
+pub mod retention;
 pub mod rooms;
 pub mod sightings;
 pub mod triage;

@@ -36,6 +36,7 @@ pub async fn create_project(store: &dyn Store, org_id: &str, name: &str, by: &Au
         allowed_origins: vec![],
         identity_secret: None,
         created_at: now,
+        retention_days: None,
     };
     let channels: Vec<Channel> = DEFAULT_CHANNELS
         .iter()
@@ -75,7 +76,8 @@ pub async fn update_project(
     changes: ProjectChanges,
     by: &Author,
 ) -> ServiceResult<Project> {
-    let ProjectChanges { name, url_patterns, default_channel_key, widget_config, allowed_origins } = changes;
+    let ProjectChanges { name, url_patterns, default_channel_key, widget_config, allowed_origins, retention_days } =
+        changes;
     let before = project.clone();
     if let Some(key) = default_channel_key {
         match store.get_channel(&project.id, &key).await? {
@@ -88,6 +90,7 @@ pub async fn update_project(
     project.url_patterns = url_patterns.unwrap_or(project.url_patterns);
     project.widget_config = widget_config.unwrap_or(project.widget_config);
     project.allowed_origins = allowed_origins.unwrap_or(project.allowed_origins);
+    project.retention_days = retention_days.unwrap_or(project.retention_days);
     store.update_project(&project).await?;
     if before.name != project.name {
         let detail = json!({"from": before.name, "to": project.name});
@@ -104,6 +107,10 @@ pub async fn update_project(
     .collect();
     if !changed.is_empty() {
         audit::record(store, &project, by, action::SETTINGS_CHANGED, json!({"fields": changed})).await;
+    }
+    if before.retention_days != project.retention_days {
+        let detail = json!({"days": project.retention_days});
+        audit::record(store, &project, by, action::RETENTION_CHANGED, detail).await;
     }
     Ok(project)
 }
@@ -204,4 +211,52 @@ pub async fn set_identity_secret(
     let act = if secret.is_some() { action::IDENTITY_SECRET_SET } else { action::IDENTITY_SECRET_CLEARED };
     audit::record(store, project, by, act, json!({})).await;
     Ok(())
+}
+
+/// What deleting a project removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DeletedProject {
+    pub reports: u64,
+    pub blobs: u64,
+}
+
+/// Reports deleted per transaction before the project itself goes, so deleting a large project
+/// never holds the database's writer (SQLite) for long.
+const DELETE_REPORTS_PER_BATCH: u32 = 1_000;
+
+/// Deletes the project and everything in it: its reports with their status history, comments,
+/// labels, viewed marks and search entries, its rooms, channels, keys (they stop working at once),
+/// hints, flags, blobs (rows and stored objects) and its own audit log; then records
+/// `project.deleted` in the organization's log. The reports go first, a batch per transaction;
+/// the rest goes in one transaction. Blob objects the blob store fails to delete stay queued and
+/// housekeeping tries again (see [`super::blobs::delete_queued`]).
+pub async fn delete_project(
+    store: &dyn Store,
+    blobs: &svc_blob::BlobStore,
+    project: &Project,
+    by: &Author,
+) -> ServiceResult<DeletedProject> {
+    let mut deleted = DeletedProject::default();
+    loop {
+        let batch = store.delete_reports(&project.id, None, DELETE_REPORTS_PER_BATCH).await?;
+        deleted.reports += batch.reports;
+        deleted.blobs += batch.blob_ids.len() as u64;
+        super::blobs::delete_objects(store, blobs, &batch.blob_ids).await;
+        if batch.reports < u64::from(DELETE_REPORTS_PER_BATCH) {
+            break;
+        }
+    }
+    let rest = match store.delete_project(&project.id).await {
+        Ok(rest) => rest,
+        Err(StoreError::NotFound) => return Err(ServiceError::NotFound("no such project".into())),
+        Err(error) => return Err(error.into()),
+    };
+    deleted.reports += rest.reports;
+    deleted.blobs += rest.blob_ids.len() as u64;
+    super::blobs::delete_objects(store, blobs, &rest.blob_ids).await;
+    let detail = json!({"name": project.name, "projectId": project.id, "reports": deleted.reports});
+    audit::record_for_org(store, &project.org_id, by, action::PROJECT_DELETED, detail).await;
+    // Open inboxes showing the project reload (and find it gone).
+    store.changes().announce(&project.id);
+    Ok(deleted)
 }

@@ -10,6 +10,7 @@ mod dashboard_auth;
 mod dashboard_install;
 mod dashboard_live;
 mod dashboard_pages;
+mod dashboard_settings;
 mod ingest_concurrency;
 mod ingest_errors;
 mod ingest_reports;

@@ -38,6 +38,10 @@ mod accounts;
 #[path = "../shared/audit.rs"]
 mod audit;
 #[allow(clippy::duplicate_mod)]
+#[path = "../shared/deletion.rs"]
+mod deletion;
+mod deletion_index;
+#[allow(clippy::duplicate_mod)]
 #[path = "../shared/queries.rs"]
 mod queries;
 mod reports;

@@ -48,6 +48,11 @@ fn found_or_not(rows_affected: u64) -> StoreResult<()> {
     if rows_affected == 0 { Err(StoreError::NotFound) } else { Ok(()) }
 }
 
+/// `projects.retention_days` as bound: an INTEGER column (svc-core keeps it within 1 to 3650).
+fn retention_days_column(days: Option<i64>) -> Option<i32> {
+    days.map(|days| i32::try_from(days).unwrap_or(i32::MAX))
+}
+
 /// One report row, as a single statement (its JSON text serialized beforehand).
 pub(super) async fn insert_report<'e>(
     executor: impl Executor<'e, Database = Db>,
@@ -244,7 +249,7 @@ impl ProjectStore for ThisStore {
         sqlx::query(concat!(
             "INSERT INTO projects (",
             project_columns!(),
-            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
         ))
         .bind(&project.id)
         .bind(&project.org_id)
@@ -257,6 +262,7 @@ impl ProjectStore for ThisStore {
         .bind(Json(&project.allowed_origins))
         .bind(&project.identity_secret)
         .bind(project.created_at)
+        .bind(retention_days_column(project.retention_days))
         .execute(&mut *tx)
         .await
         .map_err(map_write_error)?;
@@ -307,7 +313,7 @@ impl ProjectStore for ThisStore {
     async fn update_project(&self, project: &Project) -> StoreResult<()> {
         let result = sqlx::query(
             "UPDATE projects SET name = $2, url_patterns = $3, default_channel_key = $4, widget_config = $5, \
-             allowed_origins = $6 WHERE id = $1",
+             allowed_origins = $6, retention_days = $7 WHERE id = $1",
         )
         .bind(&project.id)
         .bind(&project.name)
@@ -315,6 +321,7 @@ impl ProjectStore for ThisStore {
         .bind(&project.default_channel_key)
         .bind(Json(&project.widget_config))
         .bind(Json(&project.allowed_origins))
+        .bind(retention_days_column(project.retention_days))
         .execute(self.write_pool())
         .await
         .map_err(map_write_error)?;

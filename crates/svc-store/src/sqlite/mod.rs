@@ -39,6 +39,10 @@ mod accounts;
 #[path = "../shared/audit.rs"]
 mod audit;
 #[allow(clippy::duplicate_mod)]
+#[path = "../shared/deletion.rs"]
+mod deletion;
+mod deletion_index;
+#[allow(clippy::duplicate_mod)]
 #[path = "../shared/queries.rs"]
 mod queries;
 #[allow(clippy::duplicate_mod)]

@@ -166,9 +166,32 @@ async fn pending(reader: &SqlitePool) -> StoreResult<bool> {
     .await?)
 }
 
+/// Whether every report these entries were read from is still stored under its rowid: a report
+/// deleted since (see `deletion_index`) must not be indexed, least of all under a rowid a new
+/// report may have taken.
+async fn all_still_stored(conn: &mut SqliteConnection, entries: &[Entry]) -> StoreResult<bool> {
+    let mut stored = 0;
+    for chunk in entries.chunks(ROWS_PER_STATEMENT) {
+        let mut query = QueryBuilder::<Sqlite>::new("SELECT count(*) FROM reports WHERE rowid IN (");
+        let mut list = query.separated(", ");
+        for entry in chunk {
+            list.push_bind(entry.rowid);
+        }
+        query.push(") AND id IN (");
+        let mut list = query.separated(", ");
+        for entry in chunk {
+            list.push_bind(entry.report_id.clone());
+        }
+        query.push(")");
+        let count: i64 = query.build_query_scalar().fetch_one(&mut *conn).await?;
+        stored += count as usize;
+    }
+    Ok(stored == entries.len())
+}
+
 /// New reports: read on the reader, written in short transactions, each moving the mark. A
-/// transaction that finds the mark moved (a bulk load or another round indexed them meanwhile)
-/// writes nothing, and the round stops. Whether it wrote.
+/// transaction that finds the mark moved (a bulk load or another round indexed them meanwhile, or
+/// a deletion lowered it) or a report it read deleted writes nothing, and the round stops. Whether it wrote.
 async fn index_new(
     writer: &SqlitePool,
     reader: &SqlitePool,
@@ -189,7 +212,7 @@ async fn index_new(
         }
         let mut conn = writer.acquire().await?;
         let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
-        if progress(&mut tx).await? != mark {
+        if progress(&mut tx).await? != mark || !all_still_stored(&mut tx, &entries).await? {
             tx.rollback().await?;
             break;
         }

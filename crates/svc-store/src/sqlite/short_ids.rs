@@ -38,8 +38,11 @@ const ROWS_PER_STATEMENT: usize = 500;
 type Entry = (String, String);
 
 /// The reports past the progress mark (at most `max_rows`, in rowid order): their entries and the
-/// highest rowid among them.
-async fn pending_entries(conn: &mut SqliteConnection, max_rows: i64) -> StoreResult<(Vec<Entry>, Option<i64>)> {
+/// highest rowid among them with its report's id.
+async fn pending_entries(
+    conn: &mut SqliteConnection,
+    max_rows: i64,
+) -> StoreResult<(Vec<Entry>, Option<(i64, String)>)> {
     let rows: Vec<(i64, String, String)> = sqlx::query_as(
         "SELECT rowid, substr(id, -6), id FROM reports \
          WHERE rowid > (SELECT last_rowid FROM short_id_progress) ORDER BY rowid LIMIT ?",
@@ -47,7 +50,7 @@ async fn pending_entries(conn: &mut SqliteConnection, max_rows: i64) -> StoreRes
     .bind(max_rows)
     .fetch_all(&mut *conn)
     .await?;
-    let last = rows.last().map(|row| row.0);
+    let last = rows.last().map(|row| (row.0, row.2.clone()));
     let mut entries: Vec<Entry> = rows.into_iter().map(|(_, short, id)| (short, id)).collect();
     entries.sort_unstable();
     Ok((entries, last))
@@ -73,11 +76,19 @@ async fn set_progress(conn: &mut SqliteConnection, last_rowid: i64) -> StoreResu
     Ok(())
 }
 
+async fn still_stored(conn: &mut SqliteConnection, rowid: i64, id: &str) -> StoreResult<bool> {
+    Ok(sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM reports WHERE rowid = ? AND id = ?)")
+        .bind(rowid)
+        .bind(id)
+        .fetch_one(&mut *conn)
+        .await?)
+}
+
 /// Copies every pending short id and moves the mark, inside the caller's write transaction (a
 /// bulk load, which holds the write lock anyway).
 pub(super) async fn copy_all_in(conn: &mut SqliteConnection) -> StoreResult<()> {
     let (entries, last) = pending_entries(conn, i64::MAX).await?;
-    if let Some(last) = last {
+    if let Some((last, _)) = last {
         insert_entries(conn, &entries).await?;
         set_progress(conn, last).await?;
     }
@@ -144,13 +155,16 @@ async fn copy_round(writer: &SqlitePool, reader: &SqlitePool) -> StoreResult<boo
         let mut conn = reader.acquire().await?;
         pending_entries(&mut conn, MAX_ROWS_PER_ROUND).await?
     };
-    let Some(last) = last else { return Ok(false) };
+    let Some((last, last_id)) = last else { return Ok(false) };
     let slices: Vec<&[Entry]> = entries.chunks(ROWS_PER_TRANSACTION).collect();
     for (index, slice) in slices.iter().enumerate() {
         let mut conn = writer.acquire().await?;
         let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
         insert_entries(&mut tx, slice).await?;
-        if index + 1 == slices.len() {
+        // The mark moves only while the last report read is still stored: deleted since (see
+        // `deletion_index`), its rowid may go to a new report, which must stay past the mark. The
+        // next round reads again from the mark.
+        if index + 1 == slices.len() && still_stored(&mut tx, last, &last_id).await? {
             set_progress(&mut tx, last).await?;
         }
         tx.commit().await?;

@@ -7,4 +7,5 @@ mod support;
 mod accounts;
 mod cli;
 mod durability;
+mod project_delete;
 mod self_setup;
