@@ -8,9 +8,12 @@
 
 mod assets;
 mod auth;
+mod channels;
 mod error;
 mod events;
 mod export;
+mod flags;
+mod identity;
 mod inbox;
 mod projects;
 mod rooms;
@@ -55,6 +58,12 @@ pub fn router() -> Router<AppState> {
         .route("/reports/{id}/markdown", get(export::markdown))
         .route("/projects", get(projects::list).post(projects::create))
         .route("/projects/{id}", get(projects::show))
+        .route("/projects/{id}/channels", get(channels::page).post(channels::create))
+        .route("/projects/{id}/channels/{key}", post(channels::update))
+        .route("/projects/{id}/channels/{key}/matchers", post(channels::matchers))
+        .route("/projects/{id}/identity", get(identity::page).post(identity::change))
+        .route("/projects/{id}/flags", get(flags::page).post(flags::create))
+        .route("/projects/{id}/flags/{key}", post(flags::toggle))
         .route("/rooms", get(rooms::page))
         .route("/rooms/{project}/{artifact}", post(rooms::update))
         .route("/sign-in", get(auth::sign_in_form).post(auth::sign_in))
