@@ -445,7 +445,7 @@ async fn respond(
         None => None,
     };
 
-    let hints = channels::active_hints(store, &project.id, None).await?;
+    let hints = channels::live_hints(store, &project.id).await?;
     let hint_rows = hints
         .iter()
         .map(|h| HintRow {
@@ -544,10 +544,9 @@ async fn tester(
         }
     };
     // The widget knows the non-archived channels (oldest first) and the hints for everyone plus
-    // the user's own.
+    // the user's own; the others' hints are listed too, shown as left out (they change nothing).
     let active: Vec<Channel> = all.iter().filter(|c| !c.archived).cloned().collect();
-    let hints =
-        if view.no_hints { vec![] } else { channels::active_hints(store, &project.id, env.user_id.as_deref()).await? };
+    let hints = if view.no_hints { vec![] } else { channels::live_hints(store, &project.id).await? };
     let explained = routing::explain(&active, &env, &hints, None, Some(&project.default_channel_key));
     let find = |key: &str| active.iter().find(|c| c.key == key);
     let winner = explained.route.key.as_deref().and_then(find).map(|c| WinnerView {
