@@ -386,8 +386,10 @@ pub struct ChannelsQuery {
     user_id: String,
     #[serde(default)]
     locale: String,
+    /// The tester's attributes (not `attributes`: a form control of that name hides the form's
+    /// own `attributes` property from scripts).
     #[serde(default)]
-    attributes: String,
+    attrs: String,
     #[serde(default)]
     nohints: String,
 }
@@ -522,7 +524,7 @@ async fn tester(
         url: query.url.clone().unwrap_or_default(),
         user_id: query.user_id.clone(),
         locale: query.locale.clone(),
-        attributes: query.attributes.clone(),
+        attributes: query.attrs.clone(),
         no_hints: !query.nohints.is_empty(),
         result: None,
     };
@@ -533,7 +535,7 @@ async fn tester(
         env.user_id = (!user_id.is_empty()).then(|| user_id.to_string());
         let locale = query.locale.trim();
         env.locale = (!locale.is_empty()).then(|| locale.to_string());
-        env.attributes = parse_attributes(&query.attributes)?;
+        env.attributes = parse_attributes(&query.attrs)?;
         Ok::<_, String>(env)
     })();
     let env = match outcome {

@@ -297,8 +297,7 @@ async fn the_matcher_editor_adds_rows_saves_them_and_the_tester_explains_the_cho
         rest_channel(&app, "checkout").await.unwrap()["matchers"][0]["conditions"][0]["value"][0],
         "pro, yearly"
     );
-    let tested =
-        owner.get(&app, "/channels?url=https%3A%2F%2Fshop.example%2F&attributes=plan%3Dpro%2C+yearly").await.text;
+    let tested = owner.get(&app, "/channels?url=https%3A%2F%2Fshop.example%2F&attrs=plan%3Dpro%2C+yearly").await.text;
     assert!(tested.contains("checkout has the highest positive score, 3."), "{tested}");
 
     let changes: Vec<Value> =
