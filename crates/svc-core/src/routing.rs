@@ -664,6 +664,51 @@ mod tests {
         assert!(condition_holds(&json!({"field": "attr.on", "op": "eq", "value": "true"}), &e));
     }
 
+    /// `widget/test/routing-cases.json`: cases the widget's own tests run through `route` too.
+    #[test]
+    fn the_cases_shared_with_the_widget() {
+        let shared: Value = serde_json::from_str(include_str!("../../../widget/test/routing-cases.json")).unwrap();
+        let weight = |w: &Value| HintWeight::from_json(w).expect("a hint weight");
+        let text = |v: &Value| v.as_str().map(String::from);
+        for case in shared["cases"].as_array().unwrap() {
+            let name = case["name"].as_str().unwrap();
+            let channels: Vec<Channel> = case["channels"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| {
+                    let matchers = c.get("matchers").cloned().unwrap_or(json!([]));
+                    channel(c["key"].as_str().unwrap(), c["baseWeight"].as_f64().unwrap(), matchers)
+                })
+                .collect();
+            let e = &case["env"];
+            let env = RouteEnv {
+                url: text(&e["url"]).unwrap(),
+                path: text(&e["path"]).unwrap(),
+                host: text(&e["host"]).unwrap(),
+                user_id: text(&e["userId"]),
+                locale: text(&e["locale"]),
+                attributes: e["attributes"].as_object().unwrap().clone(),
+            };
+            let hints: Vec<Hint> = case["hints"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| hint(h["channelKey"].as_str().unwrap(), weight(&h["weight"]), h["userId"].as_str()))
+                .collect();
+            let over = case["override"]
+                .as_object()
+                .map(|o| Override { key: o["key"].as_str().unwrap().into(), weight: weight(&o["weight"]) });
+            let got = route(&channels, &env, &hints, over.as_ref(), case["defaultKey"].as_str());
+            let expected = &case["expected"];
+            assert_eq!(
+                (got.key.as_deref(), got.source.as_str()),
+                (expected["key"].as_str(), expected["source"].as_str().unwrap()),
+                "{name}"
+            );
+        }
+    }
+
     #[test]
     fn a_url_gives_the_path_and_host_a_browser_would() {
         let e = RouteEnv::for_url("HTTPS://Shop.Test:8443/checkout/pay?x=1#top").unwrap();
