@@ -426,7 +426,8 @@ async fn respond(
     let all = channels::list(store, &project.id, true).await?;
     let now = time::now_ms();
 
-    let notice = notice(&query.done, &query.key);
+    // A notice names a channel only when there is one (a link cannot make the page say anything).
+    let notice = all.iter().any(|c| c.key == query.key).then(|| notice(&query.done, &query.key)).flatten();
     let rows = all
         .iter()
         .map(|c| ChannelRow {

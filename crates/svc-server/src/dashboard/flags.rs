@@ -58,9 +58,12 @@ pub async fn page(
     Query(query): Query<FlagsQuery>,
 ) -> PageResult<Response> {
     let opened = projects::open(&state, &person, &project_id, scope::PROJECT_READ, "flags").await?;
-    let notice = match query.done.as_str() {
-        "on" => Some(format!("The flag {} is on.", query.key)),
-        "off" => Some(format!("The flag {} is off.", query.key)),
+    // The notice says what the flag is now, and only for a flag that exists.
+    let flag = flags::list(&*state.store, &opened.project.id).await?.into_iter().find(|f| f.key == query.key);
+    let notice = match (query.done.as_str(), flag) {
+        ("on" | "off", Some(flag)) => {
+            Some(format!("The flag {} is {}.", flag.key, if flag.enabled { "on" } else { "off" }))
+        }
         _ => None,
     };
     respond(&state, &person, opened, notice, None, (String::new(), true), StatusCode::OK).await
