@@ -81,29 +81,48 @@ struct ConditionLine {
     has_value: bool,
 }
 
-fn matcher_lines(matchers: &Value) -> Vec<MatcherLine> {
-    matchers
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
+/// A stored matcher, read once for the list and the editor.
+struct StoredMatcher {
+    weight: f64,
+    note: String,
+    /// (field, op, value as text)
+    conditions: Vec<(String, String, String)>,
+}
+
+/// The items of a JSON array (none when it is not one).
+fn items(value: Option<&Value>) -> &[Value] {
+    value.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+}
+
+fn stored_matchers(matchers: &Value) -> Vec<StoredMatcher> {
+    let text = |v: &Value, name: &str| v.get(name).and_then(Value::as_str).unwrap_or("").to_string();
+    items(Some(matchers))
         .iter()
-        .map(|m| MatcherLine {
-            weight: signed(m.get("weight").and_then(Value::as_f64).unwrap_or(0.0)),
-            note: m.get("note").and_then(Value::as_str).unwrap_or("").to_string(),
-            conditions: m
-                .get("conditions")
-                .and_then(Value::as_array)
-                .map(Vec::as_slice)
-                .unwrap_or_default()
+        .map(|m| StoredMatcher {
+            weight: m.get("weight").and_then(Value::as_f64).unwrap_or(0.0),
+            note: text(m, "note"),
+            conditions: items(m.get("conditions"))
                 .iter()
-                .map(|c| {
-                    let op = c.get("op").and_then(Value::as_str).unwrap_or("");
-                    ConditionLine {
-                        field: c.get("field").and_then(Value::as_str).unwrap_or("").to_string(),
-                        op: op_label(op).to_string(),
-                        value: value_text(c.get("value")),
-                        has_value: op != "exists",
-                    }
+                .map(|c| (text(c, "field"), text(c, "op"), value_text(c.get("value"))))
+                .collect(),
+        })
+        .collect()
+}
+
+fn matcher_lines(matchers: &Value) -> Vec<MatcherLine> {
+    stored_matchers(matchers)
+        .into_iter()
+        .map(|m| MatcherLine {
+            weight: signed(m.weight),
+            note: m.note,
+            conditions: m
+                .conditions
+                .into_iter()
+                .map(|(field, op, value)| ConditionLine {
+                    field,
+                    has_value: op != "exists",
+                    op: op_label(&op).to_string(),
+                    value,
                 })
                 .collect(),
         })
@@ -176,32 +195,20 @@ impl ConditionForm {
 }
 
 fn matcher_forms(matchers: &Value) -> Vec<MatcherForm> {
-    matchers
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-        .iter()
+    stored_matchers(matchers)
+        .into_iter()
         .map(|m| MatcherForm {
-            weight: format_number(m.get("weight").and_then(Value::as_f64).unwrap_or(0.0)),
-            note: m.get("note").and_then(Value::as_str).unwrap_or("").to_string(),
+            weight: format_number(m.weight),
+            note: m.note,
             conditions: m
-                .get("conditions")
-                .and_then(Value::as_array)
-                .map(Vec::as_slice)
-                .unwrap_or_default()
-                .iter()
-                .map(|c| {
-                    let field = c.get("field").and_then(Value::as_str).unwrap_or("");
+                .conditions
+                .into_iter()
+                .map(|(field, op, value)| {
                     let (kind, attr) = match field.strip_prefix("attr.") {
                         Some(name) => ("attr".to_string(), name.to_string()),
-                        None => (field.to_string(), String::new()),
+                        None => (field.clone(), String::new()),
                     };
-                    ConditionForm {
-                        kind,
-                        attr,
-                        op: c.get("op").and_then(Value::as_str).unwrap_or("").to_string(),
-                        value: value_text(c.get("value")),
-                    }
+                    ConditionForm { kind, attr, op, value }
                 })
                 .collect(),
         })
