@@ -16,6 +16,7 @@ pub mod model;
 pub mod project;
 pub mod report;
 pub mod room;
+pub mod routing;
 pub mod scope;
 pub mod search;
 pub mod secret;

@@ -322,6 +322,8 @@ pub trait HintStore: Send + Sync {
     async fn create_hint(&self, hint: &Hint) -> StoreResult<()>;
     /// Unexpired hints of the project that carry no user id, plus those for `user_id`.
     async fn list_active_hints(&self, project_id: &str, user_id: Option<&str>, now: i64) -> StoreResult<Vec<Hint>>;
+    /// Every unexpired hint of the project, whoever it is for (the dashboard lists them).
+    async fn list_all_active_hints(&self, project_id: &str, now: i64) -> StoreResult<Vec<Hint>>;
     async fn delete_expired_hints(&self, now: i64) -> StoreResult<u64>;
 }
 

@@ -862,6 +862,10 @@ conformance! {
         let mut anns = store.list_active_hints(&project.id, Some("ann"), now).await.unwrap();
         anns.sort_by(|a, b| a.channel_key.cmp(&b.channel_key));
         assert_eq!(anns, vec![everyone.clone(), for_ann.clone()]);
+        let mut all = store.list_all_active_hints(&project.id, now).await.unwrap();
+        all.sort_by(|a, b| a.channel_key.cmp(&b.channel_key));
+        assert_eq!(all, vec![everyone.clone(), for_ann.clone(), for_bob.clone()], "every user's, this project's only");
+        assert!(store.list_all_active_hints(&project.id, now + 60_000).await.unwrap().is_empty());
         assert!(store.list_active_hints(&project.id, None, now + 60_000).await.unwrap().is_empty(), "expired at expires_at");
 
         assert_eq!(store.delete_expired_hints(now).await.unwrap(), 1);

@@ -39,7 +39,7 @@ pub async fn create_channel(
 ) -> ApiResult<(StatusCode, Json<ChannelView>)> {
     let project = key.project(&state, &project_id, scope::CHANNEL_WRITE).await?;
     let new = body.parse::<ChannelCreate>()?.try_into()?;
-    let channel = channels::create(&*state.store, &project.id, new).await?;
+    let channel = channels::create(&*state.store, &project, new, &key.0.author()).await?;
     Ok((StatusCode::CREATED, Json((&channel).into())))
 }
 
@@ -56,7 +56,7 @@ pub async fn patch_channel(
 ) -> ApiResult<Json<ChannelView>> {
     let project = key.project(&state, &project_id, scope::CHANNEL_WRITE).await?;
     let changes = body.parse::<ChannelPatch>()?.changes(&channel_key)?;
-    let channel = channels::update(&*state.store, &project.id, &channel_key, changes).await?;
+    let channel = channels::update(&*state.store, &project, &channel_key, changes, &key.0.author()).await?;
     Ok(Json((&channel).into()))
 }
 

@@ -39,6 +39,6 @@ pub async fn set_flag(
     // The key first: a bad key is named whatever the body says.
     svc_core::channel::validate_flag_key(&flag_key)?;
     let FlagSet { enabled } = body.parse()?;
-    let flag = flags::set(&*state.store, &project.id, &flag_key, enabled).await?;
+    let flag = flags::set(&*state.store, &project, &flag_key, enabled, &key.0.author()).await?;
     Ok(Json((&flag).into()))
 }

@@ -8,9 +8,12 @@
 
 mod assets;
 mod auth;
+mod channels;
 mod error;
 mod events;
 mod export;
+mod flags;
+mod identity;
 mod inbox;
 mod install;
 mod projects;
@@ -72,6 +75,12 @@ pub fn router() -> Router<AppState> {
         .route("/projects/{id}/delete", post(settings::delete))
         .route("/projects/{id}/retention", get(settings::retention).post(settings::set_retention))
         .route("/projects/{id}/audit", get(settings::audit_log))
+        .route("/projects/{id}/channels", get(channels::page).post(channels::create))
+        .route("/projects/{id}/channels/{key}", post(channels::update))
+        .route("/projects/{id}/channels/{key}/matchers", post(channels::matchers))
+        .route("/projects/{id}/identity", get(identity::page).post(identity::change))
+        .route("/projects/{id}/flags", get(flags::page).post(flags::create))
+        .route("/projects/{id}/flags/{key}", post(flags::toggle))
         .route("/rooms", get(rooms::page))
         .route("/rooms/{project}/{artifact}", post(rooms::update))
         .route("/sign-in", get(auth::sign_in_form).post(auth::sign_in))

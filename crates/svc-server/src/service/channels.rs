@@ -1,8 +1,10 @@
 //! Channels (decisions §5) and their hints: listing, creation, changes.
 
-use super::{ServiceError, ServiceResult};
+use super::{ServiceError, ServiceResult, audit};
+use serde_json::json;
+use svc_core::audit::action;
 use svc_core::channel::{ChannelChanges, NewChannel, NewHint};
-use svc_core::model::{Channel, HINT_TTL_MS, Hint};
+use svc_core::model::{Author, Channel, HINT_TTL_MS, Hint, Project};
 use svc_core::{ids, time};
 use svc_store::{Store, StoreError};
 
@@ -11,13 +13,13 @@ pub async fn list(store: &dyn Store, project_id: &str, include_archived: bool) -
     Ok(store.list_channels(project_id, include_archived).await?)
 }
 
-/// Adds a channel; a duplicate key is a conflict.
-pub async fn create(store: &dyn Store, project_id: &str, new: NewChannel) -> ServiceResult<Channel> {
+/// Adds a channel; a duplicate key is a conflict. Recorded in the audit log.
+pub async fn create(store: &dyn Store, project: &Project, new: NewChannel, by: &Author) -> ServiceResult<Channel> {
     let NewChannel { key, name, color, mascot, base_weight, matchers } = new;
     let now = time::now_ms();
     let channel = Channel {
         id: ids::new_id_at(now),
-        project_id: project_id.to_string(),
+        project_id: project.id.clone(),
         key,
         name,
         color,
@@ -29,7 +31,11 @@ pub async fn create(store: &dyn Store, project_id: &str, new: NewChannel) -> Ser
         updated_at: now,
     };
     match store.create_channel(&channel).await {
-        Ok(()) => Ok(channel),
+        Ok(()) => {
+            let detail = json!({"key": channel.key, "name": channel.name});
+            audit::record(store, project, by, action::CHANNEL_CREATED, detail).await;
+            Ok(channel)
+        }
         Err(StoreError::Conflict(_)) => {
             Err(ServiceError::Conflict(format!("a channel with key {} already exists", channel.key)))
         }
@@ -37,15 +43,41 @@ pub async fn create(store: &dyn Store, project_id: &str, new: NewChannel) -> Ser
     }
 }
 
-/// Applies changes to the channel `key`; 404 when there is none.
-pub async fn update(store: &dyn Store, project_id: &str, key: &str, changes: ChannelChanges) -> ServiceResult<Channel> {
+/// Applies changes to the channel `key`; 404 when there is none. A change that changes something
+/// is recorded in the audit log with the fields it changed.
+pub async fn update(
+    store: &dyn Store,
+    project: &Project,
+    key: &str,
+    changes: ChannelChanges,
+    by: &Author,
+) -> ServiceResult<Channel> {
     let mut channel = store
-        .get_channel(project_id, key)
+        .get_channel(&project.id, key)
         .await?
         .ok_or_else(|| ServiceError::NotFound(format!("no channel with key {key}")))?;
+    let before = channel.clone();
     changes.apply(&mut channel);
     channel.updated_at = time::now_ms();
     store.update_channel(&channel).await?;
+    let changed: Vec<&str> = [
+        ("name", before.name != channel.name),
+        ("color", before.color != channel.color),
+        ("mascot", before.mascot != channel.mascot),
+        ("baseWeight", before.base_weight != channel.base_weight),
+        ("matchers", before.matchers != channel.matchers),
+        ("archived", before.archived != channel.archived),
+    ]
+    .into_iter()
+    .filter_map(|(field, differs)| differs.then_some(field))
+    .collect();
+    if !changed.is_empty() {
+        let mut detail = json!({"key": channel.key, "fields": changed});
+        if before.archived != channel.archived {
+            detail["archived"] = json!(channel.archived);
+        }
+        audit::record(store, project, by, action::CHANNEL_CHANGED, detail).await;
+    }
     Ok(channel)
 }
 
@@ -72,4 +104,9 @@ pub async fn add_hint(store: &dyn Store, project_id: &str, new: NewHint) -> Serv
 /// The unexpired hints for everyone plus those for `user_id` (never other users').
 pub async fn active_hints(store: &dyn Store, project_id: &str, user_id: Option<&str>) -> ServiceResult<Vec<Hint>> {
     Ok(store.list_active_hints(project_id, user_id, time::now_ms()).await?)
+}
+
+/// Every unexpired hint of the project, whoever it is for (the dashboard's list).
+pub async fn live_hints(store: &dyn Store, project_id: &str) -> ServiceResult<Vec<Hint>> {
+    Ok(store.list_all_active_hints(project_id, time::now_ms()).await?)
 }

@@ -1,7 +1,9 @@
 //! Feature flags the widget's `Svc.alpha(key)` asks about.
 
-use super::ServiceResult;
-use svc_core::model::Flag;
+use super::{ServiceResult, audit};
+use serde_json::json;
+use svc_core::audit::action;
+use svc_core::model::{Author, Flag, Project};
 use svc_core::{channel::validate_flag_key, time};
 use svc_store::Store;
 
@@ -9,11 +11,16 @@ pub async fn list(store: &dyn Store, project_id: &str) -> ServiceResult<Vec<Flag
     Ok(store.list_flags(project_id).await?)
 }
 
-/// Turns a flag on or off, creating it.
-pub async fn set(store: &dyn Store, project_id: &str, key: &str, enabled: bool) -> ServiceResult<Flag> {
+/// Turns a flag on or off, creating it. Creating it or changing it is recorded in the audit log
+/// (setting a flag to what it already is changes nothing and records nothing).
+pub async fn set(store: &dyn Store, project: &Project, key: &str, enabled: bool, by: &Author) -> ServiceResult<Flag> {
     validate_flag_key(key)?;
-    let flag = Flag { project_id: project_id.to_string(), key: key.to_string(), enabled, updated_at: time::now_ms() };
+    let before = store.get_flag(&project.id, key).await?;
+    let flag = Flag { project_id: project.id.clone(), key: key.to_string(), enabled, updated_at: time::now_ms() };
     store.set_flag(&flag).await?;
+    if before.is_none_or(|b| b.enabled != enabled) {
+        audit::record(store, project, by, action::FLAG_SET, json!({"key": key, "enabled": enabled})).await;
+    }
     Ok(flag)
 }
 

@@ -7,6 +7,9 @@ mod mcp_support;
 
 mod connections;
 mod dashboard_auth;
+mod dashboard_channels;
+mod dashboard_flags;
+mod dashboard_identity;
 mod dashboard_install;
 mod dashboard_live;
 mod dashboard_pages;

@@ -867,6 +867,19 @@ impl HintStore for ThisStore {
         rows::all(&rows, rows::hint)
     }
 
+    async fn list_all_active_hints(&self, project_id: &str, now: i64) -> StoreResult<Vec<Hint>> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            hint_columns!(),
+            " FROM hints WHERE project_id = $1 AND expires_at > $2 ORDER BY created_at, id"
+        ))
+        .bind(project_id)
+        .bind(now)
+        .fetch_all(self.read_pool())
+        .await?;
+        rows::all(&rows, rows::hint)
+    }
+
     async fn delete_expired_hints(&self, now: i64) -> StoreResult<u64> {
         let result =
             sqlx::query("DELETE FROM hints WHERE expires_at <= $1").bind(now).execute(self.write_pool()).await?;
