@@ -38,6 +38,9 @@ mod accounts;
 #[path = "../shared/audit.rs"]
 mod audit;
 #[allow(clippy::duplicate_mod)]
+#[path = "../shared/members.rs"]
+mod members;
+#[allow(clippy::duplicate_mod)]
 #[path = "../shared/queries.rs"]
 mod queries;
 mod reports;
