@@ -12,6 +12,8 @@ mod error;
 mod events;
 mod export;
 mod inbox;
+mod keys;
+mod members;
 mod projects;
 mod rooms;
 mod session;
@@ -55,6 +57,14 @@ pub fn router() -> Router<AppState> {
         .route("/reports/{id}/markdown", get(export::markdown))
         .route("/projects", get(projects::list).post(projects::create))
         .route("/projects/{id}", get(projects::show))
+        .route("/projects/{id}/keys", get(keys::list).post(keys::mint))
+        .route("/projects/{id}/keys/{key}/revoke", post(keys::revoke))
+        .route("/members", get(members::page))
+        .route("/members/{org}/invite", post(members::invite))
+        .route("/members/{org}/invites/{invite}/withdraw", post(members::withdraw))
+        .route("/members/{org}/{user}/role", post(members::change_role))
+        .route("/members/{org}/{user}/remove", post(members::remove))
+        .route("/invite", get(members::invitation).post(members::accept))
         .route("/rooms", get(rooms::page))
         .route("/rooms/{project}/{artifact}", post(rooms::update))
         .route("/sign-in", get(auth::sign_in_form).post(auth::sign_in))
