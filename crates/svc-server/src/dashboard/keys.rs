@@ -197,7 +197,8 @@ pub async fn list(
 
 #[derive(Deserialize)]
 pub struct MintKeyForm {
-    #[serde(rename = "_csrf")]
+    /// Missing is the same as wrong: 403, not a form error.
+    #[serde(rename = "_csrf", default)]
     csrf: String,
     #[serde(default)]
     name: String,
@@ -258,7 +259,8 @@ pub async fn mint(
 
 #[derive(Deserialize)]
 pub struct RevokeKeyForm {
-    #[serde(rename = "_csrf")]
+    /// Missing is the same as wrong: 403, not a form error.
+    #[serde(rename = "_csrf", default)]
     csrf: String,
 }
 

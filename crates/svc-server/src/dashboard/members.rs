@@ -180,7 +180,8 @@ pub async fn page(
 
 #[derive(Deserialize)]
 pub struct InviteForm {
-    #[serde(rename = "_csrf")]
+    /// Missing is the same as wrong: 403, not a form error.
+    #[serde(rename = "_csrf", default)]
     csrf: String,
     #[serde(default)]
     role: String,
@@ -188,7 +189,8 @@ pub struct InviteForm {
 
 #[derive(Deserialize)]
 pub struct RoleForm {
-    #[serde(rename = "_csrf")]
+    /// Missing is the same as wrong: 403, not a form error.
+    #[serde(rename = "_csrf", default)]
     csrf: String,
     #[serde(default)]
     role: String,
@@ -196,7 +198,8 @@ pub struct RoleForm {
 
 #[derive(Deserialize)]
 pub struct PlainForm {
-    #[serde(rename = "_csrf")]
+    /// Missing is the same as wrong: 403, not a form error.
+    #[serde(rename = "_csrf", default)]
     csrf: String,
 }
 

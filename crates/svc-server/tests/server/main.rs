@@ -7,6 +7,7 @@ mod mcp_support;
 
 mod connections;
 mod dashboard_auth;
+mod dashboard_keys;
 mod dashboard_live;
 mod dashboard_pages;
 mod ingest_concurrency;
