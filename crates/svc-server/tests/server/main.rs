@@ -9,6 +9,7 @@ mod connections;
 mod dashboard_auth;
 mod dashboard_keys;
 mod dashboard_live;
+mod dashboard_members;
 mod dashboard_pages;
 mod ingest_concurrency;
 mod ingest_errors;
