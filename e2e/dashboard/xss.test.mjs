@@ -211,6 +211,21 @@ describe('pages', () => {
     assertNothingRan('rooms');
   });
 
+  test('keys and members, with their confirmations open', async () => {
+    const page = owner.page;
+    // A key named by a hostile agent (minted above), its introduce label, and a hostile person
+    // who joined the organization.
+    svc.createUser({ email: 'hostile@example.com', password: PASSWORD, name: SHORT, role: 'member' });
+    await openSafely(page, `/projects/${svc.projectId}/keys`, { expectText: [SHORT, `Agent: ${SHORT}`] });
+    for (const summary of await page.locator('details summary').all()) await summary.click();
+    assert.deepEqual(await unsafeMarkup(page), [], 'keys with revoke confirmations open');
+    await openSafely(page, '/members', { expectText: [SHORT] });
+    for (const summary of await page.locator('details summary').all()) await summary.click();
+    assert.deepEqual(await unsafeMarkup(page), [], 'members with remove confirmations open');
+    await openSafely(page, `/invite?token=${encodeURIComponent(SHORT)}`);
+    assertNothingRan('keys and members');
+  });
+
   test('filters and links carrying payloads in the address are shown as text', async () => {
     const page = owner.page;
     const q = encodeURIComponent(SHORT);

@@ -7,8 +7,10 @@ use crate::{Invalid, ids};
 pub const SESSION_LIFETIME_MS: i64 = 30 * 24 * 3600 * 1000;
 /// A session's end is moved forward at most this often, so reading pages costs no write each time.
 pub const SESSION_TOUCH_INTERVAL_MS: i64 = 10 * 60 * 1000;
-/// How long a one-time link (first owner, password reset, invitation) stays valid.
+/// How long a one-time link for the first owner or a password reset stays valid.
 pub const LINK_LIFETIME_MS: i64 = 3600 * 1000;
+/// How long an invitation link stays valid: long enough to reach someone over a weekend.
+pub const INVITE_LIFETIME_MS: i64 = 7 * 24 * 3600 * 1000;
 
 pub const MIN_PASSWORD_CHARS: usize = 10;
 pub const MAX_PASSWORD_CHARS: usize = 1024;
@@ -88,6 +90,8 @@ pub enum LinkPurpose {
     FirstOwner,
     /// A user sets a new password.
     ResetPassword,
+    /// Someone joins the link's organization with the link's role (a new account, or their own).
+    Invite,
 }
 
 impl LinkPurpose {
@@ -95,6 +99,7 @@ impl LinkPurpose {
         match self {
             LinkPurpose::FirstOwner => "first-owner",
             LinkPurpose::ResetPassword => "reset-password",
+            LinkPurpose::Invite => "invite",
         }
     }
 
@@ -102,6 +107,7 @@ impl LinkPurpose {
         match text {
             "first-owner" => Some(LinkPurpose::FirstOwner),
             "reset-password" => Some(LinkPurpose::ResetPassword),
+            "invite" => Some(LinkPurpose::Invite),
             _ => None,
         }
     }
@@ -112,10 +118,12 @@ impl LinkPurpose {
 pub struct OneTimeLink {
     pub token_hash: String,
     pub purpose: LinkPurpose,
-    /// The organization a first owner joins.
+    /// The organization a first owner or an invited person joins.
     pub org_id: Option<String>,
     /// The user whose password a reset link sets.
     pub user_id: Option<String>,
+    /// The role an invited person gets.
+    pub role: Option<Role>,
     pub created_at: i64,
     pub expires_at: i64,
 }
@@ -211,6 +219,14 @@ mod tests {
         }
         assert!(Role::parse("admin").is_err());
         assert_eq!(Role::Owner.scopes(), &["*"]);
+    }
+
+    #[test]
+    fn link_purposes_round_trip() {
+        for purpose in [LinkPurpose::FirstOwner, LinkPurpose::ResetPassword, LinkPurpose::Invite] {
+            assert_eq!(LinkPurpose::parse(purpose.as_str()), Some(purpose));
+        }
+        assert_eq!(LinkPurpose::parse("other"), None);
     }
 
     #[test]

@@ -36,6 +36,7 @@ pub mod action {
     pub const MEMBER_ADDED: &str = "member.added";
     pub const MEMBER_ROLE_CHANGED: &str = "member.role_changed";
     pub const MEMBER_REMOVED: &str = "member.removed";
+    pub const MEMBER_INVITE_WITHDRAWN: &str = "member.invite_withdrawn";
     pub const STATUS_CHANGED: &str = "report.status_changed";
     pub const DRAFT_PUBLISHED: &str = "comment.published";
     pub const REPORTS_EXPIRED: &str = "reports.expired";
@@ -75,6 +76,7 @@ pub fn describe(action: &str, detail: &Value) -> String {
         action::MEMBER_ADDED => format!("added {} as {}", text("member"), text("role")),
         action::MEMBER_ROLE_CHANGED => format!("made {} {}", text("member"), text("role")),
         action::MEMBER_REMOVED => format!("removed {}", text("member")),
+        action::MEMBER_INVITE_WITHDRAWN => "withdrew an invitation".to_string(),
         action::STATUS_CHANGED => {
             format!("moved report {} from {} to {}", text("shortId"), text("from"), text("to"))
         }

@@ -26,6 +26,17 @@ impl NewKey {
         Self::checked(name, scopes, ttl_secs)
     }
 
+    /// A key minted by an owner in the dashboard: any of the seven named scopes, `apikey:write`
+    /// included (an owner holds every scope already), never `*` (setup tokens are minted on their
+    /// own, with a lifetime).
+    pub fn by_owner(name: String, scopes: Vec<String>, ttl_secs: Option<i64>) -> Result<Self, Invalid> {
+        if scopes.iter().any(|s| s == scope::ALL) {
+            return Err(Invalid::new("scope * is only for setup tokens"));
+        }
+        scope::validate_known(&scopes)?;
+        Self::checked(name.trim().to_string(), scopes, ttl_secs)
+    }
+
     fn checked(name: String, scopes: Vec<String>, ttl_secs: Option<i64>) -> Result<Self, Invalid> {
         validate_key_name(&name)?;
         if let Some(ttl) = ttl_secs {
@@ -83,4 +94,24 @@ pub fn validate_identity_secret(secret: &str) -> Result<(), Invalid> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scopes(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn owners_may_mint_apikey_write_but_not_star() {
+        let key = NewKey::by_owner(" Deploy ".into(), scopes(&["feedback:read", "apikey:write"]), Some(3600)).unwrap();
+        assert_eq!(key.name, "Deploy");
+        assert!(NewKey::by_owner("x".into(), scopes(&["*"]), Some(3600)).is_err());
+        assert!(NewKey::by_owner("x".into(), scopes(&["feedback:delete"]), None).is_err());
+        assert!(NewKey::by_owner("x".into(), Vec::new(), None).is_err());
+        assert!(NewKey::by_owner("x".into(), scopes(&["feedback:read"]), Some(59)).is_err());
+        assert!(NewKey::mintable("x".into(), scopes(&["apikey:write"]), None).is_err());
+    }
 }

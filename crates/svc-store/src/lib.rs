@@ -8,7 +8,7 @@
 
 use async_trait::async_trait;
 use std::sync::Arc;
-use svc_core::account::{Membership, OneTimeLink, Session, User};
+use svc_core::account::{LinkPurpose, Membership, OneTimeLink, Role, Session, User};
 use svc_core::audit::AuditEvent;
 use svc_core::model::*;
 
@@ -463,6 +463,38 @@ pub trait DeletionStore: Send + Sync {
     async fn forget_blob_deletions(&self, blob_ids: &[String]) -> StoreResult<()>;
 }
 
+/// What a change to a membership did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberChange {
+    /// Done; the member had this role before.
+    Done { previous: Role },
+    /// The person does not belong to the organization.
+    NotMember,
+    /// Refused: the organization would be left without an owner.
+    LastOwner,
+}
+
+/// Members of an organization and their invitations. Changes that could take away an
+/// organization's last owner check and change in one transaction that holds the organization's
+/// row (PostgreSQL: `FOR UPDATE`; SQLite: the write lock), so two owners demoting each other at
+/// once cannot both succeed.
+#[async_trait]
+pub trait MemberStore: Send + Sync {
+    /// Adds a membership unless the person already belongs to the organization (their role then
+    /// stays as it is); whether it was added.
+    async fn add_member(&self, membership: &Membership) -> StoreResult<bool>;
+    /// Gives a member another role, unless that leaves the organization without an owner.
+    async fn change_member_role(&self, org_id: &str, user_id: &str, role: Role) -> StoreResult<MemberChange>;
+    /// Removes a member, unless they are the organization's last owner. A person left in no
+    /// organization has every session ended too.
+    async fn remove_member(&self, org_id: &str, user_id: &str) -> StoreResult<MemberChange>;
+    /// The unused, unexpired links of this purpose for an organization (pending invitations),
+    /// newest first.
+    async fn list_org_links(&self, org_id: &str, purpose: LinkPurpose, now: i64) -> StoreResult<Vec<OneTimeLink>>;
+    /// Deletes an unused link of the organization (an invitation withdrawn); whether there was one.
+    async fn delete_org_link(&self, org_id: &str, token_hash: &str) -> StoreResult<bool>;
+}
+
 /// Every operation Svc needs from its database, held as [`DynStore`]. Bring the area traits into
 /// scope to call them (`use svc_store::prelude::*`).
 #[async_trait]
@@ -483,6 +515,7 @@ pub trait Store:
     + AuditStore
     + SightingStore
     + DeletionStore
+    + MemberStore
     + 'static
 {
     /// Backend name for logs and metrics (`sqlite`, `postgres`).
@@ -504,8 +537,8 @@ pub trait Store:
 pub mod prelude {
     pub use crate::{
         AccountStore, AuditStore, BlobRowStore, ChannelStore, CommentStore, DeletionStore, FlagStore, HintStore,
-        KeyStore, OrganizationStore, ProjectStore, ReportStore, RoomStore, SightingStore, Store, TriageStore,
-        ViewStore,
+        KeyStore, MemberStore, OrganizationStore, ProjectStore, ReportStore, RoomStore, SightingStore, Store,
+        TriageStore, ViewStore,
     };
 }
 

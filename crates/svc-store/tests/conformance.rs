@@ -1106,6 +1106,7 @@ conformance! {
             user_id: None,
             created_at: 0,
             expires_at: 10_000,
+            role: None,
         };
         store.create_link(&link).await.unwrap();
         assert!(store.peek_link("t", 20_000).await.unwrap().is_none(), "expired");
@@ -1758,5 +1759,107 @@ conformance! {
         kept.retention_days = None;
         store.update_project(&kept).await.unwrap();
         assert!(store.list_projects_with_retention().await.unwrap().is_empty());
+    }
+}
+
+// Members and invitations (the dashboard's Members page).
+
+conformance! {
+    async fn an_invitation_keeps_its_role_and_is_listed_until_used_or_withdrawn(store: DynStore) {
+        use svc_core::account::{LinkPurpose, OneTimeLink, Role};
+        let org = organization(&store, "Acme").await;
+        let other = organization(&store, "Other").await;
+        let invite = |hash: &str, org_id: &str, created_at: i64| OneTimeLink {
+            token_hash: hash.into(),
+            purpose: LinkPurpose::Invite,
+            org_id: Some(org_id.into()),
+            user_id: None,
+            created_at,
+            expires_at: 10_000,
+            role: Some(Role::Owner),
+        };
+        for link in [invite("a", &org.id, 1), invite("b", &org.id, 2), invite("c", &other.id, 3)] {
+            store.create_link(&link).await.unwrap();
+        }
+        assert_eq!(store.peek_link("a", 5).await.unwrap().unwrap().role, Some(Role::Owner));
+        let pending = store.list_org_links(&org.id, LinkPurpose::Invite, 5).await.unwrap();
+        assert_eq!(pending.iter().map(|l| l.token_hash.as_str()).collect::<Vec<_>>(), ["b", "a"], "newest first, this organization only");
+        assert!(store.list_org_links(&org.id, LinkPurpose::FirstOwner, 5).await.unwrap().is_empty());
+        assert!(store.list_org_links(&org.id, LinkPurpose::Invite, 10_000).await.unwrap().is_empty(), "expired");
+
+        store.take_link("a", 5).await.unwrap().unwrap();
+        assert!(!store.delete_org_link(&org.id, "a").await.unwrap(), "a used link is not withdrawn");
+        assert!(!store.delete_org_link(&org.id, "c").await.unwrap(), "another organization's link is not withdrawn");
+        assert!(store.delete_org_link(&org.id, "b").await.unwrap());
+        assert!(store.peek_link("b", 5).await.unwrap().is_none(), "a withdrawn link no longer works");
+        assert!(store.list_org_links(&org.id, LinkPurpose::Invite, 5).await.unwrap().is_empty());
+    }
+
+    async fn adding_a_member_never_changes_an_existing_role(store: DynStore) {
+        use svc_core::account::{Membership, Role};
+        let org = organization(&store, "Acme").await;
+        let ada = person("ada@example.com");
+        store.create_user(&ada, "h").await.unwrap();
+        let owner = Membership { org_id: org.id.clone(), user_id: ada.id.clone(), role: Role::Owner, created_at: 1 };
+        assert!(store.add_member(&owner).await.unwrap());
+        assert!(!store.add_member(&Membership { role: Role::Member, ..owner.clone() }).await.unwrap());
+        assert_eq!(store.list_memberships(&ada.id).await.unwrap()[0].role, Role::Owner);
+    }
+
+    async fn the_last_owner_is_neither_demoted_nor_removed(store: DynStore) {
+        use svc_core::account::{Membership, Role, Session};
+        use svc_store::MemberChange;
+        let org = organization(&store, "Acme").await;
+        let elsewhere = organization(&store, "Elsewhere").await;
+        let [ada, bob, cy] = [person("ada@example.com"), person("bob@example.com"), person("cy@example.com")];
+        for (user, role) in [(&ada, Role::Owner), (&bob, Role::Member), (&cy, Role::Member)] {
+            store.create_user(user, "h").await.unwrap();
+            store.put_membership(&Membership { org_id: org.id.clone(), user_id: user.id.clone(), role, created_at: 1 }).await.unwrap();
+            let session = Session { id_hash: format!("s-{}", user.email), user_id: user.id.clone(), created_at: 0, last_seen_at: 0, expires_at: i64::MAX };
+            store.create_session(&session).await.unwrap();
+        }
+        store.put_membership(&Membership { org_id: elsewhere.id.clone(), user_id: cy.id.clone(), role: Role::Member, created_at: 1 }).await.unwrap();
+
+        assert_eq!(store.change_member_role(&org.id, &ada.id, Role::Member).await.unwrap(), MemberChange::LastOwner);
+        assert_eq!(store.remove_member(&org.id, &ada.id).await.unwrap(), MemberChange::LastOwner);
+        assert_eq!(store.change_member_role(&org.id, &ada.id, Role::Owner).await.unwrap(), MemberChange::Done { previous: Role::Owner }, "an owner stays owner");
+        assert_eq!(store.change_member_role(&org.id, "nobody", Role::Owner).await.unwrap(), MemberChange::NotMember);
+        assert_eq!(store.remove_member(&elsewhere.id, &bob.id).await.unwrap(), MemberChange::NotMember);
+        assert_eq!(store.remove_member("no-such-org", &bob.id).await.unwrap(), MemberChange::NotMember);
+
+        // With a second owner, the first may step down.
+        assert_eq!(store.change_member_role(&org.id, &bob.id, Role::Owner).await.unwrap(), MemberChange::Done { previous: Role::Member });
+        assert_eq!(store.change_member_role(&org.id, &ada.id, Role::Member).await.unwrap(), MemberChange::Done { previous: Role::Owner });
+        assert_eq!(store.remove_member(&org.id, &bob.id).await.unwrap(), MemberChange::LastOwner, "bob is the last owner now");
+
+        // Removing someone ends their sessions only when they belong nowhere else.
+        assert_eq!(store.remove_member(&org.id, &ada.id).await.unwrap(), MemberChange::Done { previous: Role::Member });
+        assert!(store.list_memberships(&ada.id).await.unwrap().is_empty());
+        assert!(store.get_session("s-ada@example.com", 1).await.unwrap().is_none(), "ada belongs nowhere: signed out");
+        assert_eq!(store.remove_member(&org.id, &cy.id).await.unwrap(), MemberChange::Done { previous: Role::Member });
+        assert!(store.get_session("s-cy@example.com", 1).await.unwrap().is_some(), "cy still belongs to Elsewhere");
+        assert_eq!(store.list_members(&org.id).await.unwrap().len(), 1);
+    }
+
+    async fn two_owners_demoting_each_other_at_once_leave_one_owner(store: DynStore) {
+        use svc_core::account::{Membership, Role};
+        use svc_store::MemberChange;
+        for round in 0..5 {
+            let org = organization(&store, &format!("Acme {round}")).await;
+            let [ada, bob] = [person(&format!("ada{round}@example.com")), person(&format!("bob{round}@example.com"))];
+            for user in [&ada, &bob] {
+                store.create_user(user, "h").await.unwrap();
+                store.put_membership(&Membership { org_id: org.id.clone(), user_id: user.id.clone(), role: Role::Owner, created_at: 1 }).await.unwrap();
+            }
+            let (first, second) = if round % 2 == 0 {
+                tokio::join!(store.change_member_role(&org.id, &ada.id, Role::Member), store.remove_member(&org.id, &bob.id))
+            } else {
+                tokio::join!(store.remove_member(&org.id, &ada.id), store.remove_member(&org.id, &bob.id))
+            };
+            let outcomes = [first.unwrap(), second.unwrap()];
+            assert_eq!(outcomes.iter().filter(|o| **o == MemberChange::LastOwner).count(), 1, "round {round}: {outcomes:?}");
+            let owners = store.list_members(&org.id).await.unwrap().into_iter().filter(|(_, m)| m.role == Role::Owner).count();
+            assert_eq!(owners, 1, "round {round}");
+        }
     }
 }

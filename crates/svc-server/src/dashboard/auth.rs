@@ -272,7 +272,8 @@ pub async fn reset(
     }
 }
 
-fn capitalized(message: &str) -> String {
+/// A service message as a sentence: "password must ..." → "Password must ...."
+pub(super) fn capitalized(message: &str) -> String {
     let mut chars = message.chars();
     match chars.next() {
         Some(first) => format!("{}{}.", first.to_uppercase(), chars.as_str().trim_end_matches('.')),

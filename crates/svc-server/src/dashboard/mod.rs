@@ -16,6 +16,8 @@ mod flags;
 mod identity;
 mod inbox;
 mod install;
+mod keys;
+mod members;
 mod projects;
 mod rooms;
 mod session;
@@ -81,6 +83,14 @@ pub fn router() -> Router<AppState> {
         .route("/projects/{id}/identity", get(identity::page).post(identity::change))
         .route("/projects/{id}/flags", get(flags::page).post(flags::create))
         .route("/projects/{id}/flags/{key}", post(flags::toggle))
+        .route("/projects/{id}/keys", get(keys::list).post(keys::mint))
+        .route("/projects/{id}/keys/{key}/revoke", post(keys::revoke))
+        .route("/members", get(members::page))
+        .route("/members/{org}/invite", post(members::invite))
+        .route("/members/{org}/invites/{invite}/withdraw", post(members::withdraw))
+        .route("/members/{org}/{user}/role", post(members::change_role))
+        .route("/members/{org}/{user}/remove", post(members::remove))
+        .route("/invite", get(members::invitation).post(members::accept))
         .route("/rooms", get(rooms::page))
         .route("/rooms/{project}/{artifact}", post(rooms::update))
         .route("/sign-in", get(auth::sign_in_form).post(auth::sign_in))

@@ -22,6 +22,20 @@ impl When {
         };
         When { relative, iso: svc_core::time::iso(ms) }
     }
+
+    /// A time that may lie ahead (an expiry): "in 3 d", "in 45 min", or [`When::at`] once past.
+    pub fn ahead(ms: i64, now: i64) -> Self {
+        let seconds = (ms - now) / 1000;
+        let relative = match seconds {
+            ..=0 => return When::at(ms, now),
+            1..=59 => "in under a minute".to_string(),
+            60..=3599 => format!("in {} min", seconds / 60),
+            3600..=86_399 => format!("in {} h", seconds / 3600),
+            86_400..=5_183_999 => format!("in {} d", seconds / 86_400),
+            _ => svc_core::time::iso(ms)[..10].to_string(),
+        };
+        When { relative, iso: svc_core::time::iso(ms) }
+    }
 }
 
 /// A piece of text, marked where it matches the search.

@@ -3,14 +3,16 @@
 //! link tokens are stored only as their SHA-256.
 
 use svc_core::account::{
-    self, Email, LINK_LIFETIME_MS, LinkPurpose, Membership, OneTimeLink, Role, SESSION_LIFETIME_MS,
+    self, Email, INVITE_LIFETIME_MS, LINK_LIFETIME_MS, LinkPurpose, Membership, OneTimeLink, Role, SESSION_LIFETIME_MS,
     SESSION_TOUCH_INTERVAL_MS, Session, User,
 };
+use svc_core::audit::action;
 use svc_core::secret::{Secret, hash_secret};
 use svc_core::{ids, time};
-use svc_store::Store;
+use svc_store::{MemberChange, Store};
 
-use super::{ServiceError, ServiceResult};
+use super::{ServiceError, ServiceResult, audit};
+use crate::principal::{Principal, Refusal};
 
 /// A person with a live session, and the organizations they belong to.
 #[derive(Debug, Clone)]
@@ -145,7 +147,7 @@ pub async fn end_all_sessions(store: &dyn Store, user_id: &str) -> ServiceResult
 
 /// A one-time link token for the first owner of an organization (valid one hour).
 pub async fn first_owner_link(store: &dyn Store, org_id: &str) -> ServiceResult<Secret> {
-    new_link(store, LinkPurpose::FirstOwner, Some(org_id), None).await
+    new_link(store, LinkPurpose::FirstOwner, Some(org_id), None, None, LINK_LIFETIME_MS).await
 }
 
 /// A one-time link token with which the user of this email sets a new password (valid one hour).
@@ -154,7 +156,7 @@ pub async fn password_reset_link(store: &dyn Store, email: &str) -> ServiceResul
     let Some((user, _)) = store.find_user_by_email(email.as_str()).await? else {
         return Err(ServiceError::NotFound(format!("no user with the email {}", email.as_str())));
     };
-    new_link(store, LinkPurpose::ResetPassword, None, Some(&user.id)).await
+    new_link(store, LinkPurpose::ResetPassword, None, Some(&user.id), None, LINK_LIFETIME_MS).await
 }
 
 async fn new_link(
@@ -162,6 +164,8 @@ async fn new_link(
     purpose: LinkPurpose,
     org_id: Option<&str>,
     user_id: Option<&str>,
+    role: Option<Role>,
+    lifetime_ms: i64,
 ) -> ServiceResult<Secret> {
     let token = Secret::new(account::new_link_token());
     let now = time::now_ms();
@@ -171,7 +175,8 @@ async fn new_link(
         org_id: org_id.map(str::to_string),
         user_id: user_id.map(str::to_string),
         created_at: now,
-        expires_at: now + LINK_LIFETIME_MS,
+        expires_at: now + lifetime_ms,
+        role,
     };
     store.create_link(&link).await?;
     Ok(token)
@@ -291,4 +296,192 @@ pub async fn assignable(store: &dyn Store, org_id: &str, user_id: &str) -> Servi
     let user = store.get_user(user_id).await?.ok_or_else(not_member)?;
     let member = store.list_memberships(&user.id).await?.iter().any(|m| m.org_id == org_id);
     if member { Ok(user) } else { Err(not_member()) }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Members: invitations, roles and removal. Only an owner of the organization changes its members,
+// and an organization always keeps at least one owner (checked by the store in one transaction,
+// so two owners demoting each other at once cannot leave none).
+
+/// An invitation someone opened: the link and the organization it joins.
+#[derive(Debug, Clone)]
+pub struct Invitation {
+    pub link: OneTimeLink,
+    pub org: svc_core::model::Organization,
+    pub role: Role,
+}
+
+/// A pending invitation as an owner sees it (the link itself is never shown again).
+#[derive(Debug, Clone)]
+pub struct PendingInvite {
+    /// The SHA-256 of the link's token: names the invitation to withdraw it.
+    pub id: String,
+    pub role: Role,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+/// Refuses anyone but an owner of the organization.
+fn require_owner(by: &Principal, org_id: &str) -> ServiceResult<()> {
+    match by {
+        Principal::User(person) if person.role_in(org_id) == Some(Role::Owner) => Ok(()),
+        _ => Err(ServiceError::Refused(Refusal::MissingScope("owner"))),
+    }
+}
+
+/// The words the audit log keeps about a member.
+fn member_detail(user: &User, role: Role) -> serde_json::Value {
+    serde_json::json!({"member": user.label(), "email": user.email, "userId": user.id, "role": role.as_str()})
+}
+
+/// A one-time invitation link token to join the organization with `role`, valid seven days
+/// (owners only). The token is returned this once; only its SHA-256 is stored.
+pub async fn invite(store: &dyn Store, by: &Principal, org_id: &str, role: Role) -> ServiceResult<(Secret, i64)> {
+    require_owner(by, org_id)?;
+    let token = new_link(store, LinkPurpose::Invite, Some(org_id), None, Some(role), INVITE_LIFETIME_MS).await?;
+    let expires_at = time::now_ms() + INVITE_LIFETIME_MS;
+    let detail = serde_json::json!({"role": role.as_str(), "expiresAt": expires_at});
+    audit::record_for_org(store, org_id, &by.author(), action::MEMBER_INVITED, detail).await;
+    Ok((token, expires_at))
+}
+
+/// The organization's pending invitations, newest first.
+pub async fn pending_invites(store: &dyn Store, org_id: &str) -> ServiceResult<Vec<PendingInvite>> {
+    let links = store.list_org_links(org_id, LinkPurpose::Invite, time::now_ms()).await?;
+    Ok(links
+        .into_iter()
+        .map(|link| PendingInvite {
+            id: link.token_hash,
+            role: link.role.unwrap_or(Role::Member),
+            created_at: link.created_at,
+            expires_at: link.expires_at,
+        })
+        .collect())
+}
+
+/// Withdraws a pending invitation (owners only): its link stops working.
+pub async fn withdraw_invite(store: &dyn Store, by: &Principal, org_id: &str, invite_id: &str) -> ServiceResult<()> {
+    require_owner(by, org_id)?;
+    if !store.delete_org_link(org_id, invite_id).await? {
+        return Err(ServiceError::NotFound("no pending invitation with that id".into()));
+    }
+    audit::record_for_org(store, org_id, &by.author(), action::MEMBER_INVITE_WITHDRAWN, serde_json::json!({})).await;
+    Ok(())
+}
+
+/// The unexpired, unused invitation behind a token, with its organization (to show its page).
+pub async fn open_invite(store: &dyn Store, token: &str) -> ServiceResult<Option<Invitation>> {
+    let Some(link) = open_link(store, token, LinkPurpose::Invite).await? else { return Ok(None) };
+    let Some(org_id) = link.org_id.as_deref() else { return Ok(None) };
+    let Some(org) = store.get_organization(org_id).await? else { return Ok(None) };
+    let role = link.role.unwrap_or(Role::Member);
+    Ok(Some(Invitation { link, org, role }))
+}
+
+/// The author recorded for someone who joined by themselves.
+fn joined_by(user: &User) -> svc_core::model::Author {
+    svc_core::model::Author {
+        kind: "user".into(),
+        id: Some(format!("user:{}", user.id)),
+        label: Some(user.label().to_string()),
+    }
+}
+
+/// Redeems an invitation for a new account: creates the user as a member of the invitation's
+/// organization with its role. A taken email is a `Conflict` and leaves the link unused (the person
+/// signs in and opens the link again).
+pub async fn accept_invite_as_new(store: &dyn Store, token: &str, new: NewUser) -> ServiceResult<(User, Invitation)> {
+    let invitation = open_invite(store, token).await?.ok_or_else(|| ServiceError::Invalid(LINK_GONE.into()))?;
+    if store.find_user_by_email(new.email.as_str()).await?.is_some() {
+        return Err(ServiceError::Conflict(format!("a user with the email {} already exists", new.email.as_str())));
+    }
+    store
+        .take_link(&invitation.link.token_hash, time::now_ms())
+        .await?
+        .ok_or_else(|| ServiceError::Invalid(LINK_GONE.into()))?;
+    let user = create_user(store, new, Some((&invitation.org.id, invitation.role))).await?;
+    let detail = member_detail(&user, invitation.role);
+    audit::record_for_org(store, &invitation.org.id, &joined_by(&user), action::MEMBER_ADDED, detail).await;
+    Ok((user, invitation))
+}
+
+/// Redeems an invitation for someone signed in: they join with the invitation's role. Someone who
+/// already belongs to the organization keeps their role and the link stays unused (`Conflict`).
+pub async fn accept_invite_as(store: &dyn Store, token: &str, person: &SignedIn) -> ServiceResult<Invitation> {
+    let invitation = open_invite(store, token).await?.ok_or_else(|| ServiceError::Invalid(LINK_GONE.into()))?;
+    let already = || ServiceError::Conflict(format!("you already belong to {}", invitation.org.name));
+    if person.role_in(&invitation.org.id).is_some() {
+        return Err(already());
+    }
+    let now = time::now_ms();
+    store.take_link(&invitation.link.token_hash, now).await?.ok_or_else(|| ServiceError::Invalid(LINK_GONE.into()))?;
+    let membership = Membership {
+        org_id: invitation.org.id.clone(),
+        user_id: person.user.id.clone(),
+        role: invitation.role,
+        created_at: now,
+    };
+    if !store.add_member(&membership).await? {
+        return Err(already());
+    }
+    let detail = member_detail(&person.user, invitation.role);
+    audit::record_for_org(store, &invitation.org.id, &joined_by(&person.user), action::MEMBER_ADDED, detail).await;
+    Ok(invitation)
+}
+
+/// The member `user_id` of the organization, or `NotFound`.
+async fn member_of(store: &dyn Store, org_id: &str, user_id: &str) -> ServiceResult<User> {
+    let not_member = || ServiceError::NotFound("no such member of this organization".into());
+    let user = store.get_user(user_id).await?.ok_or_else(not_member)?;
+    if store.list_memberships(&user.id).await?.iter().any(|m| m.org_id == org_id) {
+        Ok(user)
+    } else {
+        Err(not_member())
+    }
+}
+
+fn last_owner(user: &User) -> ServiceError {
+    ServiceError::Conflict(format!(
+        "the organization would be left without an owner: {} is its last owner; make someone else an owner first",
+        user.label()
+    ))
+}
+
+/// Gives a member another role (owners only). The last owner cannot be made a member.
+pub async fn change_role(
+    store: &dyn Store,
+    by: &Principal,
+    org_id: &str,
+    user_id: &str,
+    role: Role,
+) -> ServiceResult<()> {
+    require_owner(by, org_id)?;
+    let user = member_of(store, org_id, user_id).await?;
+    match store.change_member_role(org_id, user_id, role).await? {
+        MemberChange::Done { previous } if previous == role => Ok(()),
+        MemberChange::Done { previous } => {
+            let mut detail = member_detail(&user, role);
+            detail["from"] = previous.as_str().into();
+            audit::record_for_org(store, org_id, &by.author(), action::MEMBER_ROLE_CHANGED, detail).await;
+            Ok(())
+        }
+        MemberChange::LastOwner => Err(last_owner(&user)),
+        MemberChange::NotMember => Err(ServiceError::NotFound("no such member of this organization".into())),
+    }
+}
+
+/// Removes a member from the organization (owners only): they lose every project of it at once,
+/// and someone left in no organization is signed out everywhere. The last owner cannot be removed.
+pub async fn remove_member(store: &dyn Store, by: &Principal, org_id: &str, user_id: &str) -> ServiceResult<()> {
+    require_owner(by, org_id)?;
+    let user = member_of(store, org_id, user_id).await?;
+    match store.remove_member(org_id, user_id).await? {
+        MemberChange::Done { previous } => {
+            let detail = member_detail(&user, previous);
+            audit::record_for_org(store, org_id, &by.author(), action::MEMBER_REMOVED, detail).await;
+            Ok(())
+        }
+        MemberChange::LastOwner => Err(last_owner(&user)),
+        MemberChange::NotMember => Err(ServiceError::NotFound("no such member of this organization".into())),
+    }
 }

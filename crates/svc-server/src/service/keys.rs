@@ -83,6 +83,15 @@ pub async fn mint_for_project(
     mint(store, request).await
 }
 
+/// Every key of the project, as the dashboard lists them: active keys first, then revoked and
+/// expired ones; newest first within each.
+pub async fn list(store: &dyn Store, project: &Project) -> ServiceResult<Vec<ApiKey>> {
+    let now = time::now_ms();
+    let mut keys = store.list_keys(&project.id).await?;
+    keys.sort_by(|a, b| (b.is_active(now), b.created_at, &b.id).cmp(&(a.is_active(now), a.created_at, &a.id)));
+    Ok(keys)
+}
+
 /// Revokes an active key of the project and returns when. Only an active key can be revoked: an
 /// expired one is already unusable (spec: 404 when there is no active key with that id).
 pub async fn revoke(store: &dyn Store, project: &Project, key_id: &str, by: &Author) -> ServiceResult<i64> {

@@ -41,6 +41,8 @@ mod audit;
 #[path = "../shared/deletion.rs"]
 mod deletion;
 mod deletion_index;
+#[path = "../shared/members.rs"]
+mod members;
 #[allow(clippy::duplicate_mod)]
 #[path = "../shared/queries.rs"]
 mod queries;

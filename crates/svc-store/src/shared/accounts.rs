@@ -15,7 +15,7 @@ macro_rules! user_columns {
 }
 macro_rules! link_columns {
     () => {
-        "token_hash, purpose, org_id, user_id, created_at, expires_at"
+        "token_hash, purpose, org_id, user_id, created_at, expires_at, role"
     };
 }
 
@@ -48,8 +48,10 @@ fn session(row: &DbRow) -> StoreResult<Session> {
     })
 }
 
-fn link(row: &DbRow) -> StoreResult<OneTimeLink> {
+/// A `one_time_links` row (also read by `members.rs`).
+pub(super) fn link(row: &DbRow) -> StoreResult<OneTimeLink> {
     let purpose: String = row.try_get("purpose")?;
+    let role: Option<String> = row.try_get("role")?;
     Ok(OneTimeLink {
         token_hash: row.try_get("token_hash")?,
         purpose: LinkPurpose::parse(&purpose)
@@ -58,6 +60,10 @@ fn link(row: &DbRow) -> StoreResult<OneTimeLink> {
         user_id: row.try_get("user_id")?,
         created_at: row.try_get("created_at")?,
         expires_at: row.try_get("expires_at")?,
+        role: role
+            .map(|role| Role::parse(&role))
+            .transpose()
+            .map_err(|error| StoreError::Corrupt(format!("one_time_links.role: {error}")))?,
     })
 }
 
@@ -217,13 +223,14 @@ impl AccountStore for ThisStore {
     }
 
     async fn create_link(&self, link: &OneTimeLink) -> StoreResult<()> {
-        sqlx::query(concat!("INSERT INTO one_time_links (", link_columns!(), ") VALUES ($1, $2, $3, $4, $5, $6)"))
+        sqlx::query(concat!("INSERT INTO one_time_links (", link_columns!(), ") VALUES ($1, $2, $3, $4, $5, $6, $7)"))
             .bind(&link.token_hash)
             .bind(link.purpose.as_str())
             .bind(&link.org_id)
             .bind(&link.user_id)
             .bind(link.created_at)
             .bind(link.expires_at)
+            .bind(link.role.map(Role::as_str))
             .execute(self.write_pool())
             .await
             .map_err(map_write_error)?;

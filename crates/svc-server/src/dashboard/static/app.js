@@ -130,3 +130,7 @@ if (previewForm) {
   if (window.Svc) preview();
   else window.addEventListener('load', preview);
 }
+// Keys and members: a secret shown once (a minted key, an invitation link) comes on the answer to
+// a form. Replacing the history entry makes a reload fetch the page afresh, without the secret,
+// instead of posting the form again (which would mint another key or link).
+if (document.querySelector('[data-shown-once]')) history.replaceState(null, '', location.href);
