@@ -71,6 +71,40 @@ const mascotSignature = (page, svgText) =>
     return [...svg.querySelectorAll('*')].map((e) => e.localName + ':' + (e.getAttribute('fill') || '')).join(' ');
   }, svgText);
 
+describe('a new project', () => {
+  test('a person creates a project, embeds its snippet on another origin and files a report into it', async () => {
+    const { page } = owner;
+    const seen = watch(page);
+    await page.goto(`${svc.url}/projects`);
+    await page.getByLabel('Name').fill('Acme storefront');
+    await page.getByRole('button', { name: 'Create project' }).click();
+    await page.waitForURL(/\/projects\/[0-9a-f]{24}\/install$/);
+    const projectId = /\/projects\/([0-9a-f]{24})\/install$/.exec(page.url())[1];
+    assert.notEqual(projectId, svc.projectId, 'a project of its own');
+    await page.getByRole('heading', { name: 'Acme storefront' }).waitFor();
+    const snippet = (await page.locator('#snippet-loader').textContent()).trim();
+    const key = /\/v1\/svc\/(pr_[A-Za-z0-9]+)\.js/.exec(snippet)?.[1];
+    assert.ok(key && key !== svc.projectKey, `the snippet carries the new project's own public key: ${snippet}`);
+
+    site.setSnippet(snippet);
+    const visitor = await chrome.browser.newContext();
+    const shop = await visitor.newPage();
+    await shop.goto(`${site.url}/storefront`);
+    await shop.locator('[data-svc-widget] >> .launcher').click();
+    await shop.locator('[data-svc-widget] >> #svc-msg').fill('Filed into the brand-new project');
+    await shop.locator('[data-svc-widget] >> button.primary').click();
+    await until(async () => /Sent/.test(await shop.locator('[data-svc-widget] >> .status').textContent()), 15000, 'the report to be sent');
+    await visitor.close();
+
+    // The inbox, narrowed to the new project, has it; the bootstrap project does not.
+    await page.goto(`${svc.url}/?project=${projectId}`);
+    await page.locator('.list .item', { hasText: 'Filed into the brand-new project' }).waitFor();
+    await page.goto(`${svc.url}/?project=${svc.projectId}`);
+    assert.equal(await page.locator('.list .item', { hasText: 'Filed into the brand-new project' }).count(), 0);
+    assert.deepEqual(seen.errors, []);
+  });
+});
+
 describe('install and widget tabs', () => {
   let snippet;
   let pageUrl;
