@@ -44,6 +44,16 @@ pub struct ProjectFrame {
     pub can_manage: bool,
 }
 
+/// Project `project_id` if the principal reaches it; 404 otherwise (whether it exists elsewhere
+/// is not told).
+pub async fn reachable(state: &AppState, principal: &Principal, project_id: &str) -> PageResult<Project> {
+    projects::reachable(&*state.store, principal)
+        .await?
+        .into_iter()
+        .find(|p| p.id == project_id)
+        .ok_or_else(|| PageError::NotFound("No such project.".into()))
+}
+
 /// A project a signed-in person opened, checked: they reach it and hold `needed` in it.
 pub struct OpenedProject {
     pub principal: Principal,
@@ -61,11 +71,7 @@ pub async fn open(
     tab: &'static str,
 ) -> PageResult<OpenedProject> {
     let principal = person.principal();
-    let project = projects::reachable(&*state.store, &principal)
-        .await?
-        .into_iter()
-        .find(|p| p.id == project_id)
-        .ok_or_else(|| PageError::NotFound("No such project.".into()))?;
+    let project = reachable(state, &principal, project_id).await?;
     principal.require(needed, Some(&project))?;
     let org_name =
         projects::find_organization(&*state.store, &project.org_id).await?.map(|org| org.name).unwrap_or_default();

@@ -142,11 +142,7 @@ pub async fn update(
     Submitted(person, form): Submitted<RoomForm>,
 ) -> PageResult<Response> {
     let principal = person.principal();
-    let project = projects::reachable(&*state.store, &principal)
-        .await?
-        .into_iter()
-        .find(|p| p.id == project_id)
-        .ok_or_else(|| PageError::NotFound("No such project.".into()))?;
+    let project = super::projects::reachable(&state, &principal, &project_id).await?;
     principal.require(scope::FEEDBACK_WRITE, Some(&project))?;
     let changes = match form.action.as_str() {
         "archive" => RoomChanges::parse(None, None, Some(true)),
