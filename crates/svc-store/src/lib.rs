@@ -474,7 +474,7 @@ pub enum MemberChange {
     LastOwner,
 }
 
-/// Members of an organization and their invitations. Changes that could take away an
+/// Members of an organization, their invitations, and the organization's own keys. Changes that could take away an
 /// organization's last owner check and change in one transaction that holds the organization's
 /// row (PostgreSQL: `FOR UPDATE`; SQLite: the write lock), so two owners demoting each other at
 /// once cannot both succeed.
@@ -493,6 +493,11 @@ pub trait MemberStore: Send + Sync {
     async fn list_org_links(&self, org_id: &str, purpose: LinkPurpose, now: i64) -> StoreResult<Vec<OneTimeLink>>;
     /// Deletes an unused link of the organization (an invitation withdrawn); whether there was one.
     async fn delete_org_link(&self, org_id: &str, token_hash: &str) -> StoreResult<bool>;
+    /// The organization's own keys (bound to no project: `svc token org`, OAuth grants for a whole
+    /// organization), oldest first.
+    async fn list_org_keys(&self, org_id: &str) -> StoreResult<Vec<ApiKey>>;
+    /// Revokes an unrevoked organization-wide key; when, or `None` when there is no such key.
+    async fn revoke_org_key(&self, org_id: &str, key_id: &str, at: i64) -> StoreResult<Option<i64>>;
 }
 
 /// Every operation Svc needs from its database, held as [`DynStore`]. Bring the area traits into

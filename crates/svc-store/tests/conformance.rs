@@ -1862,4 +1862,43 @@ conformance! {
             assert_eq!(owners, 1, "round {round}");
         }
     }
+
+    async fn organization_wide_keys_are_listed_and_revoked_apart_from_project_keys(store: DynStore) {
+        let org = organization(&store, "Acme").await;
+        let other = organization(&store, "Other").await;
+        let project = project_in(&org.id, "Web", "web");
+        store.create_project(&project, &[]).await.unwrap();
+        let key = |org_id: &str, project_id: Option<&str>, name: &str, created_at: i64| ApiKey {
+            id: new_id(),
+            project_id: project_id.map(str::to_string),
+            org_id: org_id.into(),
+            name: name.into(),
+            key_hash: new_id(),
+            scopes: vec!["feedback:read".into()],
+            origin: KeyOrigin::Oauth,
+            expires_at: None,
+            revoked_at: None,
+            last_used_at: None,
+            agent_name: None,
+            agent_owner: None,
+            created_at,
+        };
+        let [first, second, bound, foreign] = [
+            key(&org.id, None, "first", 1),
+            key(&org.id, None, "second", 2),
+            key(&org.id, Some(&project.id), "bound", 3),
+            key(&other.id, None, "foreign", 4),
+        ];
+        for k in [&first, &second, &bound, &foreign] {
+            store.create_key(k).await.unwrap();
+        }
+        let names = |keys: Vec<ApiKey>| keys.into_iter().map(|k| k.name).collect::<Vec<_>>();
+        assert_eq!(names(store.list_org_keys(&org.id).await.unwrap()), ["first", "second"]);
+        assert_eq!(store.revoke_org_key(&org.id, &bound.id, 10).await.unwrap(), None, "a project key is not org-wide");
+        assert_eq!(store.revoke_org_key(&org.id, &foreign.id, 10).await.unwrap(), None, "another organization's key");
+        assert_eq!(store.revoke_org_key(&org.id, &first.id, 10).await.unwrap(), Some(10));
+        assert_eq!(store.revoke_org_key(&org.id, &first.id, 11).await.unwrap(), None, "revoked once");
+        assert_eq!(store.get_key(&first.id).await.unwrap().unwrap().revoked_at, Some(10));
+        assert!(store.get_key(&bound.id).await.unwrap().unwrap().revoked_at.is_none());
+    }
 }

@@ -55,25 +55,28 @@ fn origin_label(origin: KeyOrigin) -> &'static str {
     }
 }
 
-struct KeyRow {
-    id: String,
-    name: String,
-    scopes: Vec<String>,
-    origin: &'static str,
-    origin_class: &'static str,
-    created: When,
-    last_used: Option<When>,
-    agent_name: Option<String>,
-    agent_owner: Option<String>,
+/// A key as the tables list it (a project's Keys tab, an organization's own keys on Members).
+pub(super) struct KeyRow {
+    pub(super) id: String,
+    pub(super) name: String,
+    pub(super) scopes: Vec<String>,
+    pub(super) origin: &'static str,
+    pub(super) origin_class: &'static str,
+    pub(super) created: When,
+    pub(super) last_used: Option<When>,
+    pub(super) agent_name: Option<String>,
+    pub(super) agent_owner: Option<String>,
     /// `None`: never expires.
-    expires: Option<When>,
+    pub(super) expires: Option<When>,
     /// `active`, `expired` or `revoked`.
-    state: &'static str,
-    revoked: Option<When>,
+    pub(super) state: &'static str,
+    pub(super) revoked: Option<When>,
+    /// Where its Revoke form posts.
+    pub(super) revoke_action: String,
 }
 
 impl KeyRow {
-    fn of(key: ApiKey, now: i64) -> Self {
+    pub(super) fn of(key: ApiKey, now: i64, revoke_action: String) -> Self {
         let state = if key.revoked_at.is_some() {
             "revoked"
         } else if key.is_active(now) {
@@ -94,6 +97,7 @@ impl KeyRow {
             expires: key.expires_at.map(|at| When::ahead(at, now)),
             state,
             revoked: key.revoked_at.map(|at| When::at(at, now)),
+            revoke_action,
         }
     }
 }
@@ -152,7 +156,14 @@ async fn page(
 ) -> PageResult<KeysPage> {
     let now = time::now_ms();
     let can_mint = opened.principal.require(scope::APIKEY_WRITE, Some(&opened.project)).is_ok();
-    let keys = keys::list(&*state.store, &opened.project).await?.into_iter().map(|key| KeyRow::of(key, now)).collect();
+    let keys = keys::list(&*state.store, &opened.project)
+        .await?
+        .into_iter()
+        .map(|key| {
+            let revoke = format!("/projects/{}/keys/{}/revoke", opened.project.id, key.id);
+            KeyRow::of(key, now, revoke)
+        })
+        .collect();
     Ok(KeysPage {
         assets: assets::get(),
         section: "projects",

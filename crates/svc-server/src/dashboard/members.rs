@@ -20,11 +20,12 @@ use svc_core::time;
 use super::assets::{self, Assets};
 use super::auth::capitalized;
 use super::error::{PageError, PageResult};
+use super::keys::KeyRow;
 use super::session::{self, Person};
 use super::view::When;
 use super::{Submitted, render};
 use crate::service::accounts::{self, Invitation, NewUser, SignedIn};
-use crate::service::{ServiceError, audit, projects};
+use crate::service::{ServiceError, audit, keys, projects};
 use crate::state::AppState;
 
 /// Entries of an organization's log shown under its members.
@@ -69,6 +70,9 @@ struct OrgSection {
     invites: Vec<InviteRow>,
     log: Vec<LogRow>,
     invited: Option<InvitedLink>,
+    /// The organization's own keys (tool endpoint only: `svc token org`, OAuth for a whole
+    /// organization).
+    keys: Vec<KeyRow>,
 }
 
 #[derive(Template)]
@@ -144,7 +148,15 @@ async fn members_page(
                 None
             }
         };
-        orgs.push(OrgSection { id: org_id, name, is_owner, members, invites, log, invited });
+        let keys = keys::list_org_wide(store, &org_id)
+            .await?
+            .into_iter()
+            .map(|key| {
+                let revoke = format!("/members/{org_id}/keys/{}/revoke", key.id);
+                KeyRow::of(key, now, revoke)
+            })
+            .collect();
+        orgs.push(OrgSection { id: org_id, name, is_owner, members, invites, log, invited, keys });
     }
     Ok(MembersPage {
         assets: assets::get(),
@@ -172,6 +184,7 @@ pub async fn page(
         "role" => Some("The role is changed."),
         "removed" => Some("The member is removed: they no longer reach the organization's projects."),
         "withdrawn" => Some("The invitation is withdrawn: its link no longer works."),
+        "key-revoked" => Some("The key is revoked: anything still using it gets 401 from now on."),
         _ => None,
     };
     let view = members_page(&state, &person, None, notice).await?;
@@ -264,6 +277,22 @@ pub async fn remove(
 ) -> PageResult<Response> {
     accounts::remove_member(&*state.store, &person.principal(), &org_id, &user_id).await.map_err(refused)?;
     Ok(Redirect::to("/members?done=removed").into_response())
+}
+
+/// `POST /members/{org}/keys/{key}/revoke` (owners): revokes an organization-wide key.
+pub async fn revoke_key(
+    State(state): State<AppState>,
+    Path((org_id, key_id)): Path<(String, String)>,
+    Submitted(person, _): Submitted<PlainForm>,
+) -> PageResult<Response> {
+    keys::revoke_org_wide(&*state.store, &person.principal(), &org_id, &key_id).await.map_err(|error| match error {
+        ServiceError::Refused(_) => {
+            PageError::Forbidden("Only an owner of the organization can revoke its keys.".into())
+        }
+        ServiceError::NotFound(_) => PageError::NotFound("This key is not active (already revoked or expired).".into()),
+        other => other.into(),
+    })?;
+    Ok(Redirect::to("/members?done=key-revoked").into_response())
 }
 
 // ---------------------------------------------------------------------------------------------

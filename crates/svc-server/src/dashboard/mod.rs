@@ -88,6 +88,7 @@ pub fn router() -> Router<AppState> {
         .route("/members", get(members::page))
         .route("/members/{org}/invite", post(members::invite))
         .route("/members/{org}/invites/{invite}/withdraw", post(members::withdraw))
+        .route("/members/{org}/keys/{key}/revoke", post(members::revoke_key))
         .route("/members/{org}/{user}/role", post(members::change_role))
         .route("/members/{org}/{user}/remove", post(members::remove))
         .route("/invite", get(members::invitation).post(members::accept))

@@ -322,7 +322,7 @@ pub struct PendingInvite {
 }
 
 /// Refuses anyone but an owner of the organization.
-fn require_owner(by: &Principal, org_id: &str) -> ServiceResult<()> {
+pub(crate) fn require_owner(by: &Principal, org_id: &str) -> ServiceResult<()> {
     match by {
         Principal::User(person) if person.role_in(org_id) == Some(Role::Owner) => Ok(()),
         _ => Err(ServiceError::Refused(Refusal::MissingScope("owner"))),

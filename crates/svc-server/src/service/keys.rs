@@ -86,10 +86,38 @@ pub async fn mint_for_project(
 /// Every key of the project, as the dashboard lists them: active keys first, then revoked and
 /// expired ones; newest first within each.
 pub async fn list(store: &dyn Store, project: &Project) -> ServiceResult<Vec<ApiKey>> {
+    Ok(active_first(store.list_keys(&project.id).await?))
+}
+
+/// Keys as listed: active ones first, then revoked and expired ones; newest first within each.
+fn active_first(mut keys: Vec<ApiKey>) -> Vec<ApiKey> {
     let now = time::now_ms();
-    let mut keys = store.list_keys(&project.id).await?;
     keys.sort_by(|a, b| (b.is_active(now), b.created_at, &b.id).cmp(&(a.is_active(now), a.created_at, &a.id)));
-    Ok(keys)
+    keys
+}
+
+/// The organization's own keys (bound to no project: `svc token org`, OAuth grants for a whole
+/// organization), listed like a project's.
+pub async fn list_org_wide(store: &dyn Store, org_id: &str) -> ServiceResult<Vec<ApiKey>> {
+    Ok(active_first(store.list_org_keys(org_id).await?))
+}
+
+/// Revokes an organization-wide key (owners of the organization); its next request gets 401.
+pub async fn revoke_org_wide(store: &dyn Store, by: &Principal, org_id: &str, key_id: &str) -> ServiceResult<i64> {
+    super::accounts::require_owner(by, org_id)?;
+    let not_found = || ServiceError::NotFound("no active organization-wide key with that id".into());
+    if !ids::is_object_id(key_id) {
+        return Err(not_found());
+    }
+    let now = time::now_ms();
+    let key = match store.get_key(key_id).await? {
+        Some(found) if found.org_id == org_id && found.project_id.is_none() && found.is_active(now) => found,
+        _ => return Err(not_found()),
+    };
+    let revoked_at = store.revoke_org_key(org_id, key_id, now).await?.ok_or_else(not_found)?;
+    let detail = serde_json::json!({"keyId": key.id, "name": key.name});
+    audit::record_for_org(store, org_id, &by.author(), action::KEY_REVOKED, detail).await;
+    Ok(revoked_at)
 }
 
 /// Revokes an active key of the project and returns when. Only an active key can be revoked: an

@@ -336,3 +336,50 @@ async fn member_forms_from_other_sites_or_without_the_csrf_token_change_nothing(
     assert_eq!(app.post_form_with("/invite", &fields, None, &evil).await.status, 403);
     assert!(accounts::find_user(app.store.as_ref(), "x@example.com").await.unwrap().is_none());
 }
+
+/// `tools/list` on the tool endpoint with a key: the HTTP status.
+async fn tool_endpoint_status(app: &TestApp, key: &str) -> u16 {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}});
+    super::mcp_support::post(app, key, body).await.status.as_u16()
+}
+
+#[tokio::test]
+async fn organization_wide_keys_are_listed_on_members_and_revoked_by_owners() {
+    let app = TestApp::with_config(no_rate_limits()).await;
+    let (_, ada) = person(&app, "ada@example.com", "Ada", Role::Owner).await;
+    let (_, bob) = person(&app, "bob@example.com", "Bob", Role::Member).await;
+    let key = app.mint_org_wide(&["feedback:read"]).await;
+    let id = app.store.find_key_by_hash(&hash_secret(&key)).await.unwrap().unwrap().id;
+    assert_eq!(tool_endpoint_status(&app, &key).await, 200);
+
+    let page = app.get_page("/members", Some(&ada)).await;
+    assert!(page.text.contains("Organization-wide keys"), "{}", page.text);
+    assert!(
+        page.text.contains(r#"<tr id="key-"#) && page.text.contains("org key") && page.text.contains(">Command line<")
+    );
+    let revoke = format!("/members/{}/keys/{id}/revoke", org(&app));
+    assert!(page.text.contains(&revoke));
+    let as_member = app.get_page("/members", Some(&bob)).await;
+    assert!(as_member.text.contains("org key") && !as_member.text.contains(&revoke), "members read only");
+    assert_eq!(app.post_form(&revoke, &[("_csrf", &csrf_of(&bob))], Some(&bob)).await.status, 403);
+    assert_eq!(
+        app.post_form_with(&revoke, &[("_csrf", &csrf_of(&ada))], Some(&ada), &[("origin", "https://evil.example")])
+            .await
+            .status,
+        403
+    );
+    assert_eq!(tool_endpoint_status(&app, &key).await, 200, "still works");
+
+    let resp = app.post_form(&revoke, &[("_csrf", &csrf_of(&ada))], Some(&ada)).await;
+    assert_eq!(resp.status, 303);
+    assert_eq!(tool_endpoint_status(&app, &key).await, 401, "revoked: the next request is refused");
+    let page = app.get_page("/members?done=key-revoked", Some(&ada)).await;
+    assert!(page.text.contains("The key is revoked") && page.text.contains("revoked the key org key"), "{}", page.text);
+    assert_eq!(app.post_form(&revoke, &[("_csrf", &csrf_of(&ada))], Some(&ada)).await.status, 404);
+
+    // A project key is not revoked through this route.
+    let (project_key_id, project_key) = app.mint(&["feedback:read"]).await;
+    let wrong = format!("/members/{}/keys/{project_key_id}/revoke", org(&app));
+    assert_eq!(app.post_form(&wrong, &[("_csrf", &csrf_of(&ada))], Some(&ada)).await.status, 404);
+    assert_eq!(app.get("/api/v1/me", &project_key).await.status, 200);
+}

@@ -7,7 +7,9 @@
 use async_trait::async_trait;
 use sqlx::Row;
 use svc_core::account::{LinkPurpose, Membership, OneTimeLink, Role};
+use svc_core::model::ApiKey;
 
+use super::rows::{self, key_columns};
 use super::{ThisStore, map_write_error};
 use crate::{MemberChange, MemberStore, StoreError, StoreResult};
 
@@ -133,5 +135,30 @@ impl MemberStore for ThisStore {
             .await
             .map_err(map_write_error)?;
         Ok(done.rows_affected() == 1)
+    }
+
+    async fn list_org_keys(&self, org_id: &str) -> StoreResult<Vec<ApiKey>> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            key_columns!(),
+            " FROM api_keys WHERE org_id = $1 AND project_id IS NULL ORDER BY created_at, id"
+        ))
+        .bind(org_id)
+        .fetch_all(self.read_pool())
+        .await?;
+        rows::all(&rows, rows::api_key)
+    }
+
+    async fn revoke_org_key(&self, org_id: &str, key_id: &str, at: i64) -> StoreResult<Option<i64>> {
+        Ok(sqlx::query_scalar(
+            "UPDATE api_keys SET revoked_at = $3 WHERE org_id = $1 AND id = $2 AND project_id IS NULL \
+             AND revoked_at IS NULL RETURNING revoked_at",
+        )
+        .bind(org_id)
+        .bind(key_id)
+        .bind(at)
+        .fetch_optional(self.write_pool())
+        .await
+        .map_err(map_write_error)?)
     }
 }
