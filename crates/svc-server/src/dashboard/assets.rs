@@ -51,3 +51,30 @@ pub async fn serve(Path(file): Path<String>) -> Response {
     )
         .into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    /// A block left open swallows every rule after it without an error anywhere: each `{` of the
+    /// stylesheet (outside comments) has its `}` and no `}` comes first.
+    #[test]
+    fn every_block_of_the_stylesheet_is_closed() {
+        let mut depth = 0i32;
+        let mut rest = super::CSS;
+        while let Some(at) = rest.find(['{', '}', '/']) {
+            let after = &rest[at..];
+            if after.starts_with("/*") {
+                let end = after.find("*/").expect("every comment of app.css is closed");
+                rest = &after[end + 2..];
+                continue;
+            }
+            match after.as_bytes()[0] {
+                b'{' => depth += 1,
+                b'}' => depth -= 1,
+                _ => {}
+            }
+            assert!(depth >= 0, "a `}}` closes nothing near: {}", &after[..after.len().min(80)]);
+            rest = &after[1..];
+        }
+        assert_eq!(depth, 0, "app.css leaves {depth} block(s) open");
+    }
+}
