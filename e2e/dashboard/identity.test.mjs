@@ -88,7 +88,12 @@ test('a secret generated in the dashboard signs, with the page own Node example,
   });
   assert.equal(report.context.reporter.name, 'Ada Lovelace', 'the profile travels as context.reporter');
 
-  // Never shown again.
+  // Never shown again: reloading the answer fetches the tab afresh and generates nothing (a token
+  // signed with the secret still verifies).
+  await page.reload();
+  assert.equal(new URL(page.url()).pathname, `/projects/${svc.projectId}/identity`);
+  assert.ok(!(await page.content()).includes(secret), 'a reload does not show the secret');
+  assert.equal((await reportWithSnippet(snippet, token, 'Still me after a reload')).identity?.verified, true, 'a reload did not rotate it');
   await page.goto(`${svc.url}/projects/${svc.projectId}/identity`);
   assert.ok(!(await page.content()).includes(secret));
   assert.ok(await page.getByText('Set', { exact: true }).isVisible());

@@ -246,7 +246,10 @@ describe('install and widget tabs', () => {
     assert.equal(revoked.status, 200, JSON.stringify(revoked.body));
     assert.equal((await call('GET', '/api/v1/me')).status, 401);
 
-    // The token is never shown again.
+    // The token is never shown again: a reload of the answer opens the install tab, minting nothing.
+    await page.reload();
+    assert.equal(new URL(page.url()).pathname, `/projects/${svc.projectId}/install`);
+    assert.equal(await page.locator('#setup-token-value').count(), 0);
     await page.goto(`${svc.url}/projects/${svc.projectId}/install`);
     assert.equal(await page.locator('#setup-token-value').count(), 0);
     assert.ok(!(await page.content()).includes(token));

@@ -132,5 +132,7 @@ if (previewForm) {
 }
 // Keys and members: a secret shown once (a minted key, an invitation link) comes on the answer to
 // a form. Replacing the history entry makes a reload fetch the page afresh, without the secret,
-// instead of posting the form again (which would mint another key or link).
-if (document.querySelector('[data-shown-once]')) history.replaceState(null, '', location.href);
+// instead of posting the form again (which would mint another key or link). A form posted to an
+// address of its own names the page to reload instead (`data-shown-once="/path"`).
+const shownOnce = document.querySelector('[data-shown-once]');
+if (shownOnce) history.replaceState(null, '', shownOnce.dataset.shownOnce || location.href);
