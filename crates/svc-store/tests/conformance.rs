@@ -1988,7 +1988,7 @@ conformance! {
             .oauth_grants_of(&[project_key.id.clone(), org_key.id.clone(), plain.id.clone()])
             .await
             .unwrap();
-        grants.sort_by(|a, b| a.created_at.cmp(&b.created_at));
+        grants.sort_by_key(|grant| grant.created_at);
         assert_eq!(grants, vec![first.clone(), second.clone()], "a key minted otherwise has no grant");
         assert_eq!(store.oauth_grants_of(&[]).await.unwrap(), vec![]);
 

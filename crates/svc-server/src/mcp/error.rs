@@ -96,7 +96,8 @@ impl McpError {
         let unauthenticated = matches!(self, McpError::Unauthenticated(_));
         let mut response = self.into_response();
         if unauthenticated
-            && let Ok(challenge) = HeaderValue::from_str(&format!("Bearer resource_metadata=\"{resource_metadata_url}\""))
+            && let Ok(challenge) =
+                HeaderValue::from_str(&format!("Bearer resource_metadata=\"{resource_metadata_url}\""))
         {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
         }

@@ -52,7 +52,8 @@ async fn handle(State(state): State<AppState>, parts: Parts, body: Body) -> Resp
     match answer(&state, parts, body).await {
         Ok(response) => response,
         Err(error) => {
-            let resource_metadata = crate::service::oauth::Endpoints::new(&state.config.public_url).resource_metadata_url();
+            let resource_metadata =
+                crate::service::oauth::Endpoints::new(&state.config.public_url).resource_metadata_url();
             error.respond(&resource_metadata)
         }
     }

@@ -12,9 +12,14 @@ use crate::service::oauth::OAuthFailure;
 #[derive(Debug)]
 pub enum OAuthError {
     /// 400 with an RFC error code.
-    Refused { error: &'static str, description: String },
+    Refused {
+        error: &'static str,
+        description: String,
+    },
     /// Too many registrations from one address.
-    RateLimited { retry_after_secs: u64 },
+    RateLimited {
+        retry_after_secs: u64,
+    },
     /// The body is over its limit.
     TooLarge,
     Internal(anyhow::Error),

@@ -173,7 +173,12 @@ pub enum AuthorizeProblem {
     /// told on a page.
     NoRedirect(String),
     /// Sent back to the client's redirect URI as `error=...&state=...&iss=...`.
-    Redirect { redirect_uri: String, state: Option<String>, error: &'static str, description: String },
+    Redirect {
+        redirect_uri: String,
+        state: Option<String>,
+        error: &'static str,
+        description: String,
+    },
     Internal(ServiceError),
 }
 
