@@ -749,3 +749,19 @@ async fn housekeeping_deletes_registrations_never_used_within_a_day() {
     assert_eq!(gone.status.as_u16(), 400, "the abandoned registration is gone");
     assert!(app.get_page(&authorize_path(&used, &[]), Some(&cookie)).await.status.is_success(), "a used one stays");
 }
+
+#[tokio::test]
+async fn a_whole_connection_on_postgresql() {
+    let Some(app) = TestApp::postgres().await else { return };
+    let cookie = owner(&app).await;
+    let (client_id, token) = connect(&app, &cookie, "Claude Code", &org_grant(&app), "read").await;
+    let key = key_of(&app, &token).await;
+    assert_eq!((key.project_id.clone(), key.scopes.clone()), (None, vec!["feedback:read".to_string()]));
+    mcp_support::rpc(&app, &token, "tools/list", json!({})).await;
+    let code = code_for(&app, &cookie, &client_id, &project_grant(&app), "read").await;
+    exchange(&app, &client_id, &code, &[]).await.ok(200);
+    oauth_error(&exchange(&app, &client_id, &code, &[]).await, "invalid_grant");
+    let path = format!("/account/agents/{}/disconnect", key.id);
+    assert_eq!(app.post_form(&path, &[("_csrf", &csrf_of(&cookie))], Some(&cookie)).await.status.as_u16(), 303);
+    assert_eq!(mcp_support::post(&app, &token, req(json!(1), "ping", json!({}))).await.status.as_u16(), 401);
+}
