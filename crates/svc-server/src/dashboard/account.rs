@@ -66,13 +66,7 @@ pub async fn page(
         .into_iter()
         .map(|agent| {
             let key = agent.key;
-            let state = if key.revoked_at.is_some() {
-                "revoked"
-            } else if key.is_active(now) {
-                "active"
-            } else {
-                "expired"
-            };
+            let state = super::keys::key_state(&key, now);
             let reaches = match (&key.project_id, agent.reaches) {
                 (_, None) => "(deleted)".to_string(),
                 (Some(_), Some(project)) => project,

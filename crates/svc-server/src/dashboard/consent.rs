@@ -61,11 +61,6 @@ fn handle(query: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(query.as_bytes())
 }
 
-fn params_of(query: &str) -> PageResult<AuthorizeParams> {
-    serde_html_form::from_str(query)
-        .map_err(|_| PageError::BadRequest("The authorization request could not be read.".into()))
-}
-
 fn endpoints(state: &AppState) -> Endpoints {
     Endpoints::new(&state.config.public_url)
 }
@@ -78,10 +73,14 @@ fn see_other(location: &str) -> Response {
     }
 }
 
-/// Checks the request's parameters; refusals the application may hear go back to it.
-async fn check(state: &AppState, params: &AuthorizeParams) -> Result<AuthorizationRequest, Response> {
+/// Reads and checks an authorization request (its query string); refusals the application may
+/// hear go back to it.
+async fn check(state: &AppState, query: &str) -> Result<AuthorizationRequest, Response> {
+    let Ok(params) = serde_html_form::from_str::<AuthorizeParams>(query) else {
+        return Err(PageError::BadRequest("The authorization request could not be read.".into()).into_response());
+    };
     let endpoints = endpoints(state);
-    match service::check_request(&*state.store, &endpoints, params).await {
+    match service::check_request(&*state.store, &endpoints, &params).await {
         Ok(request) => Ok(request),
         Err(AuthorizeProblem::NoRedirect(message)) => Err(PageError::BadRequest(message).into_response()),
         Err(AuthorizeProblem::Redirect { redirect_uri, state: client_state, error, description }) => {
@@ -173,11 +172,7 @@ fn with_policy(mut response: Response, redirect_uri: &str) -> Response {
 /// (someone not signed in signs in first and comes back here).
 pub async fn page(State(state): State<AppState>, mut parts: Parts) -> Response {
     let query = parts.uri.query().unwrap_or_default().to_string();
-    let params = match params_of(&query) {
-        Ok(params) => params,
-        Err(error) => return error.into_response(),
-    };
-    let request = match check(&state, &params).await {
+    let request = match check(&state, &query).await {
         Ok(request) => request,
         Err(response) => return response,
     };
@@ -219,11 +214,7 @@ pub async fn decide(State(state): State<AppState>, Submitted(person, form): Subm
         return PageError::BadRequest("The authorization request could not be read. Start connecting again.".into())
             .into_response();
     };
-    let params = match params_of(&query) {
-        Ok(params) => params,
-        Err(error) => return error.into_response(),
-    };
-    let request = match check(&state, &params).await {
+    let request = match check(&state, &query).await {
         Ok(request) => request,
         Err(response) => return response,
     };

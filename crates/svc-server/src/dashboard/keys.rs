@@ -55,6 +55,17 @@ fn origin_label(origin: KeyOrigin) -> &'static str {
     }
 }
 
+/// A key's state as the lists show it: `active`, `expired` or `revoked`.
+pub(super) fn key_state(key: &ApiKey, now: i64) -> &'static str {
+    if key.revoked_at.is_some() {
+        "revoked"
+    } else if key.is_active(now) {
+        "active"
+    } else {
+        "expired"
+    }
+}
+
 /// A key as the tables list it (a project's Keys tab, an organization's own keys on Members).
 pub(super) struct KeyRow {
     pub(super) id: String,
@@ -110,13 +121,7 @@ pub(super) async fn rows(
 
 impl KeyRow {
     pub(super) fn of(key: ApiKey, now: i64, revoke_action: String) -> Self {
-        let state = if key.revoked_at.is_some() {
-            "revoked"
-        } else if key.is_active(now) {
-            "active"
-        } else {
-            "expired"
-        };
+        let state = key_state(&key, now);
         KeyRow {
             id: key.id,
             name: key.name,

@@ -143,27 +143,7 @@ impl OAuthStore for ThisStore {
 
     async fn create_oauth_key(&self, key: &ApiKey, grant: &OAuthGrant) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
-        sqlx::query(concat!(
-            "INSERT INTO api_keys (",
-            key_columns!(),
-            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
-        ))
-        .bind(&key.id)
-        .bind(&key.project_id)
-        .bind(&key.org_id)
-        .bind(&key.name)
-        .bind(&key.key_hash)
-        .bind(Json(&key.scopes))
-        .bind(key.origin.as_str())
-        .bind(key.expires_at)
-        .bind(key.revoked_at)
-        .bind(key.last_used_at)
-        .bind(&key.agent_name)
-        .bind(&key.agent_owner)
-        .bind(key.created_at)
-        .execute(&mut *tx)
-        .await
-        .map_err(map_write_error)?;
+        super::queries::insert_key(&mut *tx, key).await?;
         sqlx::query(concat!(
             "INSERT INTO oauth_grants (",
             grant_columns!(),
