@@ -497,15 +497,41 @@ pub async fn disconnect(store: &dyn Store, person: &SignedIn, key_id: &str) -> S
     let now = time::now_ms();
     store.revoke_user_oauth_key(&person.user.id, key_id, now).await?.ok_or_else(not_found)?;
     let key = store.get_key(key_id).await?.ok_or_else(not_found)?;
-    let by = Principal::User(Box::new(person.clone())).author();
+    record_revoked(store, &key, &Principal::User(Box::new(person.clone())).author()).await;
+    Ok(key)
+}
+
+/// Revokes the keys a removed member connected through OAuth in the organization (an agent keeps
+/// no more than its person may grant), each recorded like any revocation; how many.
+pub async fn revoke_for_removed_member(
+    store: &dyn Store,
+    org_id: &str,
+    user_id: &str,
+    by: &Author,
+) -> ServiceResult<usize> {
+    let now = time::now_ms();
+    let mut revoked = 0;
+    for (key, _) in store.list_user_oauth_keys(user_id).await? {
+        if key.org_id != org_id || !key.is_active(now) {
+            continue;
+        }
+        if store.revoke_user_oauth_key(user_id, &key.id, now).await?.is_some() {
+            record_revoked(store, &key, by).await;
+            revoked += 1;
+        }
+    }
+    Ok(revoked)
+}
+
+/// Records a revoked OAuth key in its project's log, or its organization's.
+async fn record_revoked(store: &dyn Store, key: &ApiKey, by: &Author) {
     let detail = serde_json::json!({"keyId": key.id, "name": key.name});
     match &key.project_id {
         Some(project_id) => {
-            audit::record_for_report(store, project_id, &by, svc_core::audit::action::KEY_REVOKED, detail).await
+            audit::record_for_report(store, project_id, by, svc_core::audit::action::KEY_REVOKED, detail).await
         }
-        None => audit::record_for_org(store, &key.org_id, &by, svc_core::audit::action::KEY_REVOKED, detail).await,
+        None => audit::record_for_org(store, &key.org_id, by, svc_core::audit::action::KEY_REVOKED, detail).await,
     }
-    Ok(key)
 }
 
 /// Housekeeping: deletes expired codes and registrations that never completed a token exchange

@@ -765,3 +765,25 @@ async fn a_whole_connection_on_postgresql() {
     assert_eq!(app.post_form(&path, &[("_csrf", &csrf_of(&cookie))], Some(&cookie)).await.status.as_u16(), 303);
     assert_eq!(mcp_support::post(&app, &token, req(json!(1), "ping", json!({}))).await.status.as_u16(), 401);
 }
+
+#[tokio::test]
+async fn removing_a_member_disconnects_the_agents_they_connected_there() {
+    let app = TestApp::new().await;
+    let cookie = owner(&app).await;
+    let new = NewUser::parse("mia@example.com", "", Secret::new(PASSWORD)).unwrap();
+    let mia = accounts::create_user(app.store.as_ref(), new, Some((&app.project.org_id, Role::Member))).await.unwrap();
+    let mia_cookie = app.sign_in("mia@example.com", PASSWORD).await;
+    let (_, mia_org) = connect(&app, &mia_cookie, "Mia's agent", &org_grant(&app), "triage").await;
+    let (_, mia_project) = connect(&app, &mia_cookie, "Mia's other agent", &project_grant(&app), "read").await;
+    let (_, olivia) = connect(&app, &cookie, "Olivia's agent", &org_grant(&app), "read").await;
+
+    let path = format!("/members/{}/{}/remove", app.project.org_id, mia.id);
+    let removed = app.post_form(&path, &[("_csrf", &csrf_of(&cookie))], Some(&cookie)).await;
+    assert_eq!(removed.status.as_u16(), 303, "{}", removed.text);
+    for token in [&mia_org, &mia_project] {
+        assert_eq!(mcp_support::post(&app, token, req(json!(1), "ping", json!({}))).await.status.as_u16(), 401);
+    }
+    mcp_support::rpc(&app, &olivia, "ping", json!({})).await;
+    let log = app.get_page(&format!("/projects/{}/audit", app.pid()), Some(&cookie)).await;
+    assert!(log.text.contains("revoked the key OAuth: Mia&#39;s other agent"), "recorded like any revocation");
+}
