@@ -113,6 +113,7 @@ test('a hostile client name stays text on the consent page; the keyboard allows,
   await page.keyboard.press('Enter');
 
   await until(() => callback.hits.length === 1, 10000, 'the redirect reaches the application');
+  await page.waitForURL((url) => url.href.startsWith(callback.url));
   const answer = callback.hits[0];
   assert.equal(answer.get('state'), 'state-1');
   assert.equal(answer.get('iss'), svc.url);
@@ -156,6 +157,7 @@ test('Deny by keyboard sends access_denied; Disconnect on the account page revok
   await tabTo(page, page.getByRole('button', { name: 'Deny' }));
   await page.keyboard.press('Enter');
   await until(() => callback.hits.length === 2, 10000, 'the denial reaches the application');
+  await page.waitForURL((url) => url.href.startsWith(callback.url));
   assert.equal(callback.hits[1].get('error'), 'access_denied');
   assert.equal(callback.hits[1].get('state'), 'state-2');
   assert.equal(callback.hits[1].get('code'), null);
