@@ -471,7 +471,8 @@ pub async fn change_role(
 }
 
 /// Removes a member from the organization (owners only): they lose every project of it at once,
-/// and someone left in no organization is signed out everywhere. The last owner cannot be removed.
+/// the keys they connected there through OAuth are revoked, and someone left in no organization is
+/// signed out everywhere. The last owner cannot be removed.
 pub async fn remove_member(store: &dyn Store, by: &Principal, org_id: &str, user_id: &str) -> ServiceResult<()> {
     require_owner(by, org_id)?;
     let user = member_of(store, org_id, user_id).await?;
@@ -479,6 +480,8 @@ pub async fn remove_member(store: &dyn Store, by: &Principal, org_id: &str, user
         MemberChange::Done { previous } => {
             let detail = member_detail(&user, previous);
             audit::record_for_org(store, org_id, &by.author(), action::MEMBER_REMOVED, detail).await;
+            // What they granted to agents through OAuth ends with their membership.
+            super::oauth::revoke_for_removed_member(store, org_id, user_id, &by.author()).await?;
             Ok(())
         }
         MemberChange::LastOwner => Err(last_owner(&user)),

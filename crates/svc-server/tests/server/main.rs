@@ -23,6 +23,7 @@ mod ingest_widget;
 mod mcp_org;
 mod mcp_protocol;
 mod mcp_tools;
+mod oauth;
 mod rest_api;
 mod rest_auth;
 mod rest_misc;

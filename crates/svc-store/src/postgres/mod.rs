@@ -44,6 +44,9 @@ mod deletion_index;
 #[path = "../shared/members.rs"]
 mod members;
 #[allow(clippy::duplicate_mod)]
+#[path = "../shared/oauth.rs"]
+mod oauth;
+#[allow(clippy::duplicate_mod)]
 #[path = "../shared/queries.rs"]
 mod queries;
 mod reports;

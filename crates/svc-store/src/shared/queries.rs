@@ -751,28 +751,7 @@ impl RoomStore for ThisStore {
 #[async_trait]
 impl KeyStore for ThisStore {
     async fn create_key(&self, key: &ApiKey) -> StoreResult<()> {
-        sqlx::query(concat!(
-            "INSERT INTO api_keys (",
-            key_columns!(),
-            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
-        ))
-        .bind(&key.id)
-        .bind(&key.project_id)
-        .bind(&key.org_id)
-        .bind(&key.name)
-        .bind(&key.key_hash)
-        .bind(Json(&key.scopes))
-        .bind(key.origin.as_str())
-        .bind(key.expires_at)
-        .bind(key.revoked_at)
-        .bind(key.last_used_at)
-        .bind(&key.agent_name)
-        .bind(&key.agent_owner)
-        .bind(key.created_at)
-        .execute(self.write_pool())
-        .await
-        .map_err(map_write_error)?;
-        Ok(())
+        insert_key(self.write_pool(), key).await
     }
 
     async fn find_key_by_hash(&self, key_hash: &str) -> StoreResult<Option<ApiKey>> {
@@ -1047,4 +1026,30 @@ impl BlobRowStore for ThisStore {
             .await?;
         Ok(result.rows_affected() > 0)
     }
+}
+
+/// Inserts a key with `executor` (the write pool, or a transaction that stores more with it).
+pub(super) async fn insert_key<'e, E: sqlx::Executor<'e, Database = Db>>(executor: E, key: &ApiKey) -> StoreResult<()> {
+    sqlx::query(concat!(
+        "INSERT INTO api_keys (",
+        key_columns!(),
+        ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
+    ))
+    .bind(&key.id)
+    .bind(&key.project_id)
+    .bind(&key.org_id)
+    .bind(&key.name)
+    .bind(&key.key_hash)
+    .bind(Json(&key.scopes))
+    .bind(key.origin.as_str())
+    .bind(key.expires_at)
+    .bind(key.revoked_at)
+    .bind(key.last_used_at)
+    .bind(&key.agent_name)
+    .bind(&key.agent_owner)
+    .bind(key.created_at)
+    .execute(executor)
+    .await
+    .map_err(map_write_error)?;
+    Ok(())
 }
