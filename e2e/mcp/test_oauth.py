@@ -792,6 +792,18 @@ async def check_other_authorize_refusals() -> None:
         assert response.status_code == 403 and "location" not in response.headers, response.status_code
 
 
+async def check_hostile_client_name_is_text() -> None:
+    hostile = '<script>alert(1)</script><img src=x onerror=alert(2)>"\' &amp;'
+    async with raw_client(hostile) as rc:
+        _, challenge = pkce()
+        url, _ = rc.authorize_url(challenge)
+        page, response = await PERSON.open_consent(url)
+        assert f"Connect {hostile}" in page.heading, page.heading
+        assert "<script>alert(1)" not in response.text and "<img src=x" not in response.text, "escaped"
+        csp = response.headers.get("content-security-policy", "")
+        assert "script-src 'self'" in csp and "unsafe-inline" not in csp, f"the dashboard's strict CSP: {csp!r}"
+
+
 CHECKS = [
     check_one_project_read_only,
     check_organization_with_triage,
@@ -804,6 +816,7 @@ CHECKS = [
     check_foreign_redirect_uri,
     check_wrong_resource,
     check_other_authorize_refusals,
+    check_hostile_client_name_is_text,
 ]
 
 
