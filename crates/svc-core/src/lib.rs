@@ -13,6 +13,7 @@ pub mod key;
 pub mod markdown;
 pub mod media;
 pub mod model;
+pub mod oauth;
 pub mod project;
 pub mod report;
 pub mod room;

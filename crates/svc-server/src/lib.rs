@@ -1,5 +1,5 @@
-//! Svc's HTTP server: the REST API, health and metrics (and, as they land, ingest, the tool endpoint
-//! and the widget), over one shared service layer.
+//! Svc's HTTP server: the REST API, ingest, the tool endpoint and its OAuth, the dashboard, the
+//! widget, health and metrics, over one shared service layer.
 
 #![forbid(unsafe_code)]
 
@@ -14,6 +14,7 @@ pub mod http_server;
 pub mod ingest;
 pub mod mcp;
 pub mod metrics;
+pub mod oauth;
 pub mod principal;
 pub mod rate_limit;
 pub mod service;
@@ -53,6 +54,7 @@ pub fn app(state: AppState) -> axum::Router {
         .merge(api::router())
         .merge(ingest::router(&state))
         .merge(mcp::router())
+        .merge(oauth::router())
         .merge(health::router())
         .merge(widget::router())
         .merge(dashboard::router())

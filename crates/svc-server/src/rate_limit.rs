@@ -26,7 +26,12 @@ pub struct RateLimits {
     /// without locking out the account's owner for long.
     sign_ins_per_account: DefaultKeyedRateLimiter<String>,
     sign_ins_per_address: DefaultKeyedRateLimiter<IpAddr>,
+    /// OAuth client registrations per address (`/register` needs no credential).
+    registrations_per_address: DefaultKeyedRateLimiter<IpAddr>,
 }
+
+/// OAuth registrations allowed at once per address, then one more every 3 minutes (20 an hour).
+pub const REGISTRATIONS_PER_ADDRESS: u32 = 20;
 
 /// Sign-in attempts allowed at once per account, then one more every 90 s (10 per 15 minutes).
 pub const SIGN_INS_PER_ACCOUNT: u32 = 10;
@@ -76,6 +81,10 @@ impl RateLimits {
             guaranteed_per_address: per_minute(config.guaranteed_reports_per_address),
             sign_ins_per_account: burst_then_one_every(SIGN_INS_PER_ACCOUNT, std::time::Duration::from_secs(90)),
             sign_ins_per_address: burst_then_one_every(SIGN_INS_PER_ADDRESS, std::time::Duration::from_secs(30)),
+            registrations_per_address: burst_then_one_every(
+                REGISTRATIONS_PER_ADDRESS,
+                std::time::Duration::from_secs(180),
+            ),
         }
     }
 
@@ -128,6 +137,14 @@ impl RateLimits {
         check(&self.sign_ins_per_account, &account.trim().to_lowercase())
     }
 
+    /// Counts one OAuth client registration from `ip`.
+    pub fn check_registration(&self, ip: IpAddr) -> Result<(), u64> {
+        if !self.enabled {
+            return Ok(());
+        }
+        check(&self.registrations_per_address, &address_key(ip))
+    }
+
     /// Drops idle keys' state so memory stays bounded.
     pub fn prune(&self) {
         self.per_key.retain_recent();
@@ -137,6 +154,7 @@ impl RateLimits {
         self.guaranteed_per_address.retain_recent();
         self.sign_ins_per_account.retain_recent();
         self.sign_ins_per_address.retain_recent();
+        self.registrations_per_address.retain_recent();
     }
 }
 

@@ -500,6 +500,32 @@ pub trait MemberStore: Send + Sync {
     async fn revoke_org_key(&self, org_id: &str, key_id: &str, at: i64) -> StoreResult<Option<i64>>;
 }
 
+/// OAuth for the tool endpoint: registered clients, authorization codes (only their SHA-256) and
+/// what each OAuth key was made for (its grant). The key itself is an ordinary API key.
+#[async_trait]
+pub trait OAuthStore: Send + Sync {
+    async fn create_oauth_client(&self, client: &svc_core::oauth::OAuthClient) -> StoreResult<()>;
+    async fn get_oauth_client(&self, client_id: &str) -> StoreResult<Option<svc_core::oauth::OAuthClient>>;
+    async fn create_oauth_code(&self, code: &svc_core::oauth::OAuthCode) -> StoreResult<()>;
+    /// Marks the code used and returns it, if it was unexpired (at `now`) and unused: only one
+    /// caller wins.
+    async fn take_oauth_code(&self, code_hash: &str, now: i64) -> StoreResult<Option<svc_core::oauth::OAuthCode>>;
+    /// Stores the key minted for a grant and its grant, and marks the grant's client used (its
+    /// `last_used_at` becomes the grant's `created_at`), in one transaction.
+    async fn create_oauth_key(&self, key: &ApiKey, grant: &svc_core::oauth::OAuthGrant) -> StoreResult<()>;
+    /// The grants of those of these keys that were made by OAuth, in no order.
+    async fn oauth_grants_of(&self, key_ids: &[String]) -> StoreResult<Vec<svc_core::oauth::OAuthGrant>>;
+    /// The keys a person connected through OAuth (revoked and expired ones too), with their
+    /// grants, newest first.
+    async fn list_user_oauth_keys(&self, user_id: &str) -> StoreResult<Vec<(ApiKey, svc_core::oauth::OAuthGrant)>>;
+    /// Revokes an unrevoked key the person connected through OAuth; when, or `None` when there
+    /// is no such key.
+    async fn revoke_user_oauth_key(&self, user_id: &str, key_id: &str, at: i64) -> StoreResult<Option<i64>>;
+    /// Deletes codes expired at `now`, and registrations made before `unused_before` that never
+    /// completed a token exchange (with their codes); how many rows went.
+    async fn delete_stale_oauth_rows(&self, now: i64, unused_before: i64) -> StoreResult<u64>;
+}
+
 /// Every operation Svc needs from its database, held as [`DynStore`]. Bring the area traits into
 /// scope to call them (`use svc_store::prelude::*`).
 #[async_trait]
@@ -521,6 +547,7 @@ pub trait Store:
     + SightingStore
     + DeletionStore
     + MemberStore
+    + OAuthStore
     + 'static
 {
     /// Backend name for logs and metrics (`sqlite`, `postgres`).
@@ -542,8 +569,8 @@ pub trait Store:
 pub mod prelude {
     pub use crate::{
         AccountStore, AuditStore, BlobRowStore, ChannelStore, CommentStore, DeletionStore, FlagStore, HintStore,
-        KeyStore, MemberStore, OrganizationStore, ProjectStore, ReportStore, RoomStore, SightingStore, Store,
-        TriageStore, ViewStore,
+        KeyStore, MemberStore, OAuthStore, OrganizationStore, ProjectStore, ReportStore, RoomStore, SightingStore,
+        Store, TriageStore, ViewStore,
     };
 }
 

@@ -30,7 +30,8 @@ pub(crate) async fn project(store: &dyn Store) -> Project {
 
 /// Fills every table that can name the project: a channel, reports (one with a bound blob, an
 /// idempotency key, a comment, a status change, labels and a viewed mark), an unbound blob, a
-/// room, a hint, a flag, a key and an audit event; indexed for search. Returns the report ids.
+/// room, a hint, a flag, a key, an OAuth code and an OAuth key with its grant, and an audit event;
+/// indexed for search. Returns the report ids.
 pub(crate) async fn fill_project(store: &dyn Store, project: &Project) -> Vec<String> {
     use svc_core::model::*;
     let now = svc_core::time::now_ms();
@@ -149,6 +150,48 @@ pub(crate) async fn fill_project(store: &dyn Store, project: &Project) -> Vec<St
         created_at: now,
     };
     store.create_key(&key).await.unwrap();
+    // An OAuth connection to the project: its client, an unused code and a key with its grant.
+    let client = svc_core::oauth::OAuthClient {
+        client_id: svc_core::oauth::new_client_id(),
+        client_name: "Agent".into(),
+        redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
+        created_at: now,
+        last_used_at: None,
+    };
+    store.create_oauth_client(&client).await.unwrap();
+    let code = svc_core::oauth::OAuthCode {
+        code_hash: format!("{:0>64}", new_id()),
+        client_id: client.client_id.clone(),
+        redirect_uri: client.redirect_uris[0].clone(),
+        code_challenge: "c".repeat(43),
+        resource: None,
+        user_id: "ann".into(),
+        org_id: project.org_id.clone(),
+        project_id: Some(project.id.clone()),
+        scopes: vec!["feedback:read".into()],
+        created_at: now,
+        expires_at: now + svc_core::oauth::CODE_LIFETIME_MS,
+        used_at: None,
+    };
+    store.create_oauth_code(&code).await.unwrap();
+    let oauth_key = ApiKey {
+        id: new_id(),
+        name: "OAuth: Agent".into(),
+        key_hash: format!("{:0>64}", new_id()),
+        origin: KeyOrigin::Oauth,
+        ..key.clone()
+    };
+    let grant = svc_core::oauth::OAuthGrant {
+        key_id: oauth_key.id.clone(),
+        client_id: client.client_id.clone(),
+        client_name: "Agent".into(),
+        redirect_host: "127.0.0.1:9".into(),
+        user_id: "ann".into(),
+        org_id: project.org_id.clone(),
+        project_id: Some(project.id.clone()),
+        created_at: now,
+    };
+    store.create_oauth_key(&oauth_key, &grant).await.unwrap();
     let event = svc_core::audit::AuditEvent {
         id: new_id(),
         org_id: project.org_id.clone(),
@@ -165,7 +208,7 @@ pub(crate) async fn fill_project(store: &dyn Store, project: &Project) -> Vec<St
 
 /// The tables [`fill_project`] (plus a widget sighting the test adds) puts rows of the project in,
 /// found by a `project_id` or `report_id` column.
-pub(crate) const FILLED_TABLES: [&str; 15] = [
+pub(crate) const FILLED_TABLES: [&str; 17] = [
     "channels",
     "reports",
     "status_changes",
@@ -181,6 +224,8 @@ pub(crate) const FILLED_TABLES: [&str; 15] = [
     "widget_sightings",
     "audit_events",
     "report_search",
+    "oauth_codes",
+    "oauth_grants",
 ];
 
 /// Deletes one of two filled projects and checks, with the backend's own `counts` (rows naming a

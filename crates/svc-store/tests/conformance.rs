@@ -1902,3 +1902,133 @@ conformance! {
         assert!(store.get_key(&bound.id).await.unwrap().unwrap().revoked_at.is_none());
     }
 }
+
+// OAuth: registered clients, authorization codes and the grants behind OAuth keys.
+
+fn oauth_client(created_at: i64) -> svc_core::oauth::OAuthClient {
+    svc_core::oauth::OAuthClient {
+        client_id: svc_core::oauth::new_client_id(),
+        client_name: "Claude <b>Code</b>".into(),
+        redirect_uris: vec!["http://127.0.0.1:9999/callback".into(), "cursor://anysphere.cursor-mcp/cb".into()],
+        created_at,
+        last_used_at: None,
+    }
+}
+
+fn oauth_code(client_id: &str, project: &Project, expires_at: i64) -> svc_core::oauth::OAuthCode {
+    svc_core::oauth::OAuthCode {
+        code_hash: format!("{:0>64}", new_id()),
+        client_id: client_id.into(),
+        redirect_uri: "http://127.0.0.1:9999/callback".into(),
+        code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM".into(),
+        resource: Some("https://svc.example/mcp".into()),
+        user_id: new_id(),
+        org_id: project.org_id.clone(),
+        project_id: Some(project.id.clone()),
+        scopes: vec!["feedback:read".into()],
+        created_at: expires_at - svc_core::oauth::CODE_LIFETIME_MS,
+        expires_at,
+        used_at: None,
+    }
+}
+
+fn oauth_grant(key: &ApiKey, client_id: &str, user_id: &str, created_at: i64) -> svc_core::oauth::OAuthGrant {
+    svc_core::oauth::OAuthGrant {
+        key_id: key.id.clone(),
+        client_id: client_id.into(),
+        client_name: "Claude".into(),
+        redirect_host: "127.0.0.1:9999".into(),
+        user_id: user_id.into(),
+        org_id: key.org_id.clone(),
+        project_id: key.project_id.clone(),
+        created_at,
+    }
+}
+
+conformance! {
+    async fn oauth_codes_are_taken_once_and_only_before_they_expire(store: DynStore) {
+        let project = project(&store).await;
+        let now = now_ms();
+        let client = oauth_client(now);
+        store.create_oauth_client(&client).await.unwrap();
+        assert_eq!(store.get_oauth_client(&client.client_id).await.unwrap(), Some(client.clone()));
+        assert_eq!(store.get_oauth_client("mcp_unknown").await.unwrap(), None);
+        assert!(matches!(store.create_oauth_client(&client).await, Err(StoreError::Conflict(_))));
+
+        let code = oauth_code(&client.client_id, &project, now + 60_000);
+        store.create_oauth_code(&code).await.unwrap();
+        let taken = store.take_oauth_code(&code.code_hash, now).await.unwrap().expect("the first exchange wins");
+        assert_eq!(taken, svc_core::oauth::OAuthCode { used_at: Some(now), ..code.clone() });
+        assert_eq!(store.take_oauth_code(&code.code_hash, now + 1).await.unwrap(), None, "used once");
+
+        let late = oauth_code(&client.client_id, &project, now + 60_000);
+        store.create_oauth_code(&late).await.unwrap();
+        assert_eq!(store.take_oauth_code(&late.code_hash, now + 60_000).await.unwrap(), None, "expired");
+        assert_eq!(store.take_oauth_code(&"f".repeat(64), now).await.unwrap(), None, "unknown");
+    }
+
+    async fn oauth_keys_carry_their_grant_and_only_their_person_disconnects_them(store: DynStore) {
+        let project = project(&store).await;
+        let now = now_ms();
+        let client = oauth_client(now - 1000);
+        store.create_oauth_client(&client).await.unwrap();
+        let (ann, bob) = (new_id(), new_id());
+        let project_key = ApiKey { origin: KeyOrigin::Oauth, expires_at: None, created_at: now, ..api_key(&project.org_id, Some(&project.id), "OAuth: Claude") };
+        let org_key = ApiKey { origin: KeyOrigin::Oauth, expires_at: None, created_at: now + 1, ..api_key(&project.org_id, None, "OAuth: Claude") };
+        let plain = api_key(&project.org_id, Some(&project.id), "CI");
+        store.create_key(&plain).await.unwrap();
+        let first = oauth_grant(&project_key, &client.client_id, &ann, now);
+        let second = oauth_grant(&org_key, &client.client_id, &ann, now + 1);
+        store.create_oauth_key(&project_key, &first).await.unwrap();
+        store.create_oauth_key(&org_key, &second).await.unwrap();
+
+        assert_eq!(store.find_key_by_hash(&project_key.key_hash).await.unwrap(), Some(project_key.clone()));
+        assert_eq!(store.get_oauth_client(&client.client_id).await.unwrap().unwrap().last_used_at, Some(now + 1));
+        let mut grants = store
+            .oauth_grants_of(&[project_key.id.clone(), org_key.id.clone(), plain.id.clone()])
+            .await
+            .unwrap();
+        grants.sort_by(|a, b| a.created_at.cmp(&b.created_at));
+        assert_eq!(grants, vec![first.clone(), second.clone()], "a key minted otherwise has no grant");
+        assert_eq!(store.oauth_grants_of(&[]).await.unwrap(), vec![]);
+
+        let listed = store.list_user_oauth_keys(&ann).await.unwrap();
+        assert_eq!(listed, vec![(org_key.clone(), second.clone()), (project_key.clone(), first.clone())], "newest first");
+        assert_eq!(store.list_user_oauth_keys(&bob).await.unwrap(), vec![]);
+
+        assert_eq!(store.revoke_user_oauth_key(&bob, &project_key.id, now).await.unwrap(), None, "someone else's");
+        assert_eq!(store.revoke_user_oauth_key(&ann, &plain.id, now).await.unwrap(), None, "not an OAuth key");
+        assert_eq!(store.revoke_user_oauth_key(&ann, &project_key.id, now + 5).await.unwrap(), Some(now + 5));
+        assert_eq!(store.revoke_user_oauth_key(&ann, &project_key.id, now + 6).await.unwrap(), None, "revoked once");
+        assert_eq!(store.get_key(&project_key.id).await.unwrap().unwrap().revoked_at, Some(now + 5));
+        assert_eq!(store.get_key(&org_key.id).await.unwrap().unwrap().revoked_at, None);
+    }
+
+    async fn unused_registrations_and_expired_codes_are_cleaned_up(store: DynStore) {
+        let project = project(&store).await;
+        let now = now_ms();
+        let day = svc_core::oauth::UNUSED_CLIENT_LIFETIME_MS;
+        let stale = oauth_client(now - day - 1);
+        let fresh = oauth_client(now - 1000);
+        let used = oauth_client(now - day - 1);
+        for client in [&stale, &fresh, &used] {
+            store.create_oauth_client(client).await.unwrap();
+        }
+        let key = ApiKey { origin: KeyOrigin::Oauth, ..api_key(&project.org_id, Some(&project.id), "OAuth: used") };
+        store.create_oauth_key(&key, &oauth_grant(&key, &used.client_id, &new_id(), now - day)).await.unwrap();
+        let stale_code = oauth_code(&stale.client_id, &project, now + 60_000);
+        let expired_code = oauth_code(&fresh.client_id, &project, now - 1);
+        let live_code = oauth_code(&fresh.client_id, &project, now + 60_000);
+        for code in [&stale_code, &expired_code, &live_code] {
+            store.create_oauth_code(code).await.unwrap();
+        }
+
+        assert_eq!(store.delete_stale_oauth_rows(now, now - day).await.unwrap(), 3, "two codes and one client");
+        assert_eq!(store.get_oauth_client(&stale.client_id).await.unwrap(), None);
+        assert!(store.get_oauth_client(&fresh.client_id).await.unwrap().is_some(), "younger than a day");
+        assert!(store.get_oauth_client(&used.client_id).await.unwrap().is_some(), "completed an exchange");
+        assert!(store.take_oauth_code(&live_code.code_hash, now).await.unwrap().is_some());
+        assert_eq!(store.take_oauth_code(&stale_code.code_hash, now).await.unwrap(), None);
+        assert_eq!(store.delete_stale_oauth_rows(now, now - day).await.unwrap(), 0);
+    }
+}

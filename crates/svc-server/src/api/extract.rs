@@ -92,8 +92,8 @@ pub mod field {
     }
 }
 
-/// The caller of a REST route: a project-bound principal. Org-wide keys work on the tool endpoint
-/// only.
+/// The caller of a REST route: a project-bound principal. Org-wide keys and keys made by OAuth
+/// work on the tool endpoint only.
 pub struct ApiCaller(pub Principal);
 
 impl FromRequestParts<AppState> for ApiCaller {
@@ -104,6 +104,12 @@ impl FromRequestParts<AppState> for ApiCaller {
         if principal.bound_project().is_none() {
             return Err(ApiError::forbidden(
                 "this is an org-wide key: it works on the tool endpoint (/mcp) only; the REST API needs a project key",
+            ));
+        }
+        // OAuth tokens are for the tool endpoint (the resource they were issued for), not the REST API.
+        if principal.key().is_some_and(|key| key.origin == svc_core::model::KeyOrigin::Oauth) {
+            return Err(ApiError::forbidden(
+                "this key was made by an OAuth connection: it works on the tool endpoint (/mcp) only; the REST API needs a key minted in the dashboard or with the API",
             ));
         }
         Ok(ApiCaller(principal))

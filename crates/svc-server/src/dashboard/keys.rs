@@ -73,6 +73,39 @@ pub(super) struct KeyRow {
     pub(super) revoked: Option<When>,
     /// Where its Revoke form posts.
     pub(super) revoke_action: String,
+    /// For a key an OAuth connection made: the client, where it redirects, who connected it, when.
+    pub(super) oauth: Option<OAuthFacts>,
+}
+
+/// What an OAuth key was made for, as the key tables show it.
+pub(super) struct OAuthFacts {
+    pub(super) client_name: String,
+    pub(super) redirect_host: String,
+    pub(super) connected_by: String,
+    pub(super) connected: When,
+}
+
+/// Rows for `keys`, each OAuth key with its facts; `revoke_action` gives each row's Revoke path.
+pub(super) async fn rows(
+    state: &AppState,
+    keys: Vec<ApiKey>,
+    now: i64,
+    revoke_action: impl Fn(&ApiKey) -> String,
+) -> PageResult<Vec<KeyRow>> {
+    let mut grants = crate::service::oauth::grants_of(&*state.store, &keys).await?;
+    Ok(keys
+        .into_iter()
+        .map(|key| {
+            let facts = grants.remove(&key.id).map(|grant| OAuthFacts {
+                client_name: grant.client_name,
+                redirect_host: grant.redirect_host,
+                connected_by: grant.connected_by.unwrap_or_else(|| "a person no longer here".into()),
+                connected: When::at(grant.connected_at, now),
+            });
+            let action = revoke_action(&key);
+            KeyRow { oauth: facts, ..KeyRow::of(key, now, action) }
+        })
+        .collect())
 }
 
 impl KeyRow {
@@ -98,6 +131,7 @@ impl KeyRow {
             state,
             revoked: key.revoked_at.map(|at| When::at(at, now)),
             revoke_action,
+            oauth: None,
         }
     }
 }
@@ -156,14 +190,9 @@ async fn page(
 ) -> PageResult<KeysPage> {
     let now = time::now_ms();
     let can_mint = opened.principal.require(scope::APIKEY_WRITE, Some(&opened.project)).is_ok();
-    let keys = keys::list(&*state.store, &opened.project)
-        .await?
-        .into_iter()
-        .map(|key| {
-            let revoke = format!("/projects/{}/keys/{}/revoke", opened.project.id, key.id);
-            KeyRow::of(key, now, revoke)
-        })
-        .collect();
+    let listed = keys::list(&*state.store, &opened.project).await?;
+    let project_id = opened.project.id.clone();
+    let keys = rows(state, listed, now, |key| format!("/projects/{project_id}/keys/{}/revoke", key.id)).await?;
     Ok(KeysPage {
         assets: assets::get(),
         section: "projects",

@@ -148,14 +148,9 @@ async fn members_page(
                 None
             }
         };
-        let keys = keys::list_org_wide(store, &org_id)
-            .await?
-            .into_iter()
-            .map(|key| {
-                let revoke = format!("/members/{org_id}/keys/{}/revoke", key.id);
-                KeyRow::of(key, now, revoke)
-            })
-            .collect();
+        let listed = keys::list_org_wide(store, &org_id).await?;
+        let keys =
+            super::keys::rows(state, listed, now, |key| format!("/members/{org_id}/keys/{}/revoke", key.id)).await?;
         orgs.push(OrgSection { id: org_id, name, is_owner, members, invites, log, invited, keys });
     }
     Ok(MembersPage {

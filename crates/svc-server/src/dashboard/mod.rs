@@ -6,9 +6,11 @@
 //! Every response carries a strict Content Security Policy (no inline script or style, no eval);
 //! reporter content is text wherever it is shown.
 
+mod account;
 mod assets;
 mod auth;
 mod channels;
+mod consent;
 mod error;
 mod events;
 mod export;
@@ -92,6 +94,9 @@ pub fn router() -> Router<AppState> {
         .route("/members/{org}/{user}/role", post(members::change_role))
         .route("/members/{org}/{user}/remove", post(members::remove))
         .route("/invite", get(members::invitation).post(members::accept))
+        .route("/account", get(account::page))
+        .route("/account/agents/{key}/disconnect", post(account::disconnect))
+        .route("/authorize", get(consent::page).post(consent::decide))
         .route("/rooms", get(rooms::page))
         .route("/rooms/{project}/{artifact}", post(rooms::update))
         .route("/sign-in", get(auth::sign_in_form).post(auth::sign_in))
@@ -109,7 +114,9 @@ pub fn router() -> Router<AppState> {
 async fn security_headers(request: Request, next: Next) -> Response {
     let mut response = next.run(request).await;
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CONTENT_SECURITY_POLICY));
+    // A page may set a narrower variant of its own (the OAuth consent page lets its form lead on
+    // to the application's redirect URI).
+    headers.entry(header::CONTENT_SECURITY_POLICY).or_insert(HeaderValue::from_static(CONTENT_SECURITY_POLICY));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));

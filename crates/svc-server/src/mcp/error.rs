@@ -1,5 +1,6 @@
 //! The tool endpoint's errors at the HTTP level, each a JSON-RPC error object with its status:
-//! authentication (401 with `WWW-Authenticate`), rate limit (429 with `Retry-After`), a body that
+//! authentication (401 with `WWW-Authenticate` naming the OAuth discovery document, see
+//! [`McpError::respond`]), rate limit (429 with `Retry-After`), a body that
 //! cannot be read or parsed, and internal failures (500 naming the request id). Errors inside a
 //! call (an unknown method, a bad argument) are answers, built in `jsonrpc` and `tools`.
 
@@ -86,6 +87,21 @@ pub fn internal_response(request_id: &str) -> Response {
     let mut response = (StatusCode::INTERNAL_SERVER_ERROR, Json(internal_body(request_id))).into_response();
     response.extensions_mut().insert(InternalErrorMarker(internal_response));
     response
+}
+
+impl McpError {
+    /// The response, where a 401 names the protected-resource metadata (RFC 9728) so an OAuth
+    /// client can discover how to connect: `WWW-Authenticate: Bearer resource_metadata="<url>"`.
+    pub fn respond(self, resource_metadata_url: &str) -> Response {
+        let unauthenticated = matches!(self, McpError::Unauthenticated(_));
+        let mut response = self.into_response();
+        if unauthenticated
+            && let Ok(challenge) = HeaderValue::from_str(&format!("Bearer resource_metadata=\"{resource_metadata_url}\""))
+        {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
+        }
+        response
+    }
 }
 
 impl IntoResponse for McpError {

@@ -51,7 +51,10 @@ fn reply(status: StatusCode, body: Value) -> Response {
 async fn handle(State(state): State<AppState>, parts: Parts, body: Body) -> Response {
     match answer(&state, parts, body).await {
         Ok(response) => response,
-        Err(error) => error.into_response(),
+        Err(error) => {
+            let resource_metadata = crate::service::oauth::Endpoints::new(&state.config.public_url).resource_metadata_url();
+            error.respond(&resource_metadata)
+        }
     }
 }
 

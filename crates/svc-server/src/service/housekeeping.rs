@@ -3,7 +3,8 @@
 use svc_blob::BlobStore;
 use svc_store::Store;
 
-/// Deletes expired hints, idempotency keys, dashboard sessions and one-time links, unbound blobs
+/// Deletes expired hints, idempotency keys, dashboard sessions and one-time links, expired OAuth
+/// codes and OAuth registrations never used within a day, unbound blobs
 /// older than a day, and reports older than their project's retention period (with their blobs);
 /// deletes blob objects still queued for deletion. Each part runs whatever the others do; failures
 /// are logged.
@@ -16,6 +17,11 @@ pub async fn run_once(store: &dyn Store, blobs: &BlobStore, now: i64) {
     }
     if let Err(error) = store.delete_expired_accounts_rows(now).await {
         tracing::warn!(%error, "session and link clean-up failed");
+    }
+    match super::oauth::clean_up(store, now).await {
+        Ok(0) => {}
+        Ok(count) => tracing::info!(count, "deleted expired OAuth codes and unused OAuth registrations"),
+        Err(error) => tracing::warn!(%error, "OAuth clean-up failed"),
     }
     match super::blobs::delete_stale_unbound(store, blobs, now).await {
         Ok(0) => {}

@@ -27,6 +27,15 @@ pub struct MintRequest {
 
 /// Mints a key and returns it with its plaintext, which is never stored.
 pub async fn mint(store: &dyn Store, request: MintRequest) -> ServiceResult<(ApiKey, Secret)> {
+    let (key, secret, by) = prepare(request)?;
+    store.create_key(&key).await?;
+    announce_minted(store, &key, &by).await;
+    Ok((key, secret))
+}
+
+/// The key a mint request makes, checked and not yet stored, with its plaintext and who mints it
+/// ([`mint`] stores it; OAuth stores it with its grant).
+pub(crate) fn prepare(request: MintRequest) -> ServiceResult<(ApiKey, Secret, Author)> {
     // Every mint is held to the administrator's rules; the API's narrower ones come with its `NewKey`.
     let MintRequest { org_id, project_id, name, scopes, ttl_secs, origin, by } = request;
     let NewKey { name, scopes, ttl_secs } = NewKey::by_admin(name, scopes, ttl_secs)?;
@@ -47,7 +56,12 @@ pub async fn mint(store: &dyn Store, request: MintRequest) -> ServiceResult<(Api
         agent_owner: None,
         created_at: now,
     };
-    store.create_key(&key).await?;
+    Ok((key, Secret::new(plaintext), by))
+}
+
+/// Records a stored key's minting in the audit log (the project's, or the organization's for an
+/// org-wide key).
+pub(crate) async fn announce_minted(store: &dyn Store, key: &ApiKey, by: &Author) {
     let detail = serde_json::json!({
         "keyId": key.id,
         "name": key.name,
@@ -56,10 +70,9 @@ pub async fn mint(store: &dyn Store, request: MintRequest) -> ServiceResult<(Api
         "expiresAt": key.expires_at,
     });
     match &key.project_id {
-        Some(project_id) => audit::record_for_report(store, project_id, &by, action::KEY_MINTED, detail).await,
-        None => audit::record_for_org(store, &key.org_id, &by, action::KEY_MINTED, detail).await,
+        Some(project_id) => audit::record_for_report(store, project_id, by, action::KEY_MINTED, detail).await,
+        None => audit::record_for_org(store, &key.org_id, by, action::KEY_MINTED, detail).await,
     }
-    Ok((key, Secret::new(plaintext)))
 }
 
 /// Mints a project key through the API (the plaintext is returned this once).

@@ -435,7 +435,11 @@ async fn a_100_mb_body_without_a_valid_key_is_401_before_the_body_is_read() {
     for authorization in [None, Some(unknown.as_str())] {
         let response = post_100_mb_head(&app, authorization).await;
         assert_eq!(response.status, 401, "{authorization:?}: {:?}", String::from_utf8_lossy(&response.body));
-        assert_eq!(response.header("www-authenticate"), Some("Bearer"));
+        assert_eq!(
+            response.header("www-authenticate"),
+            Some(r#"Bearer resource_metadata="http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp""#),
+            "the 401 names where OAuth clients discover how to connect"
+        );
         assert!(response.header("content-type").is_some_and(|t| t.starts_with("application/json")));
         let body = response.json();
         expect_error_value(&body, &Value::Null, -32001);

@@ -43,6 +43,8 @@ mod deletion;
 mod deletion_index;
 #[path = "../shared/members.rs"]
 mod members;
+#[path = "../shared/oauth.rs"]
+mod oauth;
 #[allow(clippy::duplicate_mod)]
 #[path = "../shared/queries.rs"]
 mod queries;

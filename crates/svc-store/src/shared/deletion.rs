@@ -148,13 +148,16 @@ async fn delete_reports_in(
 }
 
 /// The project's own rows, once its reports and blobs are gone: every table that names a project.
-const PROJECT_ROWS: [&str; 9] = [
+const PROJECT_ROWS: [&str; 11] = [
     "DELETE FROM report_labels WHERE project_id = $1",
     "DELETE FROM idempotency_keys WHERE project_id = $1",
     "DELETE FROM hints WHERE project_id = $1",
     "DELETE FROM flags WHERE project_id = $1",
     "DELETE FROM channels WHERE project_id = $1",
     "DELETE FROM rooms WHERE project_id = $1",
+    "DELETE FROM oauth_codes WHERE project_id = $1",
+    // Before the keys they name.
+    "DELETE FROM oauth_grants WHERE project_id = $1",
     "DELETE FROM api_keys WHERE project_id = $1",
     "DELETE FROM widget_sightings WHERE project_id = $1",
     "DELETE FROM audit_events WHERE project_id = $1",
