@@ -5,7 +5,9 @@
 # Builds the debug binary, starts `svc serve` on a fresh data folder on a loopback port, reads the
 # bootstrap block it prints, mints keys through the REST API (read+write, read-only), seeds reports
 # through the ingest API (one with a screenshot, one in a second project), mints an org-wide key
-# with the CLI, runs both SDK tests, and stops the server on exit.
+# with the CLI, creates a dashboard user (an owner) with the CLI, runs both SDK tests with keys
+# (test_sdk.py, sdk.test.mjs) and with OAuth, the user consenting headlessly (test_oauth.py,
+# oauth.test.mjs), and stops the server on exit.
 #
 # Usage: e2e/mcp/run.sh [python|node]...   (default: both)
 # Exit status: 0 when every selected test ran and passed, 1 when a test failed or the server did
@@ -120,9 +122,17 @@ KEY_ORG=$("$SVC" token org --org Default --scopes feedback:read,feedback:write -
   --data-dir "$SVC_DATA_DIR" | json_field key)
 [ -n "$FOREIGN_REPORT_ID" ] && [ -n "$KEY_ORG" ] || { echo "could not set up the second project or the org key"; exit 1; }
 
+# A dashboard user who owns the organization: the person who consents in the OAuth tests.
+USER_EMAIL=oauth-e2e@example.com
+USER_PASSWORD=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')
+ORG_ID=$(echo "$USER_PASSWORD" | "$SVC" user create --email "$USER_EMAIL" --password-stdin --role owner --json \
+  --data-dir "$SVC_DATA_DIR" | json_field orgId)
+[ -n "$ORG_ID" ] || { echo "could not create the test user"; exit 1; }
+
 export SVC_BASE_URL=$BASE SVC_MCP_URL=$BASE/mcp SVC_PROJECT_ID=$PROJECT_ID SVC_KEY_RW=$KEY_RW SVC_KEY_RO=$KEY_RO \
   SVC_KEY_ORG=$KEY_ORG SVC_REPORT_ID=$REPORT_ID SVC_FOREIGN_REPORT_ID=$FOREIGN_REPORT_ID \
-  SVC_OTHER_PROJECT_ID=$OTHER_PROJECT_ID
+  SVC_OTHER_PROJECT_ID=$OTHER_PROJECT_ID SVC_ORG_ID=$ORG_ID SVC_SETUP_TOKEN=$SETUP_TOKEN \
+  SVC_USER_EMAIL=$USER_EMAIL SVC_USER_PASSWORD=$USER_PASSWORD
 
 # --- The SDK tests -----------------------------------------------------------------------------
 failed=0
@@ -130,11 +140,17 @@ if $run_python; then
   echo
   echo "== MCP SDK test (Python mcp $("$ROOT/target/mcp-venv/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))'))"
   "$ROOT/target/mcp-venv/bin/python" "$E2E/test_sdk.py" || failed=1
+  echo
+  echo "== MCP OAuth test (Python mcp OAuthClientProvider, and the protocol's refusals over raw HTTP)"
+  "$ROOT/target/mcp-venv/bin/python" "$E2E/test_oauth.py" || failed=1
 fi
 if $run_node; then
   echo
   echo "== MCP SDK test (TypeScript @modelcontextprotocol/sdk $(cd "$E2E" && node -p 'require("./node_modules/@modelcontextprotocol/sdk/package.json").version'))"
   (cd "$E2E" && node --test --test-reporter=spec sdk.test.mjs) || failed=1
+  echo
+  echo "== MCP OAuth test (TypeScript SDK authProvider)"
+  (cd "$E2E" && node --test --test-reporter=spec oauth.test.mjs) || failed=1
 fi
 if [ "$failed" != 0 ]; then
   echo "MCP SDK tests failed; the server's log:"
