@@ -25,6 +25,9 @@ pub struct ServerConfig {
     pub trusted_proxies: Vec<IpNet>,
     /// Blob sizes and report limits.
     pub limits: Limits,
+    /// Origins of browser pages allowed to call the tool endpoint besides the service's own and
+    /// loopback pages (`SVC_MCP_ALLOWED_ORIGINS`, comma-separated; `*` allows every origin).
+    pub mcp_allowed_origins: Vec<String>,
 }
 
 impl Default for ServerConfig {
@@ -39,11 +42,36 @@ impl Default for ServerConfig {
             guaranteed_reports_per_address: 5,
             trusted_proxies: vec![],
             limits: Limits::default(),
+            mcp_allowed_origins: vec![],
         }
     }
 }
 
 impl ServerConfig {
+    /// Whether a browser page of `origin` may call the tool endpoint: the service's own origin,
+    /// a loopback page (a local tool; a DNS-rebinding page has its own, non-loopback origin), or
+    /// one listed in `SVC_MCP_ALLOWED_ORIGINS`. Requests without `Origin` (every CLI and server-side
+    /// client) never get here.
+    pub fn mcp_origin_allowed(&self, origin: &str) -> bool {
+        let origin = origin.trim_end_matches('/');
+        let own = url::Url::parse(&self.public_url).map(|url| url.origin().ascii_serialization()).ok();
+        if own.as_deref() == Some(origin) {
+            return true;
+        }
+        if self.mcp_allowed_origins.iter().any(|allowed| allowed == "*" || allowed.trim_end_matches('/') == origin) {
+            return true;
+        }
+        match url::Url::parse(origin) {
+            Ok(url) if matches!(url.scheme(), "http" | "https") => match url.host() {
+                Some(url::Host::Domain(host)) => host.eq_ignore_ascii_case("localhost"),
+                Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+                Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+                None => false,
+            },
+            _ => false,
+        }
+    }
+
     pub fn is_trusted_proxy(&self, ip: IpAddr) -> bool {
         self.trusted_proxies.iter().any(|net| net.contains(&ip))
     }

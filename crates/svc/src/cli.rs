@@ -91,6 +91,10 @@ pub struct ServeArgs {
     /// Proxies (comma-separated CIDRs) whose X-Forwarded-For names the client.
     #[arg(long, env = "SVC_TRUSTED_PROXIES", default_value = "")]
     pub trusted_proxies: String,
+    /// Origins of browser pages (comma-separated, `*` for all) that may call the tool endpoint
+    /// besides the service's own and loopback pages.
+    #[arg(long, env = "SVC_MCP_ALLOWED_ORIGINS", default_value = "")]
+    pub mcp_allowed_origins: String,
     /// Largest file attachment in bytes (at most 104857600).
     #[arg(long, env = "SVC_FILE_MAX_BYTES", default_value_t = 5 * 1024 * 1024)]
     pub file_max_bytes: u64,

@@ -56,6 +56,13 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
         ip_blobs_per_minute: args.ingest_blobs_per_address,
         project_reports_per_minute: args.ingest_reports_per_project,
         guaranteed_reports_per_address: args.ingest_reports_guaranteed_per_address,
+        mcp_allowed_origins: args
+            .mcp_allowed_origins
+            .split(',')
+            .map(str::trim)
+            .filter(|origin| !origin.is_empty())
+            .map(str::to_string)
+            .collect(),
         ..ServerConfig::default()
     };
     config.limits.file_max_bytes = args.file_max_bytes;

@@ -23,6 +23,8 @@ pub enum McpError {
     TooLarge,
     /// The body could not be read, or is not JSON.
     Parse(&'static str),
+    /// A browser page of an origin that may not call the endpoint (HTTP 403; DNS-rebinding defence).
+    ForeignOrigin,
     /// A scope the call needs (HTTP 403), answered with the call's id.
     Forbidden {
         id: Value,
@@ -65,6 +67,14 @@ impl McpError {
                 error(Value::Null, jsonrpc::INVALID_REQUEST, "request too large: the body is limited to 1 MB"),
             ),
             McpError::Parse(message) => (StatusCode::BAD_REQUEST, error(Value::Null, jsonrpc::PARSE_ERROR, message)),
+            McpError::ForeignOrigin => (
+                StatusCode::FORBIDDEN,
+                error(
+                    Value::Null,
+                    jsonrpc::FORBIDDEN,
+                    "forbidden: pages of this origin may not call the tool endpoint (see SVC_MCP_ALLOWED_ORIGINS)",
+                ),
+            ),
             McpError::Forbidden { id, needed } => {
                 (StatusCode::FORBIDDEN, error(id, jsonrpc::FORBIDDEN, &format!("forbidden: this key lacks {needed}")))
             }

@@ -61,6 +61,13 @@ async fn handle(State(state): State<AppState>, parts: Parts, body: Body) -> Resp
 
 async fn answer(state: &AppState, parts: Parts, body: Body) -> Result<Response, McpError> {
     let principal = Principal::resolve(state, &parts.headers).await?;
+    // After the key (a missing key is always 401, so OAuth discovery starts): a browser page of
+    // another origin is refused, whatever key it carries.
+    if let Some(origin) = parts.headers.get(header::ORIGIN)
+        && !origin.to_str().is_ok_and(|origin| state.config.mcp_origin_allowed(origin))
+    {
+        return Err(McpError::ForeignOrigin);
+    }
     let body = read_limited(&parts.headers, body, BODY_LIMIT).await.map_err(|error| match error {
         BodyError::TooLarge => McpError::TooLarge,
         BodyError::Unreadable => McpError::Parse("parse error: the body could not be read"),

@@ -605,3 +605,50 @@ async fn over_the_rate_limit_the_endpoint_answers_429_with_retry_after() {
     let resp = post(&app, &other, req(json!(1), "ping", json!({}))).await;
     assert_eq!(resp.status.as_u16(), 200);
 }
+
+#[tokio::test]
+async fn a_browser_page_of_a_foreign_origin_is_refused_with_403_and_a_missing_key_is_still_401() {
+    let config = svc_server::ServerConfig {
+        public_url: "https://feedback.example.com".into(),
+        mcp_allowed_origins: vec!["https://inspector.example.org".into()],
+        ..no_rate_limits()
+    };
+    let app = TestApp::with_config(config).await;
+    let (_, key) = app.mint(&["feedback:read"]).await;
+    let base = serve(&app).await;
+    let client = reqwest::Client::new();
+    let ping = serde_json::to_vec(&req(json!(1), "ping", json!({}))).unwrap();
+    let post = |origin: Option<&'static str>, key: Option<String>| {
+        let mut request =
+            client.post(format!("{base}/mcp")).header("content-type", "application/json").body(ping.clone());
+        if let Some(origin) = origin {
+            request = request.header("origin", origin);
+        }
+        if let Some(key) = key {
+            request = request.bearer_auth(key);
+        }
+        request.send()
+    };
+
+    // A rebinding page: refused although its key is valid; the tool never runs.
+    let refused = post(Some("https://attacker.example"), Some(key.clone())).await.unwrap();
+    assert_eq!(refused.status().as_u16(), 403);
+    assert!(refused.headers().get("www-authenticate").is_none(), "no OAuth step-up for an origin refusal");
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["error"]["code"], json!(-32003));
+    // Without a key the answer is the OAuth challenge, whatever the origin.
+    let unauthenticated = post(Some("https://attacker.example"), None).await.unwrap();
+    assert_eq!(unauthenticated.status().as_u16(), 401);
+
+    // No Origin (CLIs, server-side clients), the service's own, a loopback page and a listed one pass.
+    for origin in [
+        None,
+        Some("https://feedback.example.com"),
+        Some("http://localhost:6274"),
+        Some("http://127.0.0.1:3000"),
+        Some("https://inspector.example.org"),
+    ] {
+        let resp = post(origin, Some(key.clone())).await.unwrap();
+        assert_eq!(resp.status().as_u16(), 200, "origin {origin:?}");
+    }
+}
