@@ -1902,3 +1902,7 @@ conformance! {
         assert!(store.get_key(&bound.id).await.unwrap().unwrap().revoked_at.is_none());
     }
 }
+
+// Mail: the outbox, settings and mail state.
+#[path = "conformance/mail.rs"]
+mod mail;
