@@ -25,6 +25,9 @@ pub struct ServerConfig {
     pub trusted_proxies: Vec<IpNet>,
     /// Blob sizes and report limits.
     pub limits: Limits,
+    /// SMTP and the sender address (`SVC_SMTP_URL`, `SVC_MAIL_FROM`); without SMTP, mail waits in
+    /// the outbox.
+    pub mail: crate::mailer::MailConfig,
 }
 
 impl Default for ServerConfig {
@@ -39,6 +42,7 @@ impl Default for ServerConfig {
             guaranteed_reports_per_address: 5,
             trusted_proxies: vec![],
             limits: Limits::default(),
+            mail: crate::mailer::MailConfig::default(),
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod comments;
 pub mod flags;
 pub mod housekeeping;
 pub mod keys;
+pub mod mail;
 pub mod projects;
 pub mod readiness;
 pub mod reports;
