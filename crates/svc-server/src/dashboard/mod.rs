@@ -6,6 +6,7 @@
 //! Every response carries a strict Content Security Policy (no inline script or style, no eval);
 //! reporter content is text wherever it is shown.
 
+mod account;
 mod assets;
 mod auth;
 mod channels;
@@ -18,10 +19,12 @@ mod inbox;
 mod install;
 mod keys;
 mod members;
+mod outbox;
 mod projects;
 mod rooms;
 mod session;
 mod settings;
+mod unsubscribe;
 mod view;
 mod widget_tab;
 
@@ -92,6 +95,10 @@ pub fn router() -> Router<AppState> {
         .route("/members/{org}/{user}/role", post(members::change_role))
         .route("/members/{org}/{user}/remove", post(members::remove))
         .route("/invite", get(members::invitation).post(members::accept))
+        .route("/outbox", get(outbox::page))
+        .route("/account", get(account::page))
+        .route("/account/notifications", post(account::save_notifications))
+        .route("/unsubscribe", get(unsubscribe::confirm).post(unsubscribe::apply))
         .route("/rooms", get(rooms::page))
         .route("/rooms/{project}/{artifact}", post(rooms::update))
         .route("/sign-in", get(auth::sign_in_form).post(auth::sign_in))
