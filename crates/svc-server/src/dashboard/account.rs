@@ -105,8 +105,8 @@ fn choices(form: &NotificationsForm) -> PageResult<Vec<Choice>> {
     let mut choices = Vec::new();
     for (name, value) in &form.fields {
         let Some(project_id) = name.strip_prefix("reports.") else { continue };
-        let new_reports =
-            NewReports::parse(value).map_err(|_| PageError::BadRequest("Choose off, at once or daily digest.".into()))?;
+        let new_reports = NewReports::parse(value)
+            .map_err(|_| PageError::BadRequest("Choose off, at once or daily digest.".into()))?;
         let replies = match form.fields.get(&format!("replies.{project_id}")).map(String::as_str) {
             Some("on") => true,
             Some("off") => false,

@@ -69,13 +69,8 @@ pub async fn page(
 ) -> PageResult<Response> {
     let store = &*state.store;
     let now = time::now_ms();
-    let owned: Vec<&str> = person
-        .signed_in
-        .memberships
-        .iter()
-        .filter(|m| m.role == Role::Owner)
-        .map(|m| m.org_id.as_str())
-        .collect();
+    let owned: Vec<&str> =
+        person.signed_in.memberships.iter().filter(|m| m.role == Role::Owner).map(|m| m.org_id.as_str()).collect();
     let mut org_names = Vec::new();
     for org_id in &owned {
         let name = projects::find_organization(store, org_id).await?.map(|org| org.name).unwrap_or_default();
