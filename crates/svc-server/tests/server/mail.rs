@@ -25,13 +25,25 @@ use super::common::*;
 // ---------------------------------------------------------------------------------------------
 // The SMTP server.
 
-/// The venv `scripts/test` installs aiosmtpd into (`SVC_TEST_SMTP_PYTHON` names another Python).
+/// The Python of the venv `scripts/test` installs aiosmtpd into (`SVC_TEST_SMTP_PYTHON` names
+/// another), if it can import aiosmtpd.
 fn smtp_python() -> Option<PathBuf> {
-    if let Ok(python) = std::env::var("SVC_TEST_SMTP_PYTHON") {
-        return Some(PathBuf::from(python));
-    }
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mail-venv/bin/python");
-    venv.exists().then_some(venv)
+    static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let python = match std::env::var("SVC_TEST_SMTP_PYTHON") {
+                Ok(python) => PathBuf::from(python),
+                Err(_) => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mail-venv/bin/python"),
+            };
+            let imports = Command::new(&python)
+                .args(["-c", "import aiosmtpd"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|status| status.success());
+            imports.then_some(python)
+        })
+        .clone()
 }
 
 /// aiosmtpd on a loopback port (`tests/smtp/smtp_sink.py`): every accepted message is a JSON file
@@ -692,4 +704,32 @@ async fn forged_and_foreign_unsubscribe_links_are_refused() {
     app.store.remove_member(&app.project.org_id, &ann).await.unwrap();
     let page = app.get_page(&format!("/unsubscribe?token={token}"), None).await;
     assert_eq!(page.status, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_mail_each_new_report_once() {
+    let Some((first, second)) = TestApp::postgres_pair().await else { return };
+    let (ann, cookie) = person_in(&first, &first.project.org_id, "ann@example.com", Role::Member).await;
+    assert_eq!(choose(&first, &cookie, first.pid(), "instant", "off").await.status, 303);
+    let mut reports = Vec::new();
+    for i in 0..3 {
+        reports.push(first.file_report(text_report(&format!("Report {i} on a shared database"))).await);
+    }
+    // Both instances' mail tasks run the same round at once, then again.
+    let now = settled();
+    let (a, b) = tokio::join!(
+        mail::queue_instant(first.store.as_ref(), public_url(&first), now),
+        mail::queue_instant(second.store.as_ref(), public_url(&second), now),
+    );
+    let (c, d) = tokio::join!(
+        mail::queue_instant(first.store.as_ref(), public_url(&first), now + 5_000),
+        mail::queue_instant(second.store.as_ref(), public_url(&second), now + 5_000),
+    );
+    assert_eq!(a.unwrap() + b.unwrap() + c.unwrap() + d.unwrap(), 3, "three reports, three mails in all");
+    let mails = outbox_of(&second).await;
+    let mut mailed: Vec<&str> = mails.iter().map(|m| m.dedupe_key.as_deref().unwrap()).collect();
+    mailed.sort();
+    let mut expected: Vec<String> = reports.iter().map(|id| format!("new-report:{id}:{ann}")).collect();
+    expected.sort();
+    assert_eq!(mailed, expected);
 }
