@@ -73,16 +73,9 @@ fn subscriber(row: &DbRow, project_id: Option<&str>) -> StoreResult<Subscriber> 
         Some(id) => id.to_string(),
         None => row.try_get("project_id")?,
     };
-    let mode: Option<String> = row.try_get("new_reports")?;
-    let preference = match mode {
-        Some(mode) => MailPreference {
-            user_id: user_id.clone(),
-            project_id: project_id.clone(),
-            new_reports: new_reports(&mode)?,
-            replies: row.try_get("replies")?,
-            reports_since: row.try_get("reports_since")?,
-            digest_through: row.try_get("digest_through")?,
-        },
+    let stored: Option<String> = row.try_get("new_reports")?;
+    let preference = match stored {
+        Some(_) => preference(row)?,
         None => MailPreference::default_for(&user_id, &project_id),
     };
     Ok(Subscriber { email: row.try_get("email")?, name: row.try_get("name")?, user_id, project_id, preference })
