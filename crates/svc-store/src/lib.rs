@@ -516,6 +516,8 @@ pub trait MailStore: Send + Sync {
         lease_until: i64,
         limit: u32,
     ) -> StoreResult<Vec<svc_core::mail::OutboxMail>>;
+    /// Whether any message is due at `now` (a read: a sender with nothing to do writes nothing).
+    async fn mail_due(&self, now: i64) -> StoreResult<bool>;
     async fn mail_sent(&self, id: &str, at: i64) -> StoreResult<()>;
     /// Records a failed attempt: try again at `retry_at`, or (`None`) give up at `at`.
     async fn mail_failed(&self, id: &str, error: &str, retry_at: Option<i64>, at: i64) -> StoreResult<()>;

@@ -165,7 +165,7 @@ pub fn backoff_ms(attempts: i64) -> i64 {
 /// `expires_at` is dropped. The mail task calls this; tests call it directly.
 pub async fn deliver_pending(store: &dyn Store, mailer: &Mailer, now: i64) -> ServiceResult<Delivery> {
     let mut done = Delivery::default();
-    if !mailer.delivers() {
+    if !mailer.delivers() || !store.mail_due(now).await? {
         return Ok(done);
     }
     // At most 20 rounds a call, so one call cannot run for ever while mail keeps coming.
@@ -210,9 +210,8 @@ pub async fn deliver_pending(store: &dyn Store, mailer: &Mailer, now: i64) -> Se
     Ok(done)
 }
 
-/// One round of the mail task: queue instant notifications and due digests, deliver, and delete
-/// finished messages older than [`KEEP_MS`]. Each part runs whatever the others do; failures are
-/// logged.
+/// One round of the mail task: queue instant notifications and due digests, then deliver. Each
+/// part runs whatever the others do; failures are logged. A round with nothing to do only reads.
 pub async fn run_once(store: &dyn Store, mailer: &Mailer, public_url: &str, now: i64) {
     if let Err(error) = queue_instant(store, public_url, now).await {
         tracing::warn!(%error, "queuing new-report mail failed");
@@ -227,17 +226,27 @@ pub async fn run_once(store: &dyn Store, mailer: &Mailer, public_url: &str, now:
         }
         Err(error) => tracing::warn!(%error, "mail delivery round failed"),
     }
-    if let Err(error) = store.delete_old_mail(now - KEEP_MS).await {
-        tracing::warn!(%error, "outbox clean-up failed");
-    }
+}
+
+/// Deletes sent and given-up messages older than [`KEEP_MS`]; how many went.
+pub async fn delete_old(store: &dyn Store, now: i64) -> ServiceResult<u64> {
+    Ok(store.delete_old_mail(now - KEEP_MS).await?)
 }
 
 /// Starts the mail task (`svc serve`): a round every few seconds, and at once when this process
-/// queues a message.
+/// queues a message; old mail is deleted once an hour.
 pub fn spawn(store: svc_store::DynStore, mailer: Mailer, public_url: String) {
     tokio::spawn(async move {
+        let mut cleaned_at = 0;
         loop {
-            run_once(&*store, &mailer, &public_url, time::now_ms()).await;
+            let now = time::now_ms();
+            run_once(&*store, &mailer, &public_url, now).await;
+            if now - cleaned_at >= 3600 * 1000 {
+                cleaned_at = now;
+                if let Err(error) = delete_old(&*store, now).await {
+                    tracing::warn!(%error, "outbox clean-up failed");
+                }
+            }
             tokio::select! {
                 _ = WAKE.notified() => {}
                 _ = tokio::time::sleep(TICK) => {}
@@ -286,7 +295,11 @@ impl Topic {
 /// The key unsubscribe links are signed with: made once, kept in the database (every instance
 /// signs with the same key).
 async fn signing_key(store: &dyn Store) -> ServiceResult<Vec<u8>> {
-    Ok(store.init_mail_state(UNSUBSCRIBE_KEY, &ids::new_random_secret(43)).await?.into_bytes())
+    let key = match store.mail_state(UNSUBSCRIBE_KEY).await? {
+        Some(key) => key,
+        None => store.init_mail_state(UNSUBSCRIBE_KEY, &ids::new_random_secret(43)).await?,
+    };
+    Ok(key.into_bytes())
 }
 
 fn signature(key: &[u8], user_id: &str, project_id: &str, topic: Topic) -> Vec<u8> {
@@ -421,7 +434,10 @@ pub async fn queue_instant(store: &dyn Store, public_url: &str, now: i64) -> Ser
     if subscribers.is_empty() {
         return Ok(0);
     }
-    let mark_text = store.init_mail_state(INSTANT_MARK, &(now - CATCH_UP_MS).to_string()).await?;
+    let mark_text = match store.mail_state(INSTANT_MARK).await? {
+        Some(mark) => mark,
+        None => store.init_mail_state(INSTANT_MARK, &(now - CATCH_UP_MS).to_string()).await?,
+    };
     let from = mark_text.parse::<i64>().unwrap_or(0).max(now - CATCH_UP_MS);
     let until = now - SETTLE_MS;
     if until <= from {

@@ -133,6 +133,16 @@ impl MailStore for ThisStore {
         Ok(claimed)
     }
 
+    async fn mail_due(&self, now: i64) -> StoreResult<bool> {
+        let row = sqlx::query(
+            "SELECT id FROM mail_outbox WHERE sent_at IS NULL AND given_up_at IS NULL AND next_attempt_at <= $1 LIMIT 1",
+        )
+        .bind(now)
+        .fetch_optional(self.read_pool())
+        .await?;
+        Ok(row.is_some())
+    }
+
     async fn mail_sent(&self, id: &str, at: i64) -> StoreResult<()> {
         sqlx::query("UPDATE mail_outbox SET sent_at = $2, last_error = NULL WHERE id = $1")
             .bind(id)

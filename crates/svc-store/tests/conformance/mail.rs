@@ -72,7 +72,10 @@ conformance! {
         for m in [&a, &b, &later] {
             store.queue_mail(m).await.unwrap();
         }
+        assert!(!store.mail_due(99).await.unwrap());
+        assert!(store.mail_due(100).await.unwrap());
         let claimed = store.claim_due_mail(1_000, 61_000, 10).await.unwrap();
+        assert!(!store.mail_due(4_999).await.unwrap(), "claimed ones are held; the later one is not due");
         let ids: Vec<&str> = claimed.iter().map(|m| m.id.as_str()).collect();
         assert_eq!(ids, [a.id.as_str(), b.id.as_str()], "due messages, oldest first; not the later one");
         assert!(claimed.iter().all(|m| m.attempts == 1 && m.next_attempt_at == 61_000));
