@@ -49,6 +49,7 @@ after(async () => {
 const pages = () => [
   '/projects',
   '/members',
+  '/outbox',
   '/account',
   ...TABS.map((tab) => `/projects/${svc.projectId}/${tab}`),
 ];

@@ -10,6 +10,7 @@ pub mod identity;
 pub mod ids;
 pub mod ingest;
 pub mod key;
+pub mod mail;
 pub mod markdown;
 pub mod media;
 pub mod model;

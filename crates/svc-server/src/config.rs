@@ -28,6 +28,9 @@ pub struct ServerConfig {
     /// Origins of browser pages allowed to call the tool endpoint besides the service's own and
     /// loopback pages (`SVC_MCP_ALLOWED_ORIGINS`, comma-separated; `*` allows every origin).
     pub mcp_allowed_origins: Vec<String>,
+    /// SMTP and the sender address (`SVC_SMTP_URL`, `SVC_MAIL_FROM`); without SMTP, mail waits in
+    /// the outbox.
+    pub mail: crate::mailer::MailConfig,
 }
 
 impl Default for ServerConfig {
@@ -43,6 +46,7 @@ impl Default for ServerConfig {
             trusted_proxies: vec![],
             limits: Limits::default(),
             mcp_allowed_origins: vec![],
+            mail: crate::mailer::MailConfig::default(),
         }
     }
 }

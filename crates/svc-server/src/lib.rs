@@ -12,6 +12,7 @@ pub mod error;
 pub mod health;
 pub mod http_server;
 pub mod ingest;
+pub mod mailer;
 pub mod mcp;
 pub mod metrics;
 pub mod oauth;

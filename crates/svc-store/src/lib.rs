@@ -526,6 +526,62 @@ pub trait OAuthStore: Send + Sync {
     async fn delete_stale_oauth_rows(&self, now: i64, unused_before: i64) -> StoreResult<u64>;
 }
 
+/// Mail (see `svc_core::mail` and docs/mail.md): the outbox messages wait in, each person's mail
+/// settings per project, and the service's own small mail state.
+#[async_trait]
+pub trait MailStore: Send + Sync {
+    /// Stores a message; `false` (nothing stored) when a message with its dedupe key is in the
+    /// outbox already.
+    async fn queue_mail(&self, mail: &svc_core::mail::OutboxMail) -> StoreResult<bool>;
+    /// Takes up to `limit` messages due at `now` (queued and `next_attempt_at <= now`), oldest
+    /// first: each counts one more attempt and is held until `lease_until`, so no other sender
+    /// takes it meanwhile.
+    async fn claim_due_mail(
+        &self,
+        now: i64,
+        lease_until: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<svc_core::mail::OutboxMail>>;
+    /// Whether any message is due at `now` (a read: a sender with nothing to do writes nothing).
+    async fn mail_due(&self, now: i64) -> StoreResult<bool>;
+    async fn mail_sent(&self, id: &str, at: i64) -> StoreResult<()>;
+    /// Records a failed attempt: try again at `retry_at`, or (`None`) give up at `at`.
+    async fn mail_failed(&self, id: &str, error: &str, retry_at: Option<i64>, at: i64) -> StoreResult<()>;
+    /// The messages of these organizations, newest first, older than the message `before`.
+    async fn list_outbox(
+        &self,
+        org_ids: &[String],
+        before: Option<&str>,
+        limit: u32,
+    ) -> StoreResult<Vec<svc_core::mail::OutboxMail>>;
+    async fn get_outbox_mail(&self, id: &str) -> StoreResult<Option<svc_core::mail::OutboxMail>>;
+    /// Deletes sent and given-up messages created before `created_before`; how many went.
+    async fn delete_old_mail(&self, created_before: i64) -> StoreResult<u64>;
+    /// The person's stored settings (projects without a row keep the defaults).
+    async fn mail_preferences(&self, user_id: &str) -> StoreResult<Vec<svc_core::mail::MailPreference>>;
+    /// Stores a person's settings for a project. `reports_since` (and the digest's mark) start
+    /// again only when `new_reports` changes.
+    async fn put_mail_preference(&self, preference: &svc_core::mail::MailPreference) -> StoreResult<()>;
+    /// Moves the end of what the person's last digest of the project covered (never back).
+    async fn set_digest_through(&self, user_id: &str, project_id: &str, through: i64) -> StoreResult<()>;
+    /// Everyone whose new-reports choice is `mode`, on any project, who is still a member of the
+    /// project's organization; by project.
+    async fn report_subscribers(
+        &self,
+        mode: svc_core::mail::NewReports,
+    ) -> StoreResult<Vec<svc_core::mail::Subscriber>>;
+    /// The members of the project's organization who get reporters' replies (the default).
+    async fn reply_subscribers(&self, project_id: &str) -> StoreResult<Vec<svc_core::mail::Subscriber>>;
+    /// How many of the project's reports have ids in `[from_id, until_id)` (see
+    /// `svc_core::mail::id_floor`).
+    async fn count_reports_between(&self, project_id: &str, from_id: &str, until_id: &str) -> StoreResult<i64>;
+    async fn mail_state(&self, name: &str) -> StoreResult<Option<String>>;
+    /// Stores `value` under `name` unless a value is there; returns the stored value.
+    async fn init_mail_state(&self, name: &str, value: &str) -> StoreResult<String>;
+    /// Replaces the value under `name` if it is still `old`; whether it did.
+    async fn swap_mail_state(&self, name: &str, old: &str, new: &str) -> StoreResult<bool>;
+}
+
 /// Every operation Svc needs from its database, held as [`DynStore`]. Bring the area traits into
 /// scope to call them (`use svc_store::prelude::*`).
 #[async_trait]
@@ -548,6 +604,7 @@ pub trait Store:
     + DeletionStore
     + MemberStore
     + OAuthStore
+    + MailStore
     + 'static
 {
     /// Backend name for logs and metrics (`sqlite`, `postgres`).
@@ -569,7 +626,8 @@ pub trait Store:
 pub mod prelude {
     pub use crate::{
         AccountStore, AuditStore, BlobRowStore, ChannelStore, CommentStore, DeletionStore, FlagStore, HintStore,
-        KeyStore, MemberStore, OAuthStore, OrganizationStore, ProjectStore, ReportStore, RoomStore, SightingStore,
+        KeyStore, MailStore, MemberStore, OAuthStore, OrganizationStore, ProjectStore, ReportStore, RoomStore,
+        SightingStore,
         Store, TriageStore, ViewStore,
     };
 }

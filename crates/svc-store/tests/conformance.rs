@@ -2032,3 +2032,7 @@ conformance! {
         assert_eq!(store.delete_stale_oauth_rows(now, now - day).await.unwrap(), 0);
     }
 }
+
+// Mail: the outbox, settings and mail state.
+#[path = "conformance/mail.rs"]
+mod mail;

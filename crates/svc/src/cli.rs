@@ -111,6 +111,13 @@ pub struct ServeArgs {
     /// Open connections at most (default: 1024, less when the file-descriptor limit is low).
     #[arg(long, env = "SVC_MAX_CONNECTIONS")]
     pub max_connections: Option<usize>,
+    /// SMTP server for mail: `smtps://user:pass@host`, `smtp://user:pass@host:587` (STARTTLS),
+    /// `smtp://host:25?tls=none` (plain text). Unset: mail waits in the dashboard's outbox.
+    #[arg(long, env = "SVC_SMTP_URL", hide_env_values = true)]
+    pub smtp_url: Option<String>,
+    /// Sender of every mail (`Name <address>`; default: Svc <svc@host of the public URL>).
+    #[arg(long, env = "SVC_MAIL_FROM")]
+    pub mail_from: Option<String>,
 }
 
 #[derive(Subcommand)]

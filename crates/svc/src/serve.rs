@@ -6,7 +6,8 @@ use svc_blob::BlobStore;
 use svc_core::ingest::FILE_MAX_BYTES_CEILING;
 use svc_server::config::parse_cidr_list;
 use svc_server::http_server::{self, ConnectionSettings};
-use svc_server::service::{bootstrap, housekeeping};
+use svc_server::mailer::{MailConfig, Mailer};
+use svc_server::service::{bootstrap, housekeeping, mail};
 use svc_server::{AppState, ServerConfig};
 use tokio::net::TcpListener;
 
@@ -47,6 +48,9 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
         (None, None) => {}
     }
 
+    let mail = MailConfig::parse(args.smtp_url.as_deref(), args.mail_from.as_deref(), &public_url)
+        .map_err(|error| anyhow::anyhow!(error))?;
+    let mailer = Mailer::new(&mail, &public_url).map_err(|error| anyhow::anyhow!("mail: {error}"))?;
     let mut config = ServerConfig {
         public_url: public_url.clone(),
         rate_limits,
@@ -63,11 +67,17 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
             .filter(|origin| !origin.is_empty())
             .map(str::to_string)
             .collect(),
+        mail: mail.clone(),
         ..ServerConfig::default()
     };
     config.limits.file_max_bytes = args.file_max_bytes;
     let state = AppState::new(store.clone(), config).with_blob_store(blobs);
     spawn_housekeeping(state.clone());
+    match &mail.smtp {
+        Some(smtp) => tracing::info!(smtp = %smtp.describe(), "mail is sent through SMTP"),
+        None => tracing::info!("no SMTP server (SVC_SMTP_URL): mail waits in the dashboard's outbox"),
+    }
+    mail::spawn(store.clone(), mailer, public_url.clone());
     let usage = state.usage.clone();
     let sightings = state.sightings.clone();
     let app = svc_server::app(state);

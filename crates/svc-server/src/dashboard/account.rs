@@ -1,4 +1,6 @@
-//! The person's own page (`/account`, linked from their name in the top bar): who they are, and
+//! The person's own page (`/account`, linked from their name in the top bar): who they are,
+//! "Notifications" (every project of their organizations with two choices: new reports off, at once
+//! or as a daily digest, and replies from reporters on or off; one form saves them all), and
 //! "Connected agents", the keys they made by allowing an application on the OAuth consent page,
 //! each with a Disconnect button (only their own; it revokes the key, so the application's next
 //! call gets 401).
@@ -8,6 +10,8 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
+use std::collections::BTreeMap;
+use svc_core::mail::{DIGEST_HOUR_UTC, NewReports};
 use svc_core::time;
 
 use super::assets::{self, Assets};
@@ -16,6 +20,7 @@ use super::session::Person;
 use super::view::When;
 use super::{Submitted, render};
 use crate::service::ServiceError;
+use crate::service::mail::{self, Choice};
 use crate::service::oauth;
 use crate::state::AppState;
 
@@ -35,6 +40,18 @@ struct AgentRow {
     ended: Option<When>,
 }
 
+struct ProjectRow {
+    id: String,
+    name: String,
+    new_reports: &'static str,
+    replies: bool,
+}
+
+struct OrgRows {
+    name: String,
+    projects: Vec<ProjectRow>,
+}
+
 #[derive(Template)]
 #[template(path = "dashboard/account.html")]
 struct AccountPage {
@@ -45,6 +62,9 @@ struct AccountPage {
     name: String,
     email: String,
     agents: Vec<AgentRow>,
+    orgs: Vec<OrgRows>,
+    delivers: bool,
+    digest_hour: i64,
     notice: Option<String>,
 }
 
@@ -52,6 +72,8 @@ struct AccountPage {
 pub struct AccountQuery {
     #[serde(default)]
     disconnected: String,
+    #[serde(default)]
+    done: String,
 }
 
 /// `GET /account`
@@ -87,10 +109,29 @@ pub async fn page(
             }
         })
         .collect();
-    let notice = agents
+    let disconnected = agents
         .iter()
         .find(|agent| !query.disconnected.is_empty() && agent.key_id == query.disconnected && agent.state == "revoked")
         .map(|agent| format!("Disconnected {}: its key is revoked, so its next call is refused.", agent.client_name));
+    let saved = (query.done == "notifications").then(|| "Your notification settings are saved.".to_string());
+    let notice = disconnected.or(saved);
+    let orgs = mail::settings(&*state.store, &person.signed_in)
+        .await?
+        .into_iter()
+        .map(|org| OrgRows {
+            name: org.org.name,
+            projects: org
+                .projects
+                .into_iter()
+                .map(|(project, preference)| ProjectRow {
+                    id: project.id,
+                    name: project.name,
+                    new_reports: preference.new_reports.as_str(),
+                    replies: preference.replies,
+                })
+                .collect(),
+        })
+        .collect();
     let user = &person.signed_in.user;
     let view = AccountPage {
         assets: assets::get(),
@@ -100,6 +141,9 @@ pub async fn page(
         name: user.name.clone(),
         email: user.email.clone(),
         agents,
+        orgs,
+        delivers: state.config.mail.delivers(),
+        digest_hour: DIGEST_HOUR_UTC,
         notice,
     };
     Ok(render(StatusCode::OK, &view))
@@ -127,4 +171,47 @@ pub async fn disconnect(
         other => other.into(),
     })?;
     Ok(Redirect::to(&format!("/account?disconnected={key_id}")).into_response())
+}
+
+/// The notifications form: `reports.<projectId>` (off, instant, digest) and `replies.<projectId>`
+/// (on, off) for each project shown.
+#[derive(Deserialize)]
+pub struct NotificationsForm {
+    /// Missing is the same as wrong: 403, not a form error.
+    #[serde(rename = "_csrf", default)]
+    csrf: String,
+    #[serde(flatten)]
+    fields: BTreeMap<String, String>,
+}
+
+super::csrf_forms!(NotificationsForm);
+
+/// The choices a form holds, one per project named by a `reports.` field.
+fn choices(form: &NotificationsForm) -> PageResult<Vec<Choice>> {
+    let mut choices = Vec::new();
+    for (name, value) in &form.fields {
+        let Some(project_id) = name.strip_prefix("reports.") else { continue };
+        let new_reports = NewReports::parse(value)
+            .map_err(|_| PageError::BadRequest("Choose off, at once or daily digest.".into()))?;
+        let replies = match form.fields.get(&format!("replies.{project_id}")).map(String::as_str) {
+            Some("on") => true,
+            Some("off") => false,
+            _ => return Err(PageError::BadRequest("Choose whether replies from reporters are mailed.".into())),
+        };
+        choices.push(Choice { project_id: project_id.to_string(), new_reports, replies });
+    }
+    Ok(choices)
+}
+
+/// `POST /account/notifications`
+pub async fn save_notifications(
+    State(state): State<AppState>,
+    Submitted(person, form): Submitted<NotificationsForm>,
+) -> PageResult<Response> {
+    let choices = choices(&form)?;
+    mail::set_choices(&*state.store, &person.signed_in, &choices).await.map_err(|error| match error {
+        ServiceError::Refused(_) => PageError::Forbidden("One of these projects is not in your organizations.".into()),
+        other => other.into(),
+    })?;
+    Ok(Redirect::to("/account?done=notifications").into_response())
 }

@@ -20,10 +20,12 @@ mod inbox;
 mod install;
 mod keys;
 mod members;
+mod outbox;
 mod projects;
 mod rooms;
 mod session;
 mod settings;
+mod unsubscribe;
 mod view;
 mod widget_tab;
 
@@ -96,7 +98,10 @@ pub fn router() -> Router<AppState> {
         .route("/invite", get(members::invitation).post(members::accept))
         .route("/account", get(account::page))
         .route("/account/agents/{key}/disconnect", post(account::disconnect))
+        .route("/account/notifications", post(account::save_notifications))
         .route("/authorize", get(consent::page).post(consent::decide))
+        .route("/outbox", get(outbox::page))
+        .route("/unsubscribe", get(unsubscribe::confirm).post(unsubscribe::apply))
         .route("/rooms", get(rooms::page))
         .route("/rooms/{project}/{artifact}", post(rooms::update))
         .route("/sign-in", get(auth::sign_in_form).post(auth::sign_in))

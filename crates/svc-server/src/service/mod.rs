@@ -11,6 +11,7 @@ pub mod flags;
 pub mod housekeeping;
 pub mod keys;
 pub mod oauth;
+pub mod mail;
 pub mod projects;
 pub mod readiness;
 pub mod reports;

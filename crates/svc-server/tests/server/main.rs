@@ -20,6 +20,7 @@ mod ingest_concurrency;
 mod ingest_errors;
 mod ingest_reports;
 mod ingest_widget;
+mod mail;
 mod mcp_org;
 mod mcp_protocol;
 mod mcp_tools;

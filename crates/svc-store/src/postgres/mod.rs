@@ -41,6 +41,8 @@ mod audit;
 #[path = "../shared/deletion.rs"]
 mod deletion;
 mod deletion_index;
+#[path = "../shared/mail.rs"]
+mod mail;
 #[path = "../shared/members.rs"]
 mod members;
 #[allow(clippy::duplicate_mod)]

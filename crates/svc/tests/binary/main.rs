@@ -7,5 +7,6 @@ mod support;
 mod accounts;
 mod cli;
 mod durability;
+mod mail;
 mod project_delete;
 mod self_setup;
