@@ -627,8 +627,7 @@ pub mod prelude {
     pub use crate::{
         AccountStore, AuditStore, BlobRowStore, ChannelStore, CommentStore, DeletionStore, FlagStore, HintStore,
         KeyStore, MailStore, MemberStore, OAuthStore, OrganizationStore, ProjectStore, ReportStore, RoomStore,
-        SightingStore,
-        Store, TriageStore, ViewStore,
+        SightingStore, Store, TriageStore, ViewStore,
     };
 }
 
