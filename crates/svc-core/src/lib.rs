@@ -17,6 +17,7 @@ pub mod model;
 pub mod oauth;
 pub mod project;
 pub mod report;
+pub mod reporter;
 pub mod room;
 pub mod routing;
 pub mod scope;

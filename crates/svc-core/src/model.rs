@@ -30,6 +30,8 @@ pub struct Project {
     /// Reports older than this many days are deleted by housekeeping (1 to 3650); `None` keeps
     /// them.
     pub retention_days: Option<i64>,
+    /// How the project's reporters sign in from the widget (off by default).
+    pub reporter_auth: crate::reporter::ReporterAuth,
 }
 
 #[derive(Debug, Clone, PartialEq)]

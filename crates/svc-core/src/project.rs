@@ -200,6 +200,8 @@ pub struct ProjectChanges {
     pub allowed_origins: Option<Vec<String>>,
     /// `Some(None)` turns retention off; `Some(Some(days))` keeps reports that many days.
     pub retention_days: Option<Option<i64>>,
+    /// Replaces the reporter sign-in settings (see [`crate::reporter::ReporterAuthChange`]).
+    pub reporter_auth: Option<crate::reporter::ReporterAuthChange>,
 }
 
 /// The longest retention period, in days (about ten years).
@@ -231,6 +233,12 @@ impl ProjectChanges {
         }
         if let Some(Some(days)) = changes.retention_days {
             validate_retention_days(days)?;
+        }
+        if let Some(change) = changes.reporter_auth.as_mut() {
+            change.auth = std::mem::take(&mut change.auth).parse()?;
+            if let crate::reporter::SecretChange::Set(secret) = &change.client_secret {
+                crate::reporter::validate_client_secret(secret)?;
+            }
         }
         Ok(changes)
     }

@@ -2,10 +2,10 @@
 //! [`Principal::require`] is the one place a scope is checked. Surfaces map [`AuthError`] and
 //! [`Refusal`] to their own wire format (REST `{error, code}`, JSON-RPC errors on `/mcp`).
 //!
-//! The credentials are API keys (resolved here from the `Authorization` header) and dashboard
-//! sessions (resolved by the dashboard from its cookie into [`Principal::User`]). An OAuth grant
-//! and a reporter become further variants; their rules go into `require`, so no surface changes
-//! when they arrive.
+//! The credentials are API keys (resolved here from the `Authorization` header; an OAuth grant is
+//! an ordinary key), dashboard sessions (resolved by the dashboard from its cookie into
+//! [`Principal::User`]) and reporter tokens (resolved by the widget's routes into
+//! [`Principal::Reporter`]).
 
 use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
@@ -26,6 +26,9 @@ pub enum Principal {
     /// A person signed in to the dashboard: every project of the organizations they belong to,
     /// with the scopes of their role there.
     User(Box<SignedIn>),
+    /// A reporter who signed in from the widget (or whose page passed an identity token): holds
+    /// no scope; acts only on their own reports of one project, through `service::reporters`.
+    Reporter { project_id: String, reporter: svc_core::reporter::Reporter },
 }
 
 /// Why a request has no principal.
@@ -85,7 +88,7 @@ impl Principal {
     pub fn key(&self) -> Option<&ApiKey> {
         match self {
             Principal::ProjectKey(key) | Principal::OrgKey(key) => Some(key),
-            Principal::User(_) => None,
+            Principal::User(_) | Principal::Reporter { .. } => None,
         }
     }
 
@@ -93,6 +96,7 @@ impl Principal {
     pub fn bound_project(&self) -> Option<&str> {
         match self {
             Principal::ProjectKey(key) => key.project_id.as_deref(),
+            Principal::Reporter { project_id, .. } => Some(project_id),
             Principal::OrgKey(_) | Principal::User(_) => None,
         }
     }
@@ -107,6 +111,7 @@ impl Principal {
             Principal::ProjectKey(key) => key.project_id.as_deref() == Some(project.id.as_str()),
             Principal::OrgKey(key) => key.org_id == project.org_id,
             Principal::User(person) => person.role_in(&project.org_id).is_some(),
+            Principal::Reporter { project_id, .. } => *project_id == project.id,
         };
         if project.is_some_and(|project| !reaches(project)) {
             return Err(Refusal::OtherProject);
@@ -121,6 +126,7 @@ impl Principal {
                 };
                 !roles.is_empty() && roles.iter().all(|role| role.scopes().iter().any(|s| scope::grants(s, needed)))
             }
+            Principal::Reporter { .. } => false,
         };
         if !holds {
             return Err(Refusal::MissingScope(needed));
@@ -140,14 +146,21 @@ impl Principal {
             Principal::User(person) => {
                 Author { kind: "user".into(), id: Some(self.viewer()), label: Some(person.user.label().to_string()) }
             }
+            Principal::Reporter { reporter, .. } => Author {
+                kind: "reporter".into(),
+                id: Some(reporter.id.clone()),
+                label: Some(reporter.label().to_string()),
+            },
         }
     }
 
-    /// The name viewed marks are recorded under: `agent:<keyId>` or `user:<userId>`.
+    /// The name viewed marks are recorded under: `agent:<keyId>`, `user:<userId>` or
+    /// `reporter:<reporterId>`.
     pub fn viewer(&self) -> String {
         match self {
             Principal::ProjectKey(key) | Principal::OrgKey(key) => format!("agent:{}", key.id),
             Principal::User(person) => format!("user:{}", person.user.id),
+            Principal::Reporter { reporter, .. } => format!("reporter:{}", reporter.id),
         }
     }
 }
@@ -189,6 +202,7 @@ mod tests {
             identity_secret: None,
             created_at: 0,
             retention_days: None,
+            reporter_auth: Default::default(),
         }
     }
 

@@ -28,7 +28,13 @@ pub struct RateLimits {
     sign_ins_per_address: DefaultKeyedRateLimiter<IpAddr>,
     /// OAuth client registrations per address (`/register` needs no credential).
     registrations_per_address: DefaultKeyedRateLimiter<IpAddr>,
+    /// Reporter sign-in requests (codes asked for, codes typed, popups started) per address.
+    reporter_sign_ins_per_address: DefaultKeyedRateLimiter<IpAddr>,
 }
+
+/// Reporter sign-in requests allowed at once per address, then one more every 30 s (30 per 15
+/// minutes): a reporter needs two or three; an address that asks codes for many others is slowed.
+pub const REPORTER_SIGN_INS_PER_ADDRESS: u32 = 20;
 
 /// OAuth registrations allowed at once per address, then one more every 3 minutes (20 an hour).
 pub const REGISTRATIONS_PER_ADDRESS: u32 = 20;
@@ -85,6 +91,10 @@ impl RateLimits {
                 REGISTRATIONS_PER_ADDRESS,
                 std::time::Duration::from_secs(180),
             ),
+            reporter_sign_ins_per_address: burst_then_one_every(
+                REPORTER_SIGN_INS_PER_ADDRESS,
+                std::time::Duration::from_secs(30),
+            ),
         }
     }
 
@@ -137,6 +147,14 @@ impl RateLimits {
         check(&self.sign_ins_per_account, &account.trim().to_lowercase())
     }
 
+    /// Counts one reporter sign-in request (a code asked for or typed, a popup started) from `ip`.
+    pub fn check_reporter_sign_in(&self, ip: Option<IpAddr>) -> Result<(), u64> {
+        match ip {
+            Some(ip) if self.enabled => check(&self.reporter_sign_ins_per_address, &address_key(ip)),
+            _ => Ok(()),
+        }
+    }
+
     /// Counts one OAuth client registration from `ip`.
     pub fn check_registration(&self, ip: IpAddr) -> Result<(), u64> {
         if !self.enabled {
@@ -155,6 +173,7 @@ impl RateLimits {
         self.sign_ins_per_account.retain_recent();
         self.sign_ins_per_address.retain_recent();
         self.registrations_per_address.retain_recent();
+        self.reporter_sign_ins_per_address.retain_recent();
     }
 }
 

@@ -113,6 +113,7 @@ mod tests {
             identity_secret: None,
             created_at: 0,
             retention_days: None,
+            reporter_auth: Default::default(),
         }
     }
 

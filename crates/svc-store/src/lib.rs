@@ -582,6 +582,38 @@ pub trait MailStore: Send + Sync {
     async fn swap_mail_state(&self, name: &str, old: &str, new: &str) -> StoreResult<bool>;
 }
 
+/// Reporter sign-in (see `svc_core::reporter`): the codes mailed in email mode, the sessions signed-in
+/// widgets renew their tokens with, and OpenID Connect sign-ins under way.
+#[async_trait]
+pub trait ReporterStore: Send + Sync {
+    async fn create_sign_in_code(&self, code: &svc_core::reporter::SignInCode) -> StoreResult<()>;
+    /// How many codes were made for the address and project since `since` (used or not).
+    async fn count_sign_in_codes(&self, project_id: &str, email: &str, since: i64) -> StoreResult<i64>;
+    /// The newest code made for the address and project, used or not.
+    async fn latest_sign_in_code(
+        &self,
+        project_id: &str,
+        email: &str,
+    ) -> StoreResult<Option<svc_core::reporter::SignInCode>>;
+    /// Counts one more try of an unused code before it is compared; the tries made so far, or
+    /// `None` when the code is used.
+    async fn count_sign_in_code_try(&self, id: &str) -> StoreResult<Option<i64>>;
+    /// Marks an unused code used; whether this call did.
+    async fn consume_sign_in_code(&self, id: &str, at: i64) -> StoreResult<bool>;
+    async fn create_reporter_session(&self, session: &svc_core::reporter::ReporterSession) -> StoreResult<()>;
+    /// The session whose secret hashes to this, expired or not.
+    async fn reporter_session(&self, secret_hash: &str) -> StoreResult<Option<svc_core::reporter::ReporterSession>>;
+    async fn touch_reporter_session(&self, id: &str, last_used_at: i64, expires_at: i64) -> StoreResult<()>;
+    /// Ends a session; whether there was one.
+    async fn delete_reporter_session(&self, id: &str) -> StoreResult<bool>;
+    async fn put_oidc_state(&self, state: &svc_core::reporter::OidcState) -> StoreResult<()>;
+    /// Takes (deletes) a sign-in under way; `None` when there is none or it expired at `now`.
+    async fn take_oidc_state(&self, state_hash: &str, now: i64) -> StoreResult<Option<svc_core::reporter::OidcState>>;
+    /// Deletes codes made before `codes_before`, and sessions and sign-ins expired at `now`; how
+    /// many rows went.
+    async fn delete_stale_reporter_rows(&self, now: i64, codes_before: i64) -> StoreResult<u64>;
+}
+
 /// Every operation Svc needs from its database, held as [`DynStore`]. Bring the area traits into
 /// scope to call them (`use svc_store::prelude::*`).
 #[async_trait]
@@ -605,6 +637,7 @@ pub trait Store:
     + MemberStore
     + OAuthStore
     + MailStore
+    + ReporterStore
     + 'static
 {
     /// Backend name for logs and metrics (`sqlite`, `postgres`).
@@ -626,8 +659,8 @@ pub trait Store:
 pub mod prelude {
     pub use crate::{
         AccountStore, AuditStore, BlobRowStore, ChannelStore, CommentStore, DeletionStore, FlagStore, HintStore,
-        KeyStore, MailStore, MemberStore, OAuthStore, OrganizationStore, ProjectStore, ReportStore, RoomStore,
-        SightingStore, Store, TriageStore, ViewStore,
+        KeyStore, MailStore, MemberStore, OAuthStore, OrganizationStore, ProjectStore, ReportStore, ReporterStore,
+        RoomStore, SightingStore, Store, TriageStore, ViewStore,
     };
 }
 

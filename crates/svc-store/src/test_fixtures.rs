@@ -23,6 +23,7 @@ pub(crate) async fn project(store: &dyn Store) -> Project {
         identity_secret: None,
         created_at: 1,
         retention_days: None,
+        reporter_auth: Default::default(),
     };
     store.create_project(&project, &[]).await.unwrap();
     project
@@ -202,13 +203,46 @@ pub(crate) async fn fill_project(store: &dyn Store, project: &Project) -> Vec<St
         detail: json!({}),
     };
     store.record_audit(&event).await.unwrap();
+    // A reporter signing in: a mailed code, a session and an OpenID Connect popup under way.
+    let reporter = svc_core::reporter::Reporter::by_email(&svc_core::account::Email::parse("r@example.com").unwrap());
+    let sign_in_code = svc_core::reporter::SignInCode {
+        id: new_id(),
+        project_id: project.id.clone(),
+        email: "r@example.com".into(),
+        code_hash: "h".into(),
+        created_at: now,
+        expires_at: now + svc_core::reporter::CODE_LIFETIME_MS,
+        attempts: 0,
+        consumed_at: None,
+    };
+    store.create_sign_in_code(&sign_in_code).await.unwrap();
+    let session = svc_core::reporter::ReporterSession {
+        id: new_id(),
+        project_id: project.id.clone(),
+        secret_hash: format!("{:0>64}", new_id()),
+        reporter,
+        created_at: now,
+        last_used_at: now,
+        expires_at: now + svc_core::reporter::SESSION_LIFETIME_MS,
+    };
+    store.create_reporter_session(&session).await.unwrap();
+    let state = svc_core::reporter::OidcState {
+        state_hash: format!("{:0>64}", new_id()),
+        project_id: project.id.clone(),
+        origin: "https://app.example".into(),
+        code_verifier: "v".repeat(43),
+        nonce: "n".into(),
+        created_at: now,
+        expires_at: now + svc_core::reporter::OIDC_STATE_LIFETIME_MS,
+    };
+    store.put_oidc_state(&state).await.unwrap();
     store.run_maintenance_once().await.unwrap();
     ids
 }
 
 /// The tables [`fill_project`] (plus a widget sighting the test adds) puts rows of the project in,
 /// found by a `project_id` or `report_id` column.
-pub(crate) const FILLED_TABLES: [&str; 17] = [
+pub(crate) const FILLED_TABLES: [&str; 20] = [
     "channels",
     "reports",
     "status_changes",
@@ -226,6 +260,9 @@ pub(crate) const FILLED_TABLES: [&str; 17] = [
     "report_search",
     "oauth_codes",
     "oauth_grants",
+    "reporter_codes",
+    "reporter_sessions",
+    "reporter_oidc_states",
 ];
 
 /// Deletes one of two filled projects and checks, with the backend's own `counts` (rows naming a

@@ -65,6 +65,7 @@ fn project_in(org_id: &str, name: &str, slug: &str) -> Project {
         identity_secret: None,
         created_at: now_ms(),
         retention_days: None,
+        reporter_auth: Default::default(),
     }
 }
 
@@ -2036,3 +2037,7 @@ conformance! {
 // Mail: the outbox, settings and mail state.
 #[path = "conformance/mail.rs"]
 mod mail;
+
+// Reporter sign-in: codes, sessions, OpenID Connect sign-ins under way.
+#[path = "conformance/reporters.rs"]
+mod reporters;

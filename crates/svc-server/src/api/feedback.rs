@@ -152,7 +152,9 @@ pub async fn patch_feedback(
         triage::check_assignee(&*state.store, std::slice::from_ref(&project), user_id).await?;
     }
     let status = match status {
-        Some(status) => reports::set_status(&*state.store, &report, status, &key.0).await?.to_status,
+        Some(status) => {
+            reports::set_status(&*state.store, &state.config.public_url, &report, status, &key.0).await?.to_status
+        }
         None => report.status.clone(),
     };
     let labels = match labels {

@@ -64,6 +64,11 @@ pub fn url_patterns() -> ArrayBuilder {
 }
 
 /// Origins such as `https://app.example.com` or `http://localhost:3000`.
+/// A reporter sign-in mode.
+pub fn reporter_mode() -> Object {
+    one_of_strings(&["off", "email", "oidc"]).build()
+}
+
 pub fn allowed_origins() -> ArrayBuilder {
     ArrayBuilder::new().items(string().pattern(Some("^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?/?$"))).max_items(Some(100))
 }

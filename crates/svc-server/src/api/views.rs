@@ -49,6 +49,9 @@ pub struct ProjectView {
     pub created_at: String,
     /// Reports older than this many days are deleted; null keeps them.
     pub retention_days: Option<i64>,
+    /// Reporter sign-in: `{mode, required, oidc: {issuer, clientId, clientSecretSet} | null}`.
+    #[schema(value_type = Object)]
+    pub reporter_auth: Value,
 }
 
 impl From<&Project> for ProjectView {
@@ -65,6 +68,7 @@ impl From<&Project> for ProjectView {
             widget_config: svc_core::project::widget_config_with_defaults(&p.widget_config),
             created_at: iso(p.created_at),
             retention_days: p.retention_days,
+            reporter_auth: p.reporter_auth.to_public_json(),
         }
     }
 }
@@ -94,6 +98,62 @@ pub struct ProjectPatch {
     #[serde(default, deserialize_with = "field::nullable_whole_number")]
     #[schema(value_type = Option<i64>, nullable = true, minimum = 1, maximum = 3650)]
     pub retention_days: Option<Option<i64>>,
+    /// Reporter sign-in, replaced whole (a stored OpenID Connect client secret is kept unless
+    /// `oidc.clientSecret` is given, or null to clear it).
+    #[serde(default, deserialize_with = "field::present")]
+    pub reporter_auth: Option<ReporterAuthPatch>,
+}
+
+/// How the project's reporters sign in from the widget (docs/widget.md, "Reporter sign-in").
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReporterAuthPatch {
+    /// `off` (no sign-in), `email` (a code mailed to the reporter) or `oidc` (the project's
+    /// OpenID Connect provider; needs `oidc`).
+    #[schema(schema_with = rules::reporter_mode)]
+    pub mode: String,
+    /// The widget sends nothing before the reporter signs in (else signing in may be skipped).
+    #[serde(default)]
+    pub required: bool,
+    #[serde(default)]
+    pub oidc: Option<OidcPatch>,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OidcPatch {
+    /// The provider's issuer URL (https; http only on a loopback host).
+    #[schema(pattern = r"^https?://[^\s?#]+$", max_length = 2000)]
+    pub issuer: String,
+    #[schema(min_length = 1, max_length = 255, pattern = r"^[^\x00-\x1f\x7f]+$")]
+    pub client_id: String,
+    /// Absent keeps the stored secret, null clears it (a public client with PKCE).
+    #[serde(default, deserialize_with = "field::nullable")]
+    #[schema(value_type = Option<String>, nullable = true, min_length = 1, max_length = 500, pattern = r"^[^\x00-\x1f\x7f]+$")]
+    pub client_secret: Option<Option<String>>,
+}
+
+impl TryFrom<ReporterAuthPatch> for svc_core::reporter::ReporterAuthChange {
+    type Error = svc_core::Invalid;
+
+    fn try_from(p: ReporterAuthPatch) -> Result<Self, Self::Error> {
+        use svc_core::reporter::{OidcSettings, ReporterAuth, ReporterMode, SecretChange};
+        let client_secret = match p.oidc.as_ref().map(|oidc| oidc.client_secret.clone()) {
+            None | Some(None) => SecretChange::Keep,
+            Some(Some(None)) => SecretChange::Clear,
+            Some(Some(Some(secret))) => SecretChange::Set(secret),
+        };
+        let auth = ReporterAuth {
+            mode: ReporterMode::parse(&p.mode)?,
+            required: p.required,
+            oidc: p.oidc.map(|oidc| OidcSettings {
+                issuer: oidc.issuer,
+                client_id: oidc.client_id,
+                client_secret: None,
+            }),
+        };
+        Ok(svc_core::reporter::ReporterAuthChange { auth, client_secret })
+    }
 }
 
 impl TryFrom<ProjectPatch> for ProjectChanges {
@@ -107,6 +167,7 @@ impl TryFrom<ProjectPatch> for ProjectChanges {
             widget_config: p.widget_config,
             allowed_origins: p.allowed_origins,
             retention_days: p.retention_days,
+            reporter_auth: p.reporter_auth.map(TryInto::try_into).transpose()?,
         })
     }
 }

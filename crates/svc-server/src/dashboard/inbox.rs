@@ -412,7 +412,7 @@ pub async fn set_status(
 ) -> PageResult<Response> {
     let status: Status = form.status.parse().map_err(|e: svc_core::Invalid| PageError::BadRequest(e.0))?;
     let report = writable_report(&state, &person, &id).await?;
-    reports::set_status(&*state.store, &report, status, &person.principal()).await?;
+    reports::set_status(&*state.store, &state.config.public_url, &report, status, &person.principal()).await?;
     Ok(back_to(&form.back, &report.id).into_response())
 }
 
@@ -597,7 +597,7 @@ pub async fn bulk(State(state): State<AppState>, Submitted(person, form): Submit
     if let Some(status) = status {
         for (report, _) in &selected {
             if report.status != status.as_str() {
-                reports::set_status(&*state.store, report, status, &principal).await?;
+                reports::set_status(&*state.store, &state.config.public_url, report, status, &principal).await?;
             }
         }
     }

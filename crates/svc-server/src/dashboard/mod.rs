@@ -22,6 +22,7 @@ mod keys;
 mod members;
 mod outbox;
 mod projects;
+mod reporter_pages;
 mod rooms;
 mod session;
 mod settings;
@@ -102,6 +103,9 @@ pub fn router() -> Router<AppState> {
         .route("/authorize", get(consent::page).post(consent::decide))
         .route("/outbox", get(outbox::page))
         .route("/unsubscribe", get(unsubscribe::confirm).post(unsubscribe::apply))
+        .route("/auth/reporter/oidc/start", get(reporter_pages::start))
+        .route("/auth/reporter/oidc/callback", get(reporter_pages::callback))
+        .route("/reporter/confirm", get(reporter_pages::confirm_page).post(reporter_pages::confirm))
         .route("/rooms", get(rooms::page))
         .route("/rooms/{project}/{artifact}", post(rooms::update))
         .route("/sign-in", get(auth::sign_in_form).post(auth::sign_in))

@@ -9,6 +9,8 @@ use svc_core::ingest::Rejection;
 pub enum IngestError {
     /// A known code with its status (`kind_invalid`, `blocks_invalid`, ...).
     Code(StatusCode, &'static str),
+    /// A known code with more fields in its body (`{error, triesLeft}`).
+    Detailed(StatusCode, &'static str, serde_json::Map<String, serde_json::Value>),
     RateLimited {
         retry_after_secs: u64,
     },
@@ -31,6 +33,18 @@ impl IngestError {
     pub const BLOB_PROJECT_MISMATCH: IngestError = IngestError::Code(StatusCode::FORBIDDEN, "blob_project_mismatch");
     pub const BLOB_NOT_FOUND: IngestError = IngestError::Code(StatusCode::NOT_FOUND, "blob_not_found");
     pub const BLOB_ALREADY_USED: IngestError = IngestError::Code(StatusCode::CONFLICT, "blob_already_used");
+    // Reporter sign-in and the reporter's thread (docs/widget.md).
+    pub const EMAIL_INVALID: IngestError = IngestError::Code(StatusCode::BAD_REQUEST, "email_invalid");
+    pub const BODY_INVALID: IngestError = IngestError::Code(StatusCode::BAD_REQUEST, "body_invalid");
+    pub const SIGN_IN_NOT_OFFERED: IngestError = IngestError::Code(StatusCode::FORBIDDEN, "sign_in_not_offered");
+    pub const CODE_MALFORMED: IngestError = IngestError::Code(StatusCode::BAD_REQUEST, "code_malformed");
+    pub const CODE_EXPIRED: IngestError = IngestError::Code(StatusCode::BAD_REQUEST, "code_expired");
+    pub const TOO_MANY_TRIES: IngestError = IngestError::Code(StatusCode::BAD_REQUEST, "too_many_tries");
+    pub const SESSION_INVALID: IngestError = IngestError::Code(StatusCode::UNAUTHORIZED, "session_invalid");
+    pub const REPORTER_TOKEN_INVALID: IngestError =
+        IngestError::Code(StatusCode::UNAUTHORIZED, "reporter_token_invalid");
+    pub const REPORT_NOT_FOUND: IngestError = IngestError::Code(StatusCode::NOT_FOUND, "report_not_found");
+    pub const NOT_FIXED: IngestError = IngestError::Code(StatusCode::CONFLICT, "not_fixed");
 
     pub fn internal(error: impl Into<anyhow::Error>) -> Self {
         IngestError::Internal(error.into())
@@ -60,10 +74,40 @@ impl From<crate::service::ServiceError> for IngestError {
     }
 }
 
+impl From<crate::service::reporters::ReporterError> for IngestError {
+    fn from(error: crate::service::reporters::ReporterError) -> Self {
+        use crate::service::ServiceError;
+        use crate::service::reporters::ReporterError;
+        match error {
+            ReporterError::NotOffered => IngestError::SIGN_IN_NOT_OFFERED,
+            ReporterError::TooManyCodes { retry_after_secs } => IngestError::RateLimited { retry_after_secs },
+            ReporterError::CodeInvalid { tries_left } => {
+                let mut detail = serde_json::Map::new();
+                detail.insert("triesLeft".into(), tries_left.into());
+                IngestError::Detailed(StatusCode::BAD_REQUEST, "code_invalid", detail)
+            }
+            ReporterError::CodeMalformed => IngestError::CODE_MALFORMED,
+            ReporterError::CodeExpired => IngestError::CODE_EXPIRED,
+            ReporterError::TooManyTries => IngestError::TOO_MANY_TRIES,
+            ReporterError::SessionInvalid => IngestError::SESSION_INVALID,
+            ReporterError::TokenInvalid => IngestError::REPORTER_TOKEN_INVALID,
+            ReporterError::NotYours => IngestError::REPORT_NOT_FOUND,
+            ReporterError::NotFixed => IngestError::NOT_FIXED,
+            // The only input a reporter's request carries that the service checks: code, text, note.
+            ReporterError::Service(ServiceError::Invalid(_)) => IngestError::BODY_INVALID,
+            ReporterError::Service(other) => other.into(),
+        }
+    }
+}
+
 impl IntoResponse for IngestError {
     fn into_response(self) -> Response {
         match self {
             IngestError::Code(status, code) => (status, axum::Json(json!({"error": code}))).into_response(),
+            IngestError::Detailed(status, code, mut detail) => {
+                detail.insert("error".into(), code.into());
+                (status, axum::Json(serde_json::Value::Object(detail))).into_response()
+            }
             IngestError::RateLimited { retry_after_secs } => {
                 let mut response =
                     (StatusCode::TOO_MANY_REQUESTS, axum::Json(json!({"error": "rate_limited"}))).into_response();

@@ -12,6 +12,7 @@ use svc_core::model::{Author, Project};
 use super::access::{self, IDENTITY_HEADER, IngestProject};
 use super::error::{IngestError, IngestResult};
 use crate::body::{BodyError, read_limited};
+use crate::service::reporters;
 use crate::service::reports::{self, Filing, FilingError};
 use crate::service::sightings::{self, PageKnown, Source};
 use crate::state::AppState;
@@ -39,7 +40,7 @@ pub async fn submit(State(state): State<AppState>, request: Request<Body>) -> In
         // A key we cannot keep is not silently dropped: the client would believe retries are safe.
         Some(_) => return Err(IngestError::BLOCKS_INVALID),
     };
-    let (identity, identity_error) = verify_identity(&project, parts.headers.get(IDENTITY_HEADER));
+    let (identity, identity_error) = verify_identity(&state, &project, parts.headers.get(IDENTITY_HEADER)).await?;
     let author = reporter_author(identity.as_ref(), &submission.context);
     let filing = Filing { project: &project, submission, author, identity, identity_error, idempotency_key };
     match reports::file(&*state.store, filing).await {
@@ -77,21 +78,29 @@ fn record_sighting(state: &AppState, project: &Project, headers: &HeaderMap, con
     }
 }
 
-/// With an identity secret set, a valid token gives the verified identity; a bad one leaves
-/// `identity` null and says why, and the report is still accepted. Without a secret the header is
-/// ignored.
-fn verify_identity(project: &Project, header: Option<&HeaderValue>) -> (Option<Value>, Option<String>) {
-    let (Some(secret), Some(header)) = (project.identity_secret.as_deref(), header) else { return (None, None) };
+/// A reporter token (Svc's own, from reporter sign-in) is checked with the project's reporter
+/// key; an identity token, when the project has an identity secret, with that secret (without one
+/// the header is ignored). A valid token gives the verified identity; a bad one leaves `identity`
+/// null and says why, and the report is still accepted: a reporter's words are never dropped.
+async fn verify_identity(
+    state: &AppState,
+    project: &Project,
+    header: Option<&HeaderValue>,
+) -> IngestResult<(Option<Value>, Option<String>)> {
+    let Some(header) = header else { return Ok((None, None)) };
     // A header that is not plain text is a malformed token, not a missing one; an empty one is missing.
-    let Ok(token) = header.to_str() else { return (None, Some(IdentityError::Malformed.code().to_string())) };
+    let Ok(token) = header.to_str() else {
+        let checked = project.identity_secret.is_some();
+        return Ok((None, checked.then(|| IdentityError::Malformed.code().to_string())));
+    };
     if token.trim().is_empty() {
-        return (None, None);
+        return Ok((None, None));
     }
-    let now_secs = svc_core::time::now_ms() / 1000;
-    match svc_core::identity::verify(token, secret, now_secs) {
-        Ok(identity) => (Some(identity), None),
-        Err(error) => (None, Some(error.code().to_string())),
-    }
+    Ok(match reporters::check_identity(&*state.store, project, token).await? {
+        None => (None, None),
+        Some(Ok(identity)) => (Some(identity), None),
+        Some(Err(error)) => (None, Some(error.code().to_string())),
+    })
 }
 
 /// `reporter`: the verified identity's user id, else `context.userId`; labelled by name or email.

@@ -42,6 +42,7 @@ pub async fn config(
         "limits": state.config.limits.to_json(),
         "urlPatterns": project.url_patterns,
         "defaultChannelKey": project.default_channel_key,
+        "reporterAuth": project.reporter_auth.to_widget_json(),
     })))
 }
 

@@ -311,7 +311,9 @@ async fn set_status(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outco
     let new_status: Status =
         text.parse().map_err(|e: svc_core::Invalid| ToolResult::error(format!("argument {e}, not {text:?}")))?;
     let report = find_report(state, caller, "id", reference).await?;
-    let change = reports::set_status(&*state.store, &report, new_status, &caller.principal).await.map_err(internal)?;
+    let change = reports::set_status(&*state.store, &state.config.public_url, &report, new_status, &caller.principal)
+        .await
+        .map_err(internal)?;
     Ok(ToolResult::json(&json!({"id": report.id, "status": change.to_status})))
 }
 

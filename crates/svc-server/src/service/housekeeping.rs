@@ -4,7 +4,8 @@ use svc_blob::BlobStore;
 use svc_store::Store;
 
 /// Deletes expired hints, idempotency keys, dashboard sessions and one-time links, expired OAuth
-/// codes and OAuth registrations never used within a day, unbound blobs
+/// codes and OAuth registrations never used within a day, reporters' sign-in codes older than the
+/// per-address window, their expired sessions and unfinished provider sign-ins, unbound blobs
 /// older than a day, and reports older than their project's retention period (with their blobs);
 /// deletes blob objects still queued for deletion. Each part runs whatever the others do; failures
 /// are logged.
@@ -22,6 +23,11 @@ pub async fn run_once(store: &dyn Store, blobs: &BlobStore, now: i64) {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "deleted expired OAuth codes and unused OAuth registrations"),
         Err(error) => tracing::warn!(%error, "OAuth clean-up failed"),
+    }
+    match store.delete_stale_reporter_rows(now, now - svc_core::reporter::CODE_WINDOW_MS).await {
+        Ok(0) => {}
+        Ok(count) => tracing::info!(count, "deleted old reporter sign-in codes, sessions and sign-ins"),
+        Err(error) => tracing::warn!(%error, "reporter sign-in clean-up failed"),
     }
     match super::blobs::delete_stale_unbound(store, blobs, now).await {
         Ok(0) => {}

@@ -51,7 +51,7 @@ const DIGEST_CATCH_UP_MS: i64 = 7 * 24 * 3600 * 1000;
 /// How often the mail task looks for work when nothing wakes it.
 const TICK: Duration = Duration::from_secs(5);
 /// Most characters of the reporter's words in a mail.
-const EXCERPT_CHARS: usize = 1_500;
+pub(crate) const EXCERPT_CHARS: usize = 1_500;
 
 const INSTANT_MARK: &str = "instant_through";
 const UNSUBSCRIBE_KEY: &str = "unsubscribe_key";
@@ -319,7 +319,7 @@ fn unsubscribe_url(public_url: &str, key: &[u8], user_id: &str, project_id: &str
 }
 
 /// The public URL without its trailing slash.
-fn base(public_url: &str) -> &str {
+pub(crate) fn base(public_url: &str) -> &str {
     public_url.trim_end_matches('/')
 }
 
@@ -741,7 +741,7 @@ fn excerpt(blocks: &Value) -> String {
 
 /// Text as an email quotation (`> ` before every line), cut at `max` characters: the reporter's
 /// words cannot pass for the mail's own lines.
-fn quote(text: &str, max: usize) -> String {
+pub(crate) fn quote(text: &str, max: usize) -> String {
     let mut text: String = text.chars().filter(|c| *c == '\n' || !c.is_control()).collect();
     if text.chars().count() > max {
         text = text.chars().take(max).collect::<String>() + " […]";

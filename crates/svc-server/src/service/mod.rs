@@ -14,6 +14,8 @@ pub mod mail;
 pub mod oauth;
 pub mod projects;
 pub mod readiness;
+pub mod reporter_oidc;
+pub mod reporters;
 pub mod reports;
 pub mod retention;
 pub mod rooms;

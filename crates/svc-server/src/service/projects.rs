@@ -37,6 +37,7 @@ pub async fn create_project(store: &dyn Store, org_id: &str, name: &str, by: &Au
         identity_secret: None,
         created_at: now,
         retention_days: None,
+        reporter_auth: Default::default(),
     };
     let channels: Vec<Channel> = DEFAULT_CHANNELS
         .iter()
@@ -76,8 +77,15 @@ pub async fn update_project(
     changes: ProjectChanges,
     by: &Author,
 ) -> ServiceResult<Project> {
-    let ProjectChanges { name, url_patterns, default_channel_key, widget_config, allowed_origins, retention_days } =
-        changes;
+    let ProjectChanges {
+        name,
+        url_patterns,
+        default_channel_key,
+        widget_config,
+        allowed_origins,
+        retention_days,
+        reporter_auth,
+    } = changes;
     let before = project.clone();
     if let Some(key) = default_channel_key {
         match store.get_channel(&project.id, &key).await? {
@@ -91,6 +99,9 @@ pub async fn update_project(
     project.widget_config = widget_config.unwrap_or(project.widget_config);
     project.allowed_origins = allowed_origins.unwrap_or(project.allowed_origins);
     project.retention_days = retention_days.unwrap_or(project.retention_days);
+    if let Some(change) = reporter_auth {
+        project.reporter_auth = change.apply(&project.reporter_auth);
+    }
     store.update_project(&project).await?;
     if before.name != project.name {
         let detail = json!({"from": before.name, "to": project.name});
@@ -101,6 +112,7 @@ pub async fn update_project(
         ("defaultChannelKey", before.default_channel_key != project.default_channel_key),
         ("widgetConfig", before.widget_config != project.widget_config),
         ("allowedOrigins", before.allowed_origins != project.allowed_origins),
+        ("reporterAuth", before.reporter_auth != project.reporter_auth),
     ]
     .into_iter()
     .filter_map(|(field, differs)| differs.then_some(field))
@@ -146,6 +158,7 @@ pub async fn reachable(store: &dyn Store, principal: &crate::principal::Principa
             Some(id) => Ok(get(store, id).await?.into_iter().collect()),
             None => list_in_org(store, &key.org_id).await,
         },
+        Principal::Reporter { project_id, .. } => Ok(get(store, project_id).await?.into_iter().collect()),
         Principal::User(person) => {
             let mut projects = Vec::new();
             for membership in &person.memberships {

@@ -71,9 +71,12 @@ pub async fn history(store: &dyn Store, report: &Report) -> ServiceResult<Vec<St
     Ok(store.status_history(&report.id).await?)
 }
 
-/// Sets a report's status (any of the six values) and records who changed it.
+/// Sets a report's status (any of the six values) and records who changed it. A report marked
+/// `fixed` asks its reporter whether it works now (by mail when they signed in by email; the widget
+/// asks them too); `public_url` makes the mail's link.
 pub async fn set_status(
     store: &dyn Store,
+    public_url: &str,
     report: &Report,
     new_status: Status,
     by: &Principal,
@@ -95,6 +98,12 @@ pub async fn set_status(
                 detail,
             )
             .await;
+            if new_status == Status::Fixed && report.status != Status::Fixed.as_str() {
+                // The status is set whatever becomes of the mail; a failure to queue it is logged.
+                if let Err(error) = super::reporters::tell_fixed(store, public_url, report, &change).await {
+                    tracing::warn!(report = %report.id, %error, "could not queue the reporter's fixed mail");
+                }
+            }
             Ok(change)
         }
         Err(StoreError::NotFound) => Err(ServiceError::NotFound("report not found".into())),

@@ -51,12 +51,14 @@ mod oauth;
 #[allow(clippy::duplicate_mod)]
 #[path = "../shared/queries.rs"]
 mod queries;
+#[allow(clippy::duplicate_mod)]
+#[path = "../shared/reporters.rs"]
+mod reporters;
 mod reports;
 #[allow(clippy::duplicate_mod)]
 #[path = "../shared/rows.rs"]
 mod rows;
 mod search;
-#[allow(clippy::duplicate_mod)]
 #[path = "../shared/sightings.rs"]
 mod sightings;
 

@@ -148,7 +148,7 @@ async fn delete_reports_in(
 }
 
 /// The project's own rows, once its reports and blobs are gone: every table that names a project.
-const PROJECT_ROWS: [&str; 11] = [
+const PROJECT_ROWS: [&str; 14] = [
     "DELETE FROM report_labels WHERE project_id = $1",
     "DELETE FROM idempotency_keys WHERE project_id = $1",
     "DELETE FROM hints WHERE project_id = $1",
@@ -161,6 +161,9 @@ const PROJECT_ROWS: [&str; 11] = [
     "DELETE FROM api_keys WHERE project_id = $1",
     "DELETE FROM widget_sightings WHERE project_id = $1",
     "DELETE FROM audit_events WHERE project_id = $1",
+    "DELETE FROM reporter_codes WHERE project_id = $1",
+    "DELETE FROM reporter_sessions WHERE project_id = $1",
+    "DELETE FROM reporter_oidc_states WHERE project_id = $1",
 ];
 
 #[async_trait]

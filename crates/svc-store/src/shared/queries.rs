@@ -249,7 +249,7 @@ impl ProjectStore for ThisStore {
         sqlx::query(concat!(
             "INSERT INTO projects (",
             project_columns!(),
-            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
         ))
         .bind(&project.id)
         .bind(&project.org_id)
@@ -263,6 +263,7 @@ impl ProjectStore for ThisStore {
         .bind(&project.identity_secret)
         .bind(project.created_at)
         .bind(retention_days_column(project.retention_days))
+        .bind(Json(&project.reporter_auth))
         .execute(&mut *tx)
         .await
         .map_err(map_write_error)?;
@@ -313,7 +314,7 @@ impl ProjectStore for ThisStore {
     async fn update_project(&self, project: &Project) -> StoreResult<()> {
         let result = sqlx::query(
             "UPDATE projects SET name = $2, url_patterns = $3, default_channel_key = $4, widget_config = $5, \
-             allowed_origins = $6, retention_days = $7 WHERE id = $1",
+             allowed_origins = $6, retention_days = $7, reporter_auth = $8 WHERE id = $1",
         )
         .bind(&project.id)
         .bind(&project.name)
@@ -322,6 +323,7 @@ impl ProjectStore for ThisStore {
         .bind(Json(&project.widget_config))
         .bind(Json(&project.allowed_origins))
         .bind(retention_days_column(project.retention_days))
+        .bind(Json(&project.reporter_auth))
         .execute(self.write_pool())
         .await
         .map_err(map_write_error)?;

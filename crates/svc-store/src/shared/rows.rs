@@ -24,7 +24,7 @@ macro_rules! organization_columns {
 macro_rules! project_columns {
     () => {
         "id, org_id, name, slug, project_key, url_patterns, default_channel_key, widget_config, \
-         allowed_origins, identity_secret, created_at, retention_days"
+         allowed_origins, identity_secret, created_at, retention_days, reporter_auth"
     };
 }
 macro_rules! channel_columns {
@@ -139,6 +139,7 @@ pub(super) fn project(row: &DbRow) -> StoreResult<Project> {
         created_at: row.try_get("created_at")?,
         // INTEGER on both backends (4 bytes on PostgreSQL, whose driver decodes only i32 from it).
         retention_days: row.try_get::<Option<i32>, _>("retention_days")?.map(i64::from),
+        reporter_auth: json_column(row, "reporter_auth")?,
     })
 }
 

@@ -53,11 +53,13 @@ mod oauth;
 #[path = "../shared/queries.rs"]
 mod queries;
 #[allow(clippy::duplicate_mod)]
+#[path = "../shared/reporters.rs"]
+mod reporters;
+#[allow(clippy::duplicate_mod)]
 #[path = "../shared/rows.rs"]
 mod rows;
 mod search;
 mod short_ids;
-#[allow(clippy::duplicate_mod)]
 #[path = "../shared/sightings.rs"]
 mod sightings;
 #[cfg(test)]

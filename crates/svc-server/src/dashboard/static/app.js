@@ -23,6 +23,18 @@ document.addEventListener('click', async (event) => {
   }
 });
 
+// The popup of a reporter's sign-in with a provider: hand the result to the page that opened it,
+// only at the origin the server names (postMessage drops it if the opener is elsewhere), then close.
+const signInResult = document.getElementById('svc-sign-in-result');
+if (signInResult && window.opener) {
+  try {
+    window.opener.postMessage(JSON.parse(signInResult.dataset.message ?? '{}'), signInResult.dataset.origin ?? '');
+  } catch {
+    // No opener left, or an origin the browser cannot post to: the page says what to do.
+  }
+  if (!('error' in JSON.parse(signInResult.dataset.message ?? '{}'))) window.close();
+}
+
 // Filters submit themselves when changed.
 document.addEventListener('change', (event) => {
   const target = event.target;
