@@ -393,9 +393,11 @@ pub struct ReportPatchView {
 pub struct CommentView {
     pub id: String,
     pub report_id: String,
-    /// `agent:<keyId>` for agents.
+    /// `agent:<keyId>` for agents, `user:<userId>` for people, the reporter's id for reporters.
     pub author: Option<String>,
     pub author_label: Option<String>,
+    /// `agent`, `user` or `reporter`.
+    pub author_kind: String,
     pub text: String,
     pub kind: Option<String>,
     pub draft: bool,
@@ -410,6 +412,7 @@ impl From<&Comment> for CommentView {
             report_id: c.report_id.clone(),
             author: c.author.id.clone(),
             author_label: c.author.label.clone(),
+            author_kind: c.author.kind.clone(),
             text: c.text.clone(),
             kind: c.kind.clone(),
             draft: c.draft,

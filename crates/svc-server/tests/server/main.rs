@@ -25,6 +25,7 @@ mod mcp_org;
 mod mcp_protocol;
 mod mcp_tools;
 mod oauth;
+mod reporters;
 mod rest_api;
 mod rest_auth;
 mod rest_misc;
