@@ -88,7 +88,7 @@ test('an owner invites a second person, who creates an account from the link and
   await page.getByRole('button', { name: 'Create invitation link' }).click();
   const link = (await page.locator('code[id^="invite-link-"]').textContent()).trim();
   assert.match(link, new RegExp(`^${svc.url}/invite\\?token=svl_\\S+$`));
-  await page.getByText('comes once the server can send mail (SMTP)').waitFor();
+  await page.getByText('Svc mails invitations for you').waitFor();
 
   // The invited person, in a browser of their own.
   const context = await chrome.browser.newContext();

@@ -4,7 +4,7 @@ page and exchanges the code for a key, all through `OAuthClientProvider` on `htt
 The "browser" is headless: the provider's redirect handler signs in as the test user, opens the
 consent page, fills in its form and keeps the redirect's `Location` for the callback handler.
 Then raw-HTTP checks of the protocol's refusals (wrong verifier, reused code, foreign redirect URI,
-wrong `resource`, ...), as /work/oauth-contract.md and docs/mcp.md describe them.
+wrong `resource`, ...), as docs/mcp.md describes them.
 
 Run by e2e/mcp/run.sh, which starts the server and sets:
   SVC_BASE_URL, SVC_MCP_URL                      where the server is
@@ -719,7 +719,7 @@ async def check_token_request_mismatches() -> None:
         assert_oauth_error(await rc.token(code, verifier, redirect_uri="http://127.0.0.1:7777/elsewhere"), "invalid_grant")
         # A resource other than the tool endpoint at the token endpoint only.
         code = await rc.code(challenge)
-        assert_oauth_error(await rc.token(code, verifier, resource=f"{BASE}/api/v1"), "invalid_grant")
+        assert_oauth_error(await rc.token(code, verifier, resource=f"{BASE}/api/v1"), "invalid_target")
         # Unknown codes, grant types and clients.
         assert_oauth_error(await rc.token("not-a-code", verifier), "invalid_grant")
         assert_oauth_error(await rc.token(code, verifier, grant_type="password"), "unsupported_grant_type")

@@ -72,7 +72,10 @@ pub fn describe(action: &str, detail: &Value) -> String {
             text("key"),
             if detail.get("enabled").and_then(Value::as_bool) == Some(true) { "on" } else { "off" }
         ),
-        action::MEMBER_INVITED => format!("invited a {}", text("role")),
+        action::MEMBER_INVITED => match text("role").as_str() {
+            "owner" => "invited an owner".to_string(),
+            role => format!("invited a {role}"),
+        },
         action::MEMBER_ADDED => format!("added {} as {}", text("member"), text("role")),
         action::MEMBER_ROLE_CHANGED => format!("made {} {}", text("member"), text("role")),
         action::MEMBER_REMOVED => format!("removed {}", text("member")),

@@ -25,11 +25,19 @@ pub enum MailKind {
     ReporterReply,
     /// News about a report, to its reporter (for example: it is fixed).
     ReportUpdate,
+    /// An invitation link to join an organization, mailed by an owner.
+    Invitation,
 }
 
 impl MailKind {
-    pub const ALL: [MailKind; 5] =
-        [MailKind::SignInCode, MailKind::NewReport, MailKind::Digest, MailKind::ReporterReply, MailKind::ReportUpdate];
+    pub const ALL: [MailKind; 6] = [
+        MailKind::SignInCode,
+        MailKind::NewReport,
+        MailKind::Digest,
+        MailKind::ReporterReply,
+        MailKind::ReportUpdate,
+        MailKind::Invitation,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -38,6 +46,7 @@ impl MailKind {
             MailKind::Digest => "digest",
             MailKind::ReporterReply => "reporter_reply",
             MailKind::ReportUpdate => "report_update",
+            MailKind::Invitation => "invitation",
         }
     }
 
@@ -53,12 +62,14 @@ impl MailKind {
             MailKind::Digest => "Digest",
             MailKind::ReporterReply => "Reporter's reply",
             MailKind::ReportUpdate => "Report update",
+            MailKind::Invitation => "Invitation",
         }
     }
 
     /// Whether the body is a secret (a code): the outbox hides it once a server delivers mail.
     pub fn is_secret(self) -> bool {
-        matches!(self, MailKind::SignInCode)
+        // An invitation link lets whoever holds it join the organization.
+        matches!(self, MailKind::SignInCode | MailKind::Invitation)
     }
 }
 
@@ -243,6 +254,7 @@ mod tests {
         assert_eq!(MailKind::parse("spam"), None);
         assert!(MailKind::SignInCode.is_secret());
         assert!(!MailKind::NewReport.is_secret());
+        assert!(MailKind::Invitation.is_secret());
     }
 
     #[test]

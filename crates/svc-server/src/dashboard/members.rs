@@ -60,6 +60,8 @@ struct InvitedLink {
     url: String,
     role: &'static str,
     expires: When,
+    /// The address the link was mailed to, when it was.
+    mailed_to: Option<String>,
 }
 
 struct OrgSection {
@@ -84,6 +86,8 @@ struct MembersPage {
     me: String,
     orgs: Vec<OrgSection>,
     notice: Option<&'static str>,
+    /// An SMTP server is set: invitations can be mailed.
+    can_mail: bool,
 }
 
 fn role_word(role: Role) -> &'static str {
@@ -160,6 +164,7 @@ async fn members_page(
         me: person.signed_in.user.label().to_string(),
         orgs,
         notice,
+        can_mail: state.config.mail.smtp.is_some(),
     })
 }
 
@@ -193,6 +198,9 @@ pub struct InviteForm {
     csrf: String,
     #[serde(default)]
     role: String,
+    /// With an SMTP server set: mail the link to this address too.
+    #[serde(default)]
+    email: String,
 }
 
 #[derive(Deserialize)]
@@ -235,10 +243,27 @@ pub async fn invite(
     Submitted(person, form): Submitted<InviteForm>,
 ) -> PageResult<Response> {
     let role = parse_role(&form.role)?;
+    let email = match form.email.trim() {
+        "" => None,
+        typed => Some(
+            svc_core::account::Email::parse(typed)
+                .map_err(|_| PageError::BadRequest("That is not an email address: go back and check it.".into()))?,
+        ),
+    };
     let (token, expires_at) =
         accounts::invite(&*state.store, &person.principal(), &org_id, role).await.map_err(refused)?;
     let url = format!("{}/invite?token={}", state.config.public_url.trim_end_matches('/'), token.expose());
-    let link = InvitedLink { url, role: role_word(role), expires: When::ahead(expires_at, time::now_ms()) };
+    let mailed_to = match email {
+        Some(to) => {
+            let address = to.as_str().to_string();
+            accounts::mail_invitation(&*state.store, &person.principal(), &org_id, to, &url, role, expires_at)
+                .await
+                .map_err(refused)?;
+            Some(address)
+        }
+        None => None,
+    };
+    let link = InvitedLink { url, role: role_word(role), expires: When::ahead(expires_at, time::now_ms()), mailed_to };
     let view = members_page(&state, &person, Some((org_id, link)), None).await?;
     Ok(render(StatusCode::OK, &view))
 }

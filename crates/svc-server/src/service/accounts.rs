@@ -345,6 +345,43 @@ pub async fn invite(store: &dyn Store, by: &Principal, org_id: &str, role: Role)
     Ok((token, expires_at))
 }
 
+/// Mails an invitation link to `to` (queued: the mail task sends it once an SMTP server is set).
+pub async fn mail_invitation(
+    store: &dyn Store,
+    by: &Principal,
+    org_id: &str,
+    to: svc_core::account::Email,
+    link: &str,
+    role: Role,
+    expires_at: i64,
+) -> ServiceResult<()> {
+    require_owner(by, org_id)?;
+    let org =
+        store.get_organization(org_id).await?.ok_or_else(|| ServiceError::NotFound("no such organization".into()))?;
+    let inviter = by.author().label.unwrap_or_else(|| "An owner".into());
+    let role_words = match role {
+        Role::Owner => "an owner (settings, keys and members too)",
+        Role::Member => "a member (read and triage reports)",
+    };
+    let text = format!(
+        "{inviter} invites you to join {org} on Svc as {role_words}.\n\nJoin with this link (it works once, until {until} \
+         UTC):\n\n{link}\n\nIt creates your account, or signs you in with the one you have. If you did not expect \
+         this, ignore this mail.\n",
+        org = org.name,
+        until = time::iso(expires_at).get(..16).unwrap_or_default().replace('T', " "),
+    );
+    let mut mail = super::mail::Mail::new(
+        org_id,
+        to,
+        svc_core::mail::MailKind::Invitation,
+        format!("Join {} on Svc", org.name),
+        text,
+    );
+    mail.expires_at = Some(expires_at);
+    super::mail::queue(store, mail).await?;
+    Ok(())
+}
+
 /// The organization's pending invitations, newest first.
 pub async fn pending_invites(store: &dyn Store, org_id: &str) -> ServiceResult<Vec<PendingInvite>> {
     let links = store.list_org_links(org_id, LinkPurpose::Invite, time::now_ms()).await?;

@@ -55,14 +55,23 @@ async fn write(store: &dyn Store, org_id: &str, project_id: Option<&str>, by: &A
     }
 }
 
-/// A project's log, newest first; `before` (an event id) pages.
+/// A project's log, newest first; `before` (an event id) pages. It holds the project's own events
+/// and those of its organization that change who reaches the project: members added, removed,
+/// invited or given another role, and organization-wide keys minted or revoked.
 pub async fn list(
     store: &dyn Store,
     project: &Project,
     before: Option<&str>,
     limit: u32,
 ) -> ServiceResult<Vec<AuditEvent>> {
-    Ok(store.list_audit(&project.id, before, limit.clamp(1, 200)).await?)
+    let limit = limit.clamp(1, 200);
+    let mut events = store.list_audit(&project.id, before, limit).await?;
+    let reach = |event: &AuditEvent| event.action.starts_with("member.") || event.action.starts_with("key.");
+    events.extend(store.list_org_audit(&project.org_id, before, limit).await?.into_iter().filter(reach));
+    // Ids are time-ordered: merged by id, the page is still newest first and `before` still pages.
+    events.sort_by(|a, b| b.id.cmp(&a.id));
+    events.truncate(limit as usize);
+    Ok(events)
 }
 
 /// An organization's own log (members, projects created or deleted), newest first.

@@ -390,7 +390,8 @@ pub async fn exchange(
     if let Some(resource) = request.resource.filter(|r| !r.is_empty())
         && !oauth::resource_matches(resource, &endpoints.mcp_url)
     {
-        return Err(invalid_grant(&format!("resource must be {}", endpoints.mcp_url)));
+        // RFC 8707: a resource the server does not serve is `invalid_target`.
+        return Err(OAuthFailure::refused("invalid_target", &format!("resource must be {}", endpoints.mcp_url)));
     }
     // The person may have lost the access they granted since they consented.
     let Some(user) = store.get_user(&code.user_id).await? else {

@@ -43,7 +43,8 @@ async fn invite(app: &TestApp, cookie: &str, role: &str) -> String {
     let path = format!("/members/{}/invite", org(app));
     let resp = app.post_form(&path, &[("_csrf", &csrf_of(cookie)), ("role", role)], Some(cookie)).await;
     assert_eq!(resp.status, 200, "{}", resp.text);
-    assert!(resp.text.contains("Sending invitations by email from here comes once the server can send mail (SMTP)."));
+    assert!(resp.text.contains("set an SMTP server (<code>SVC_SMTP_URL</code>) and Svc mails invitations for you"));
+    assert!(!resp.text.contains(r#"name="email""#), "no address to mail to without SMTP");
     invite_link(&resp.text)
 }
 
@@ -382,4 +383,47 @@ async fn organization_wide_keys_are_listed_on_members_and_revoked_by_owners() {
     let wrong = format!("/members/{}/keys/{project_key_id}/revoke", org(&app));
     assert_eq!(app.post_form(&wrong, &[("_csrf", &csrf_of(&ada))], Some(&ada)).await.status, 404);
     assert_eq!(app.get("/api/v1/me", &project_key).await.status, 200);
+}
+
+#[tokio::test]
+async fn with_an_smtp_server_an_invitation_is_mailed_and_member_changes_show_in_each_project_log() {
+    let mut config = no_rate_limits();
+    config.mail = svc_server::mailer::MailConfig::parse(Some("smtp://127.0.0.1:9?tls=none"), None, &config.public_url)
+        .expect("mail settings");
+    let app = TestApp::with_config(config).await;
+    let (_, owner) = person(&app, "olivia@example.com", "Olivia Owner", Role::Owner).await;
+    let members = app.get_page("/members", Some(&owner)).await;
+    assert!(members.text.contains(r#"name="email""#) && members.text.contains("Email it to"));
+
+    let path = format!("/members/{}/invite", org(&app));
+    let fields = [("_csrf", csrf_of(&owner)), ("role", "owner".into()), ("email", "Nina@Example.com".into())];
+    let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let resp = app.post_form(&path, &fields, Some(&owner)).await;
+    assert_eq!(resp.status, 200, "{}", resp.text);
+    assert!(resp.text.contains("on its way by mail to nina@example.com"), "{}", resp.text);
+    let link = invite_link(&resp.text);
+    let outbox = app.store.list_outbox(&[org(&app).to_string()], None, 10).await.unwrap();
+    let mail = outbox.iter().find(|m| m.recipient == "nina@example.com").expect("the invitation mail");
+    assert_eq!(mail.kind, svc_core::mail::MailKind::Invitation);
+    assert_eq!(mail.subject, "Join Default on Svc");
+    assert!(mail.body.contains(&link) && mail.body.contains("Olivia Owner") && mail.body.contains("as an owner"));
+    assert!(mail.expires_at.is_some(), "not sent after the link expired");
+
+    let refused =
+        app.post_form(&path, &[("_csrf", &csrf_of(&owner)), ("role", "member"), ("email", "nope")], Some(&owner)).await;
+    assert_eq!(refused.status, 400);
+
+    // The person joins; the project's own audit log shows it beside the project's events.
+    let fields = [
+        ("token", token_of(&link)),
+        ("name", "Nina".into()),
+        ("email", "nina@example.com".into()),
+        ("password", PASSWORD.into()),
+    ];
+    let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    assert_eq!(app.post_form("/invite", &fields, None).await.status, 303);
+    let log = app.get_page(&format!("/projects/{}/audit", app.pid()), Some(&owner)).await;
+    assert_eq!(log.status, 200);
+    assert!(log.text.contains("invited an owner"), "{}", log.text);
+    assert!(log.text.contains("added Nina as owner"), "{}", log.text);
 }

@@ -614,7 +614,7 @@ async fn the_code_exchange_refuses_every_mismatch_with_the_right_error() {
     let code = new_code().await;
     oauth_error(
         &exchange(&app, &client_id, &code, &[("resource", "https://elsewhere.example/mcp")]).await,
-        "invalid_grant",
+        "invalid_target",
     );
 
     // Expired: a code issued eleven minutes ago.
