@@ -114,10 +114,12 @@ fn selector_details(target: Option<&Value>, selector: &str) -> String {
             .unwrap_or_default()
     };
     let mut out = String::new();
-    if let Some(text) = text_of(target, "text") {
+    let text = text_of(target, "text");
+    if let Some(text) = text {
         let _ = write!(out, " · text: {}", code(text));
     }
-    if let Some(name) = text_of(target, "accessibleName") {
+    // The name is news only where it differs from the text (an icon button, a labelled field).
+    if let Some(name) = text_of(target, "accessibleName").filter(|name| Some(name.trim()) != text.map(str::trim)) {
         let _ = write!(out, " · accessible name: {}", code(name));
     }
     let ids = strings("testIds");
