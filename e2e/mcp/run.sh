@@ -33,24 +33,12 @@ run_node=false
 for suite in "${suites[@]}"; do
   case "$suite" in
     python)
-      venv=$ROOT/target/mcp-venv
-      stamp=$venv/.requirements.sha256
-      want=$(sha256sum "$E2E/requirements.txt" | cut -d' ' -f1)
-      if ! command -v python3 >/dev/null 2>&1; then
-        note_skip "MCP SDK test (Python): python3 is not installed"
-      elif [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+      # shellcheck source=../lib/mcp-venv.sh
+      source "$ROOT/e2e/lib/mcp-venv.sh"
+      if ensure_mcp_venv; then
         run_python=true
       else
-        echo "Installing e2e/mcp/requirements.txt into target/mcp-venv"
-        mkdir -p "$ROOT/target"
-        if { { [ -x "$venv/bin/python" ] || python3 -m venv "$venv"; } &&
-          "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$E2E/requirements.txt"; } \
-          >"$ROOT/target/mcp-pip-install.log" 2>&1; then
-          echo "$want" >"$stamp"
-          run_python=true
-        else
-          note_skip "MCP SDK test (Python): could not install e2e/mcp/requirements.txt (no network? see target/mcp-pip-install.log)"
-        fi
+        note_skip "MCP SDK test (Python): $MCP_VENV_PROBLEM"
       fi
       ;;
     node)

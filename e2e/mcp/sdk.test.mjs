@@ -195,6 +195,35 @@ test('a foreign report id and an invalid status are isError results', () =>
     await assert.rejects(client.callTool({ name: 'no_such_tool', arguments: {} }), (e) => e instanceof McpError && e.code === -32601);
   }));
 
+test('reports and their files are resources; the screenshot reads back byte for byte', () =>
+  withClient(KEY_RO, async (client) => {
+    assert.ok(client.getServerCapabilities()?.resources, 'the resources capability');
+    const { resources } = await client.listResources();
+    assert.ok(resources.some((r) => r.uri === `svc://reports/${REPORT_ID}` && r.mimeType === 'text/markdown'), JSON.stringify(resources));
+    const report = await client.readResource({ uri: `svc://reports/${REPORT_ID}` });
+    const text = report.contents[0].text;
+    assert.match(text, /^# Checkout button does nothing/);
+    const blob = /svc:\/\/blobs\/[0-9a-f]{24}/.exec(text)?.[0];
+    assert.ok(blob, text);
+    const image = (await client.readResource({ uri: blob })).contents[0];
+    assert.equal(image.mimeType, 'image/png');
+    assert.deepEqual(Buffer.from(image.blob, 'base64'), PNG_1X1);
+    await assert.rejects(client.readResource({ uri: `svc://reports/${FOREIGN_REPORT_ID}` }), (e) => e instanceof McpError && e.code === -32002);
+  }));
+
+test('argument aliases work and an unknown argument is named with the closest valid one', () =>
+  withClient(KEY_RW, async (client) => {
+    for (const name of ['id', 'report_id', 'reportId']) {
+      const report = await client.callTool({ name: 'get_report', arguments: { [name]: REPORT_ID } });
+      assert.notEqual(report.isError, true, name);
+    }
+    const room = okJson(await client.callTool({ name: 'create_room', arguments: { artifactId: 'node-alias-room' } }));
+    assert.equal(room.artifactId, 'node-alias-room');
+    const wrong = await client.callTool({ name: 'add_comment', arguments: { report_id: REPORT_ID, body: 'hi' } });
+    assert.equal(wrong.isError, true);
+    assert.match(textOf(wrong), /unknown argument "body" for add_comment; did you mean /);
+  }));
+
 test('a read-only key lists and reads; write tools answer 403 with the JSON-RPC error body', async () => {
   await withClient(KEY_RO, async (client) => {
     const { tools } = await client.listTools();

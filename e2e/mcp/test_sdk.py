@@ -17,6 +17,7 @@ import base64
 import contextlib
 import json
 import os
+import re
 import sys
 import traceback
 import urllib.error
@@ -228,6 +229,49 @@ async def check_is_error_results() -> None:
             raise AssertionError("an unknown tool must be a protocol error")
 
 
+async def check_resources() -> None:
+    async with connect(KEY_RO) as client:
+        assert client.server_capabilities.resources is not None, client.server_capabilities
+        listed = await client.list_resources()
+        uris = [str(r.uri) for r in listed.resources]
+        assert f"svc://reports/{REPORT_ID}" in uris and f"svc://reports/{FOREIGN_REPORT_ID}" not in uris, uris
+        report = await client.read_resource(f"svc://reports/{REPORT_ID}")
+        text = report.contents[0].text
+        assert text.startswith("# Checkout button does nothing"), text
+        # The screenshot get_report names, read back byte for byte.
+        blob_uri = re.search(r"svc://blobs/[0-9a-f]{24}", text)
+        assert blob_uri, text
+        blob = (await client.read_resource(blob_uri.group(0))).contents[0]
+        assert blob.mime_type == "image/png" and base64.b64decode(blob.blob) == PNG_1X1, blob
+        # Another project's report is out of a project key's reach: resource not found.
+        try:
+            await client.read_resource(f"svc://reports/{FOREIGN_REPORT_ID}")
+        except MCPError as e:
+            assert e.code == -32002, e
+        else:
+            raise AssertionError("a foreign report must not be readable")
+    async with connect(KEY_ORG) as client:
+        other = await client.read_resource(f"svc://reports/{FOREIGN_REPORT_ID}")
+        assert "A report of another project" in other.contents[0].text
+
+
+async def check_argument_aliases_and_unknown_arguments() -> None:
+    async with connect(KEY_RW) as client:
+        for name in ("id", "report_id", "reportId"):
+            result = await client.call_tool("get_report", {name: REPORT_ID})
+            assert not result.is_error and text_of(result).startswith("# Checkout button does nothing"), name
+        items = ok_json(await client.call_tool("list_reports", {"channel_key": "bug", "artifact_id": "preview-1"}))
+        assert [i["id"] for i in items] == [REPORT_ID], items
+        room = ok_json(await client.call_tool("create_room", {"artifactId": "py-alias-room"}))
+        assert room["artifactId"] == "py-alias-room", room
+        comment = ok_json(await client.call_tool("add_comment", {"id": REPORT_ID, "text": "Via an alias"}))
+        assert comment["reportId"] == REPORT_ID and comment["draft"] is True, comment
+        # An unknown argument is named, with the closest valid one, and nothing is listed.
+        result = await client.call_tool("list_reports", {"channel": "bug"})
+        assert result.is_error is True, result
+        assert 'unknown argument "channel"' in text_of(result) and "did you mean channelKey?" in text_of(result), text_of(result)
+
+
 async def check_read_only_key() -> None:
     async with connect(KEY_RO) as client:
         assert [t.name for t in (await client.list_tools()).tools] == TOOL_NAMES
@@ -302,6 +346,8 @@ CHECKS = [
     check_lists_the_seven_tools,
     check_every_tool,
     check_is_error_results,
+    check_resources,
+    check_argument_aliases_and_unknown_arguments,
     check_read_only_key,
     check_org_wide_key,
     check_unauthorized,

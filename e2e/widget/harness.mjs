@@ -22,12 +22,20 @@ export const strictCsp = (svcOrigin) =>
 /**
  * Serves e2e/widget/pages on another loopback origin, with {{SVC}}, {{KEY}}, {{NONCE}} (and any other
  * variable given) filled in;
- * csp*.html pages are sent with the strict Content-Security-Policy header.
+ * csp*.html pages are sent with the strict Content-Security-Policy header; `/status/<code>` answers
+ * with that status.
  */
 export async function startPages(vars) {
   vars = { NONCE, ...vars };
   const server = createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
+    // `/status/<code>`: a small JSON answer with that status (a page's failing API).
+    const status = /^\/status\/(\d{3})$/.exec(url.pathname);
+    if (status) {
+      res.writeHead(Number(status[1]), { 'content-type': 'application/json' });
+      res.end('{"error":"test"}');
+      return;
+    }
     let name = url.pathname.replace(/^\/+/, '') || 'project.html';
     if (name.startsWith('checkout/') || name.startsWith('app/')) name = 'shared.html';
     const file = join(here, 'pages', name.replace(/\.\./g, ''));

@@ -204,7 +204,7 @@ describe('isolation', () => {
       const list = await api.get(`${P}/feedback?limit=1`);
       return api.get(`${P}/feedback/${list.items[0].id}`);
     })();
-    assert.deepEqual(report.blocks.map((b) => b.type), ['screenshot', 'text']);
+    assert.deepEqual(report.blocks.map((b) => b.type), ['text', 'screenshot'], 'the message first');
 
     const state = await page.evaluate((nonce) => {
       const root = document.querySelector('[data-svc-widget]').shadowRoot;

@@ -192,14 +192,22 @@ describe('a report with every block type', () => {
     await page.keyboard.press('Control+Enter');
     await until(async () => /Sent/.test(await W(page, '.status').textContent()), 15000, 'the report to be sent');
     assert.equal(await W(page, '.blocks li').count(), 0, 'the draft is cleared');
+    // The panel steps back; a short confirmation with the launcher's mascot stays a moment.
+    assert.equal(await W(page, '.panel').isHidden(), true, 'the panel closes after Send');
+    await until(async () => (await W(page, '.toast').textContent()) === 'Sent. Thank you!', 3000, 'the confirmation');
+    assert.equal(await W(page, '.toast').getAttribute('role'), 'status');
+    assert.ok(await W(page, '.toast .av svg').count(), 'the mascot in the confirmation');
+    assert.equal(await focused(page), 'Send feedback', 'the focus is back on the launcher');
+    await until(async () => (await W(page, '.toast').count()) === 0, 6000, 'the confirmation to go');
 
     const report = await latestReport();
     assert.equal(report.title, 'The total price is wrong');
     assert.equal(report.context.artifactId, 'pricing-v3');
     const types = report.blocks.map((b) => b.type);
-    assert.deepEqual(types, ['quote', 'selection', 'screenshot', 'audio', 'file', 'pinpoint', 'text']);
+    // The typed message first, then the thread in the order it was made.
+    assert.deepEqual(types, ['text', 'quote', 'selection', 'screenshot', 'audio', 'file', 'pinpoint']);
     for (const b of report.blocks) assertShape(b);
-    const [quote, selection, shot, audio, file, pin, text] = report.blocks;
+    const [text, quote, selection, shot, audio, file, pin] = report.blocks;
     assert.equal(text.text, 'The total price is wrong\n\nIt should **include** taxes.');
     assert.equal(quote.text, 'The total price is shown before taxes. Customers pay when the order ships.');
     assert.equal(quote.comment, 'Taxes are missing here');
@@ -317,8 +325,8 @@ describe('a report with every block type', () => {
     await W(page, 'button.primary').click();
     await until(async () => /Sent/.test(await W(page, '.status').textContent()), 10000, 'sent');
     const report = await latestReport();
-    assert.deepEqual(report.blocks.map((b) => b.type), ['file', 'audio', 'text']);
-    assert.equal(report.blocks[2].text, 'half a thought');
+    assert.deepEqual(report.blocks.map((b) => b.type), ['text', 'file', 'audio']);
+    assert.equal(report.blocks[0].text, 'half a thought');
     await ctx.close();
   });
 });
@@ -329,7 +337,9 @@ describe('history', () => {
     await page.evaluate((key) => Svc.init({ projectKey: key }), svc.projectKey);
     await page.evaluate(() => Svc.openForm());
     await page.waitForFunction(() => Svc.getChannels().length > 0);
+    // A sent or queued report closes the panel: each one starts by opening it.
     const send = async (text) => {
+      await page.evaluate(() => Svc.openForm());
       await W(page, '#svc-msg').fill(text);
       await W(page, 'button.primary').click();
     };
@@ -347,6 +357,7 @@ describe('history', () => {
     await send('history: queued one');
     await until(async () => /Saved\. It will be sent/.test(await W(page, '.status').textContent()), 10000, 'queued');
 
+    await page.evaluate(() => Svc.openForm());
     const requests = [];
     page.on('request', (r) => requests.push(r.url()));
     await W(page, 'button', { hasText: 'History' }).click();
@@ -459,7 +470,9 @@ describe('contrast', () => {
     await page.evaluate(() => Svc.report({ message: 'contrast history' }));
     await page.locator('#intro').click({ clickCount: 3 });
     await W(page, 'button', { hasText: 'History' }).click();
-    await W(page, 'button.primary').click(); // a status message
+    await W(page, 'button.primary').click(); // a status message, and the confirmation
+    await until(async () => (await W(page, '.toast').count()) === 1 && (await W(page, '.toast').textContent()) !== '', 5000, 'the confirmation');
+    await page.evaluate(() => Svc.openForm());
     const measure = () =>
       page.evaluate(() => {
         const parse = (c) => {
@@ -607,6 +620,7 @@ describe('words and reach', () => {
     await W(page, 'button.primary').click();
     await until(async () => /Sent/.test(await W(page, '.status').textContent()), 10000, 'sent');
     // The screenshot is taken at the device pixel ratio.
+    await page.evaluate(() => Svc.openForm());
     await W(page, 'button[aria-label="Take a screenshot of the page"]').click();
     await W(page, '.shot canvas').waitFor({ timeout: 20000 });
     assert.deepEqual(await W(page, '.shot canvas').evaluate((c) => [c.width, c.height]), [1280, 800]);

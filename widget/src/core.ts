@@ -4,7 +4,9 @@
 
 import { getJson, SvcError, sendReport, uploadBlob, type Client, type Uploaded } from './api';
 import { recordSent, titleOf } from './history';
-import { normalize, type Settings } from './options';
+import type { NetEntry } from './network-capture';
+import { complete, normalize, type Settings } from './options';
+import { redactText, redactUrl } from './redact';
 import { DeliveryQueue, type QueueItem } from './queue';
 import type { Block, FileInput, Hint, InitOptions, Payload, Preset } from './types';
 import { isObject, load, newId, plain, save, warn } from './util';
@@ -67,6 +69,8 @@ export interface CoreHost {
   attributes(): Record<string, unknown>;
   /** console errors to attach (empty when capture is off or the page is outside urlPatterns) */
   errors(): string[];
+  /** failed requests to attach, as recorded (empty when capture is off or the page is outside urlPatterns) */
+  network(): NetEntry[];
   draft(): Block[];
   saveDraft(blocks: Block[]): void;
 }
@@ -127,13 +131,38 @@ export function deviceOf(width: number, ua: string, touchPoints = 0): 'desktop' 
   return /Macintosh/.test(ua) && touchPoints > 1 ? 'tablet' : 'desktop';
 }
 
-/** The page context of decisions §3. */
+/**
+ * Failed requests as `context.network` takes them: the widget's own requests left out, URLs made
+ * absolute, every query value and anything else that looks like a secret masked.
+ */
+export function networkEntries(entries: NetEntry[], apiUrl: string): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const [method, given, status, durationMs, start] of entries) {
+    let url = String(given);
+    try {
+      url = new URL(url, location.href).href;
+    } catch {
+      /* kept as given */
+    }
+    if (url.startsWith(apiUrl + '/')) continue;
+    out.push({
+      method: String(method || 'GET').toUpperCase().slice(0, 20),
+      url: redactUrl(url, true).slice(0, 2000),
+      status: Math.min(999, Math.max(0, status | 0)),
+      durationMs: Math.max(0, durationMs),
+      time: new Date(start).toISOString(),
+    });
+  }
+  return out;
+}
+
+/** The page context of decisions §3, with secrets masked in the URL, console errors and failed requests. */
 export function buildContext(h: CoreHost, flags: string[], source: string, extra: Record<string, unknown>): Record<string, unknown> {
   const s = h.settings;
   const ua = navigator.userAgent;
   const ctx: Record<string, unknown> = {
-    url: location.href,
-    pathname: location.pathname,
+    url: redactUrl(location.href),
+    pathname: redactUrl(location.pathname),
     host: location.host,
     userAgent: ua,
     language: navigator.language || s.locale,
@@ -145,7 +174,9 @@ export function buildContext(h: CoreHost, flags: string[], source: string, extra
   if (flags.length) ctx.flags = flags;
   if (s.reporter && s.reporter.profile) ctx.reporter = s.reporter.profile;
   const errors = h.errors();
-  if (errors.length) ctx.consoleErrors = errors;
+  if (errors.length) ctx.consoleErrors = errors.map((e) => redactText(e).slice(0, 2000));
+  const network = networkEntries(h.network(), s.apiUrl);
+  if (network.length) ctx.network = network;
   if (s.userId) ctx.userId = s.userId;
   const merged = { ...s.extra, ...extra };
   if (Object.keys(merged).length) ctx.extra = merged;
@@ -159,7 +190,8 @@ export function buildContext(h: CoreHost, flags: string[], source: string, extra
 }
 
 export function makeCore(h: CoreHost): Core {
-  const s = h.settings;
+  // The options only the lazy parts use are checked now, before anything reads them.
+  const s = complete(h.settings);
   // The reporter given to init is cached for later inits that give none.
   const reporterKey = h.ns + 'reporter:' + s.projectKey;
   if (s.reporter) save(reporterKey, s.reporter);
@@ -277,7 +309,8 @@ export function makeCore(h: CoreHost): Core {
     upload: uploadKind,
     limits: () => h.limits(),
     async sendDraft(text, channelKey) {
-      const blocks = [...h.draft(), ...textBlocks(text.trim() ? text : '')];
+      // The reporter's message first: it says what the rest is about.
+      const blocks = [...textBlocks(text.trim() ? text : ''), ...h.draft()];
       if (!blocks.length) throw new SvcError('empty', 0, false, '[Svc] nothing to send');
       try {
         const r = await submit(blocks, undefined, channelKey);

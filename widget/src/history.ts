@@ -7,20 +7,26 @@ import type { QueueItem } from './queue';
 
 export const HISTORY_MAX = 20;
 
-/** As the server makes it: the first non-empty line of the first text block, cut to 80 characters; else after the first block. */
+/**
+ * As the server makes it: the first non-empty line of the first text block, else of the first
+ * comment, transcript or file description; cut to 80 characters; else after the first block.
+ */
 export function titleOf(blocks: Block[]): string {
-  for (const b of blocks) {
-    if (b.type === 'text' && typeof b.text === 'string') {
-      const line = b.text.split('\n').map((l) => l.trim()).find(Boolean);
-      if (line) return line.slice(0, 80);
-    }
-  }
+  const line = (v: unknown) => (typeof v === 'string' ? v.split('\n').map((l) => l.trim()).find(Boolean) : undefined);
+  const words =
+    blocks.map((b) => (b.type === 'text' ? line(b.text) : undefined)).find(Boolean) ||
+    blocks.map((b) => line(b.comment) || line(b.transcript) || line(b.description)).find(Boolean);
+  if (words) return words.slice(0, 80);
   const first = blocks[0];
   if (!first) return '';
   const fixed: Record<string, string> = { screenshot: 'Screenshot', audio: 'Voice note' };
   if (fixed[first.type]) return fixed[first.type];
   if (first.type === 'file') return 'File ' + String(first.name || '');
-  if (first.type === 'pinpoint') return ('Pinpoint on ' + String(first.selector || '')).slice(0, 80);
+  if (first.type === 'pinpoint') {
+    const target = (first.target || {}) as { text?: string; accessibleName?: string };
+    const shown = line(target.text) || line(target.accessibleName);
+    return (shown ? 'Pinpoint on “' + shown + '”' : 'Pinpoint on ' + String(first.selector || '')).slice(0, 80);
+  }
   return typeof first.text === 'string' ? first.text.trim().slice(0, 80) : first.type;
 }
 

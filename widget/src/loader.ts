@@ -3,6 +3,7 @@
 // `data-project-key` (shared bundle). Lazy parts are fetched on demand from `/v1/parts/`.
 
 import { ErrorBuffer, installCapture } from './console-capture';
+import { installNetwork, type NetEntry } from './network-capture';
 import { fromScriptTag } from './options';
 import type { InitOptions, Preset } from './types';
 import { warn } from './util';
@@ -17,6 +18,7 @@ type Win = Window &
   typeof globalThis & {
     Svc?: unknown;
     __svcErrors?: ErrorBuffer;
+    __svcNet?: NetEntry[];
     __svcDefine?: (name: string, factory: unknown) => void;
     __svcParts?: Record<string, { promise: Promise<unknown>; resolve: (f: unknown) => void }>;
   };
@@ -34,6 +36,8 @@ const nonce = (script && (script.nonce || script.getAttribute('nonce'))) || unde
 
 const errors = (win.__svcErrors = win.__svcErrors || new ErrorBuffer());
 installCapture(win, errors);
+const net = (win.__svcNet = win.__svcNet || []);
+installNetwork(win, net);
 
 const parts = (win.__svcParts = win.__svcParts || {});
 function slot(name: string) {
@@ -72,7 +76,7 @@ function loadPart(name: string, base: string, partNonce?: string): Promise<unkno
   return requested[name];
 }
 
-const env: Env = { partsBase: scriptOrigin, nonce, errors, loadPart };
+const env: Env = { partsBase: scriptOrigin, nonce, errors, net, loadPart };
 
 const METHODS = [
   'report', 'attachFile', 'alpha', 'show', 'hide', 'openForm', 'setAttribute', 'setAttributes',

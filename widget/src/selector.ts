@@ -3,6 +3,7 @@
 // xpath, test ids of the node and up to 10 ancestors, a best-effort React component name, and the
 // shadow hosts and frames to go through. Hash-like ids and classes are never used.
 
+import { MASK_SELECTOR } from './mask';
 import type { SelectorInfo, StructuredAttribute } from './types';
 
 export const BUILTIN_TEST_ATTRS = ['data-testid', 'data-test-id', 'data-test', 'data-cy'];
@@ -256,6 +257,72 @@ export function reactComponentOf(el: Element): string | undefined {
   return undefined;
 }
 
+/** The most characters of an element's text or accessible name that are kept. */
+export const TEXT_MAX = 200;
+
+const clean = (text: string | null | undefined) => (text || '').replace(/\s+/g, ' ').trim().slice(0, TEXT_MAX);
+const FIELD = /^(input|textarea|select)$/;
+const BUTTON_INPUT = /^(submit|button|reset)$/;
+
+/** Whether the element is masked (a password field, or inside `[data-svc-mask]`): none of its text is kept. */
+function masked(el: Element): boolean {
+  return !!el.closest(MASK_SELECTOR);
+}
+
+/**
+ * What the element shows as text, white space collapsed, cut to 200 characters: its rendered text
+ * (innerText), without the text of masked descendants; never a form field's value (a button-like
+ * input shows its label).
+ */
+export function elementText(el: Element): string {
+  if (masked(el)) return '';
+  if (FIELD.test(el.localName)) {
+    const input = el as HTMLInputElement;
+    return el.localName === 'input' && BUTTON_INPUT.test(input.type) ? clean(input.value) : '';
+  }
+  // Fields inside have no text of their own in innerText; masked parts are taken out of a copy.
+  if (el.querySelector(MASK_SELECTOR)) {
+    const copy = el.cloneNode(true) as Element;
+    copy.querySelectorAll(MASK_SELECTOR + ',script,style,template,noscript').forEach((n) => n.remove());
+    return clean(copy.textContent);
+  }
+  const inner = (el as HTMLElement).innerText;
+  return clean(typeof inner === 'string' ? inner : el.textContent);
+}
+
+/**
+ * The element's accessible name, as assistive technology would announce it (the common cases of
+ * the accname rules): `aria-labelledby`, `aria-label`, a field's labels (else its placeholder),
+ * `alt`, a button's, link's or heading's own text, `title`. Cut to 200 characters.
+ */
+export function accessibleName(el: Element): string {
+  if (masked(el)) return '';
+  const doc = el.ownerDocument;
+  const by = el.getAttribute('aria-labelledby');
+  const named = by && clean(by.split(/\s+/).map((id) => (doc.getElementById(id) || { textContent: '' }).textContent).join(' '));
+  if (named) return named;
+  const label = clean(el.getAttribute('aria-label'));
+  if (label) return label;
+  const tag = el.localName;
+  if (FIELD.test(tag)) {
+    const input = el as HTMLInputElement;
+    const labels = input.labels ? clean(Array.from(input.labels).map((l) => l.textContent).join(' ')) : '';
+    if (labels) return labels;
+    if (tag === 'input' && BUTTON_INPUT.test(input.type)) return clean(input.value);
+    if (tag === 'input' && input.type === 'image') return clean(el.getAttribute('alt'));
+    const placeholder = clean(el.getAttribute('placeholder'));
+    if (placeholder) return placeholder;
+  }
+  const alt = /^(img|area)$/.test(tag) && clean(el.getAttribute('alt'));
+  if (alt) return alt;
+  const role = el.getAttribute('role') || '';
+  const fromContent =
+    /^(button|a|summary|h[1-6]|option|label|legend|th|td|li|caption|figcaption|dt)$/.test(tag) ||
+    /^(button|link|tab|menuitem\w*|option|heading|checkbox|radio|switch|cell|row|treeitem)$/.test(role);
+  const text = fromContent && elementText(el);
+  return text || clean(el.getAttribute('title'));
+}
+
 /** A unique selector for a shadow host or iframe: the built one, or one forced unique by position. */
 function hostCss(el: Element, opts: SelectorOptions): string {
   const built = buildCss(el, opts);
@@ -276,6 +343,10 @@ export function selectorInfo(
   if (built.matchIndex !== undefined) info.matchIndex = built.matchIndex;
   const react = reactComponentOf(el);
   if (react) info.reactComponent = react;
+  const text = elementText(el);
+  if (text) info.text = text;
+  const name = accessibleName(el);
+  if (name) info.accessibleName = name;
 
   const hosts: string[] = [];
   const frames: string[] = [];

@@ -21,6 +21,10 @@ declare namespace Svc {
     shadowHosts?: string[];
     /** css of each same-origin iframe from the top document down */
     frames?: string[];
+    /** the element's visible text, white space collapsed, at most 200 characters (never a form field's value) */
+    text?: string;
+    /** the element's accessible name, at most 200 characters */
+    accessibleName?: string;
   }
 
   /** Artifact-review mode: the artifact every report is about. */
@@ -91,6 +95,8 @@ declare namespace Svc {
     extra?: Record<string, unknown>;
     /** default true: the last 10 console errors attach to reports */
     captureConsoleErrors?: boolean;
+    /** the last 10 failed fetch and XHR requests (method, URL with query values redacted, status, duration, time) travel in `context.network`; default true */
+    captureNetworkErrors?: boolean;
     /** default 'fox' */
     mascot?: Mascot;
     /** default 'bubble' */

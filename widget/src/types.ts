@@ -11,6 +11,10 @@ export interface SelectorInfo {
   shadowHosts?: string[];
   /** css of each same-origin iframe from the top document down, each relative to its own document */
   frames?: string[];
+  /** the element's visible text, white space collapsed, at most 200 characters (never a form field's value) */
+  text?: string;
+  /** the element's accessible name (aria-labelledby, aria-label, label, alt, title, its text), at most 200 characters */
+  accessibleName?: string;
 }
 
 export interface StructuredAttribute {
@@ -85,6 +89,8 @@ export interface InitOptions {
   userId?: string;
   extra?: Record<string, unknown>;
   captureConsoleErrors?: boolean;
+  /** the last 10 failed fetch and XHR requests travel in `context.network` (default true) */
+  captureNetworkErrors?: boolean;
   mascot?: string;
   shape?: string;
   anchor?: string;

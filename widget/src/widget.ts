@@ -3,6 +3,7 @@
 
 import type { Configured, Core, CoreHost } from './core';
 import type { ErrorBuffer } from './console-capture';
+import type { NetEntry } from './network-capture';
 import { urlAllowed } from './glob';
 import { historyList } from './history';
 import { detectLocale, normalize, type Settings } from './options';
@@ -21,6 +22,8 @@ export interface Env {
   partsBase: string;
   nonce?: string;
   errors: ErrorBuffer;
+  /** failed requests since the script ran (see network-capture.ts) */
+  net: NetEntry[];
   loadPart: (name: string, base: string, nonce?: string) => Promise<unknown>;
 }
 
@@ -347,6 +350,7 @@ export class Widget {
       },
       attributes: () => this._attributes,
       errors: () => (this.s.captureConsoleErrors && this._allowed() ? this._env.errors.list() : []),
+      network: () => (this.s.captureNetworkErrors && this._allowed() ? this._env.net.slice() : []),
       draft: () => this.draft(),
       saveDraft: (blocks) => this.saveDraft(blocks),
     };
@@ -382,7 +386,8 @@ export class Widget {
   /** The SelectorInfo of an element (the selector code is a lazy part). */
   async selectorFor(node: Element): Promise<SelectorInfo> {
     if (!node || node.nodeType !== 1) throw argError('selectorFor');
-    const part = await this._part<{ selectorInfo: (el: Element, o: SelectorOptions) => SelectorInfo }>('selector');
+    // The core part checks the selector options first.
+    const [part] = await Promise.all([this._part<{ selectorInfo: (el: Element, o: SelectorOptions) => SelectorInfo }>('selector'), this._core()]);
     return part.selectorInfo(node, this.s);
   }
 

@@ -164,7 +164,11 @@ describe('history', () => {
     expect(titleOf([{ type: 'screenshot', blobId: 'b' }, { type: 'text', text: '' }])).toBe('Screenshot');
     expect(titleOf([{ type: 'audio', blobId: 'b' }])).toBe('Voice note');
     expect(titleOf([{ type: 'pinpoint', selector: '#buy', target: { css: '#buy' } }])).toBe('Pinpoint on #buy');
-    expect(titleOf([{ type: 'quote', text: ' Total ', selector: '#t', comment: 'c' }])).toBe('Total');
+    // The reporter's own words come before the block's name, as the server titles it.
+    expect(titleOf([{ type: 'quote', text: ' Total ', selector: '#t', comment: 'c' }])).toBe('c');
+    expect(titleOf([{ type: 'selection', text: ' Total ', selector: '#t' }])).toBe('Total');
+    expect(titleOf([{ type: 'screenshot', blobId: 'b' }, { type: 'audio', blobId: 'a', transcript: 'It jumps' }])).toBe('It jumps');
+    expect(titleOf([{ type: 'pinpoint', selector: '#buy', target: { css: '#buy', text: ' Pay\n now' } }])).toBe('Pinpoint on “Pay”');
   });
 
   it('keeps the last 20 sent, newest first, without duplicates', () => {

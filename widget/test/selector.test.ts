@@ -197,3 +197,48 @@ describe('selectors on a page', () => {
     expect(selectorInfo(pay as unknown as Element, {}).reactComponent).toBe('PayButton');
   });
 });
+
+describe('element text and accessible name', () => {
+  beforeEach(() => {
+    document.body.innerHTML = `
+      <main>
+        <button id="pay" data-testid="pay">  Pay
+           now </button>
+        <button id="icon" aria-label="Close dialog"><svg></svg></button>
+        <span id="lbl">Delivery address</span>
+        <input id="addr" aria-labelledby="lbl" value="221B Baker Street">
+        <label for="email">E-mail</label><input id="email" placeholder="you@example.com" value="ada@example.com">
+        <input id="search" placeholder="Search products">
+        <input id="submit" type="submit" value="Place order">
+        <input id="pw" type="password" aria-label="Password" value="hunter2">
+        <textarea id="notes">typed notes</textarea>
+        <img id="logo" alt="Shop logo" src="x.png">
+        <a id="more" href="/more" title="More offers">See all <b>offers</b></a>
+        <div id="card">Card ending <span data-svc-mask>4242</span> expires soon</div>
+        <p id="long">${'word '.repeat(80)}</p>
+        <div id="plain" title="A hint">Some text</div>
+      </main>`;
+  });
+  const info = (id: string) => selectorInfo(document.getElementById(id) as Element, {});
+
+  it('records what an element shows and what it is called, never a field value', () => {
+    expect([info('pay').text, info('pay').accessibleName]).toEqual(['Pay now', 'Pay now']);
+    expect([info('icon').text, info('icon').accessibleName]).toEqual([undefined, 'Close dialog']);
+    expect([info('addr').text, info('addr').accessibleName]).toEqual([undefined, 'Delivery address']);
+    expect([info('email').text, info('email').accessibleName]).toEqual([undefined, 'E-mail']);
+    expect([info('search').text, info('search').accessibleName]).toEqual([undefined, 'Search products']);
+    expect([info('submit').text, info('submit').accessibleName]).toEqual(['Place order', 'Place order']);
+    expect([info('notes').text, info('notes').accessibleName]).toEqual([undefined, undefined]);
+    expect([info('logo').text, info('logo').accessibleName]).toEqual([undefined, 'Shop logo']);
+    expect([info('more').text, info('more').accessibleName]).toEqual(['See all offers', 'See all offers']);
+    expect([info('plain').text, info('plain').accessibleName]).toEqual(['Some text', 'A hint']);
+  });
+
+  it('keeps masked text out and cuts long text to 200 characters', () => {
+    expect([info('pw').text, info('pw').accessibleName]).toEqual([undefined, undefined]);
+    expect(info('card').text).toBe('Card ending expires soon');
+    const long = info('long').text as string;
+    expect(long.length).toBe(200);
+    expect(long.startsWith('word word')).toBe(true);
+  });
+});

@@ -430,12 +430,22 @@ fn validate_annotations(annotations: &Value) -> Result<(), String> {
     Ok(())
 }
 
+/// The longest `target.text` and `target.accessibleName` of a SelectorInfo: the widget cuts an
+/// element's visible text and accessible name to this many characters.
+pub const ELEMENT_TEXT_MAX_CHARS: usize = 200;
+
 /// SelectorInfo: `css`, `xpath`, `testIds`, `reactComponent?`, `matchIndex?`, plus `shadowHosts` and
-/// `frames` (decisions §10).
+/// `frames` (decisions §10), and the element's visible `text` and `accessibleName` (each at most
+/// [`ELEMENT_TEXT_MAX_CHARS`] characters).
 pub fn validate_selector_info(target: &Value) -> Result<(), String> {
     let object = target.as_object().ok_or("must be a SelectorInfo object")?;
-    let f = Fields::new(object, &["css", "xpath", "testIds", "reactComponent", "matchIndex", "shadowHosts", "frames"])?;
+    let f = Fields::new(
+        object,
+        &["css", "xpath", "testIds", "reactComponent", "matchIndex", "shadowHosts", "frames", "text", "accessibleName"],
+    )?;
     f.string("css", 1, SELECTOR_MAX_CHARS, true)?;
+    f.string("text", 0, ELEMENT_TEXT_MAX_CHARS, false)?;
+    f.string("accessibleName", 0, ELEMENT_TEXT_MAX_CHARS, false)?;
     f.string("xpath", 0, SELECTOR_MAX_CHARS, false)?;
     f.string_list("testIds", 11, 500)?;
     f.string("reactComponent", 0, 200, false)?;
@@ -505,6 +515,10 @@ fn check_context(context: &Value) -> Result<&Map<String, Value>, Rejection> {
                 validate_artifact_meta(value).map_err(|e| bad(format!("artifact: {e}")))?;
                 true
             }
+            "network" => {
+                validate_network(value).map_err(|e| bad(format!("network: {e}")))?;
+                true
+            }
             _ => true,
         };
         if !ok {
@@ -522,6 +536,39 @@ fn check_context(context: &Value) -> Result<&Map<String, Value>, Rejection> {
         }
     }
     Ok(object)
+}
+
+/// The most failed requests `context.network` holds.
+pub const NETWORK_MAX_ENTRIES: usize = 10;
+/// The longest URL of a `context.network` entry.
+pub const NETWORK_URL_MAX_CHARS: usize = 2_000;
+
+/// `context.network`: the page's last failed requests (fetch and XHR), at most
+/// [`NETWORK_MAX_ENTRIES`], each `{method, url, status, durationMs, time}`: `method` 1 to 20
+/// characters, `url` 1 to [`NETWORK_URL_MAX_CHARS`], `status` a whole number from 0 (no answer) to 999,
+/// `durationMs` a number from 0 to 86,400,000, `time` an ISO 8601 date-time. Nothing else.
+pub fn validate_network(value: &Value) -> Result<(), String> {
+    let list = value.as_array().ok_or("must be an array of failed requests")?;
+    if list.len() > NETWORK_MAX_ENTRIES {
+        return Err(format!("at most {NETWORK_MAX_ENTRIES} entries"));
+    }
+    for (i, entry) in list.iter().enumerate() {
+        let at = |m: &str| format!("[{i}]: {m}");
+        let object = entry.as_object().ok_or_else(|| at("must be {method, url, status, durationMs, time}"))?;
+        let f = Fields::new(object, &["method", "url", "status", "durationMs", "time"]).map_err(|e| at(&e))?;
+        f.string("method", 1, 20, true).map_err(|e| at(&e))?;
+        f.string("url", 1, NETWORK_URL_MAX_CHARS, true).map_err(|e| at(&e))?;
+        let status = f.get("status").and_then(Value::as_u64).filter(|s| *s <= 999);
+        if status.is_none() {
+            return Err(at("status must be a whole number from 0 to 999"));
+        }
+        f.number("durationMs", 0.0, 86_400_000.0).map_err(|e| at(&e))?.ok_or_else(|| at("durationMs is required"))?;
+        let time = f.string("time", 1, 64, true).map_err(|e| at(&e))?.unwrap_or_default();
+        if crate::time::parse_iso(time).is_none() {
+            return Err(at("time must be an ISO 8601 date-time"));
+        }
+    }
+    Ok(())
 }
 
 /// ArtifactMeta: `id` (required, at most 200 characters); optional `title`, `tool`, `source`, `goal`
@@ -595,6 +642,85 @@ mod tests {
         for case in cases {
             let err = validate_submission(&case, &limits()).unwrap_err();
             assert_eq!(err.code(), "blocks_invalid", "{case}");
+        }
+    }
+
+    #[test]
+    fn selector_info_takes_the_elements_text_and_accessible_name() {
+        let target = |extra: Value| {
+            let mut t = json!({"css": "#pay", "xpath": "/html/body/button", "testIds": []});
+            t.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            json!({"blocks": [{"type": "pinpoint", "selector": "#pay", "target": t}]})
+        };
+        let ok = target(json!({"text": "Pay now", "accessibleName": "Pay for the order"}));
+        let stored = validate_submission(&ok, &limits()).unwrap();
+        assert_eq!(stored.blocks[0]["target"]["text"], "Pay now");
+        assert_eq!(stored.blocks[0]["target"]["accessibleName"], "Pay for the order");
+        let longest = "é".repeat(ELEMENT_TEXT_MAX_CHARS);
+        assert!(validate_submission(&target(json!({"text": longest, "accessibleName": ""})), &limits()).is_ok());
+        for bad in [
+            json!({"text": "x".repeat(ELEMENT_TEXT_MAX_CHARS + 1)}),
+            json!({"accessibleName": "x".repeat(ELEMENT_TEXT_MAX_CHARS + 1)}),
+            json!({"text": 5}),
+            json!({"accessibleName": ["Pay"]}),
+            json!({"label": "Pay"}),
+        ] {
+            let err = validate_submission(&target(bad.clone()), &limits()).unwrap_err();
+            assert_eq!(err.code(), "blocks_invalid", "{bad}");
+        }
+    }
+
+    #[test]
+    fn context_network_holds_up_to_ten_failed_requests_of_one_shape() {
+        let entry = json!({"method": "POST", "url": "https://a.test/api/pay?cart=[redacted]", "status": 500,
+            "durationMs": 132.5, "time": "2026-05-01T09:30:00.000Z"});
+        let body = |network: Value| json!({"blocks": [{"type": "text", "text": "x"}], "context": {"network": network}});
+        let ten: Vec<Value> = (0..10).map(|_| entry.clone()).collect();
+        assert!(validate_submission(&body(json!(ten)), &limits()).is_ok());
+        assert!(
+            validate_submission(
+                &body(json!([{"method": "GET", "url": "/x", "status": 0, "durationMs": 0,
+            "time": "2026-05-01T09:30:00Z"}])),
+                &limits()
+            )
+            .is_ok()
+        );
+        let with = |field: &str, value: Value| {
+            let mut e = entry.clone();
+            e[field] = value;
+            json!([e])
+        };
+        let without = |field: &str| {
+            let mut e = entry.clone();
+            e.as_object_mut().unwrap().remove(field);
+            json!([e])
+        };
+        let eleven: Vec<Value> = (0..11).map(|_| entry.clone()).collect();
+        for bad in [
+            json!(eleven),
+            json!({"method": "GET"}),
+            json!(["GET /x 500"]),
+            with("status", json!(1000)),
+            with("status", json!(-1)),
+            with("status", json!(500.5)),
+            with("status", json!("500")),
+            with("durationMs", json!(-1)),
+            with("durationMs", json!("fast")),
+            with("time", json!("yesterday")),
+            with("method", json!("")),
+            with("method", json!("X".repeat(21))),
+            with("url", json!("")),
+            with("url", json!("x".repeat(NETWORK_URL_MAX_CHARS + 1))),
+            with("headers", json!({"authorization": "Bearer x"})),
+            without("method"),
+            without("url"),
+            without("status"),
+            without("durationMs"),
+            without("time"),
+        ] {
+            let err = validate_submission(&body(bad.clone()), &limits()).unwrap_err();
+            assert_eq!(err.code(), "context_invalid", "{bad}");
+            assert!(err.message().starts_with("network"), "{}", err.message());
         }
     }
 

@@ -15,6 +15,7 @@ pub mod markdown;
 pub mod media;
 pub mod model;
 pub mod oauth;
+pub mod picture;
 pub mod project;
 pub mod report;
 pub mod reporter;

@@ -17,28 +17,46 @@ pub fn link_url(text: &str) -> Option<&str> {
     web.then_some(text)
 }
 
-/// The title of a report (decisions §3): the first non-empty line of the first text block with
-/// Markdown stripped, cut to 80 characters; else a name for the first block's type.
+/// The title of a report (decisions §3), from the reporter's own words where there are any: the
+/// first non-empty line of the first text block; else of the first comment on a pinpoint or
+/// quote, transcript of a voice note or description of a file, in block order; Markdown stripped,
+/// cut to 80 characters. Without any, a name for the first block: `Screenshot`, `Voice note`,
+/// `Pinpoint on “<element text>”` (its accessible name, else its selector, when it shows no text),
+/// `File <name>`, or a selection's or quote's first line.
 pub fn derive_title(blocks: &Value) -> String {
     let blocks = blocks.as_array().map(Vec::as_slice).unwrap_or_default();
-    let first_text = blocks
-        .iter()
-        .find(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-        .and_then(|b| b.get("text").and_then(Value::as_str))
-        .and_then(|text| text.lines().map(|line| strip_markdown(line, TITLE_MAX_CHARS)).find(|line| !line.is_empty()));
-    if let Some(line) = first_text {
+    let first_line =
+        |text: &str| text.lines().map(|line| strip_markdown(line, TITLE_MAX_CHARS)).find(|l| !l.is_empty());
+    let field = |block: &Value, name: &str| block.get(name).and_then(Value::as_str).unwrap_or_default().to_string();
+    let is = |b: &Value, types: &[&str]| types.contains(&field(b, "type").as_str());
+    let words = blocks.iter().filter(|b| is(b, &["text"])).find_map(|b| first_line(&field(b, "text"))).or_else(|| {
+        blocks
+            .iter()
+            .filter(|b| is(b, &["pinpoint", "quote", "audio", "file"]))
+            .find_map(|b| ["comment", "transcript", "description"].iter().find_map(|name| first_line(&field(b, name))))
+    });
+    if let Some(line) = words {
         return cut(&line, TITLE_MAX_CHARS);
     }
     let Some(first) = blocks.first() else {
         return "Report".into();
     };
-    let field = |name: &str| first.get(name).and_then(Value::as_str).unwrap_or_default();
-    let title = match field("type") {
+    let title = match field(first, "type").as_str() {
         "screenshot" => "Screenshot".to_string(),
         "audio" => "Voice note".to_string(),
-        "pinpoint" => format!("Pinpoint on {}", field("selector")),
-        "file" => format!("File {}", field("name")),
-        "selection" | "quote" => strip_markdown(field("text").lines().next().unwrap_or_default(), TITLE_MAX_CHARS),
+        "pinpoint" => {
+            let shown = ["text", "accessibleName"]
+                .iter()
+                .find_map(|name| first.get("target").map(|t| field(t, name)).and_then(|t| first_line(&t)));
+            match shown {
+                Some(text) => format!("Pinpoint on “{text}”"),
+                None => format!("Pinpoint on {}", field(first, "selector")),
+            }
+        }
+        "file" => format!("File {}", field(first, "name")),
+        "selection" | "quote" => {
+            strip_markdown(field(first, "text").lines().next().unwrap_or_default(), TITLE_MAX_CHARS)
+        }
         _ => "Report".to_string(),
     };
     cut(&title, TITLE_MAX_CHARS)
@@ -178,5 +196,34 @@ mod tests {
         assert_eq!(derive_title(&json!([{"type": "audio"}])), "Voice note");
         assert_eq!(derive_title(&json!([{"type": "pinpoint", "selector": "#buy"}])), "Pinpoint on #buy");
         assert_eq!(derive_title(&json!([{"type": "file", "name": "log.txt"}])), "File log.txt");
+        assert_eq!(
+            derive_title(
+                &json!([{"type": "pinpoint", "selector": "#buy", "target": {"css": "#buy", "text": " Pay\n now"}}])
+            ),
+            "Pinpoint on “Pay”"
+        );
+        assert_eq!(
+            derive_title(
+                &json!([{"type": "pinpoint", "selector": "#x", "target": {"css": "#x", "text": "", "accessibleName": "Close"}}])
+            ),
+            "Pinpoint on “Close”"
+        );
+    }
+
+    #[test]
+    fn title_comes_from_the_reporters_words_before_the_block_type() {
+        let pin = json!({"type": "pinpoint", "selector": "#buy", "target": {"css": "#buy", "text": "Pay"}});
+        let shot = json!({"type": "screenshot", "blobId": "x"});
+        let commented = json!({"type": "pinpoint", "selector": "#buy", "comment": "\n**Make** it green\nplease"});
+        assert_eq!(derive_title(&json!([shot, pin, commented])), "Make it green");
+        let quote = json!({"type": "quote", "text": "Free shipping", "selector": ".promo", "comment": "Not true"});
+        assert_eq!(derive_title(&json!([quote])), "Not true");
+        let voice = json!({"type": "audio", "blobId": "x", "transcript": "The menu jumps"});
+        assert_eq!(derive_title(&json!([shot, voice])), "The menu jumps");
+        let file = json!({"type": "file", "blobId": "x", "name": "a.har", "description": "HAR of the failure"});
+        assert_eq!(derive_title(&json!([file])), "HAR of the failure");
+        // A text block still comes first, wherever it is.
+        let text = json!({"type": "text", "text": "Checkout is broken"});
+        assert_eq!(derive_title(&json!([quote, text])), "Checkout is broken");
     }
 }

@@ -3,8 +3,17 @@
 // left out, and password fields and [data-svc-mask] elements are painted over.
 
 import { domToCanvas } from 'modern-screenshot';
+import { MASK_SELECTOR } from '../mask';
 
-export const MASK_SELECTOR = 'input[type=password],[data-svc-mask]';
+export { MASK_SELECTOR };
+
+/** A form field whose value is empty: its placeholder is a hint, never drawn as if it were typed. */
+function emptyField(node: Node): node is HTMLInputElement | HTMLTextAreaElement {
+  if (node.nodeType !== 1) return false;
+  const tag = (node as Element).localName;
+  if (tag === 'textarea') return !(node.textContent || (node as HTMLTextAreaElement).value);
+  return tag === 'input' && !(node as Element).getAttribute('value');
+}
 
 /** The viewport as a canvas (device pixels, at most 2x), with masked areas painted over. */
 export async function captureViewport(): Promise<HTMLCanvasElement> {
@@ -22,12 +31,14 @@ export async function captureViewport(): Promise<HTMLCanvasElement> {
     filter: (node) => !(node.nodeType === 1 && ((node as Element).hasAttribute('data-svc-widget') || (node as Element).id.startsWith('__SANDBOX__'))),
     // The page scrolled: move the copy so the visible part lands in the picture.
     style: sx || sy ? { transform: `translate(${-sx}px, ${-sy}px)` } : undefined,
-    // Password values never reach the picture, even before the mask is painted.
+    // Password values never reach the picture, even before the mask is painted; placeholders of
+    // empty fields are left out (the copy renders them like typed text).
     onCloneEachNode: (clone) => {
       if (clone.nodeType === 1 && (clone as Element).matches(MASK_SELECTOR)) {
         if ((clone as HTMLInputElement).value !== undefined) (clone as HTMLInputElement).value = '';
         (clone as Element).replaceChildren();
       }
+      if (emptyField(clone)) clone.removeAttribute('placeholder');
     },
     font: false,
     timeout: 10000,

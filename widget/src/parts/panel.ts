@@ -33,7 +33,7 @@ function panelCss(anchor: string): string {
   const [v, h] = anchor.split('-');
   const x = h === 'center' ? 'left:50%;transform:translateX(-50%)' : h + ':12px';
   const y = v === 'top' ? 'top:12px' : 'bottom:12px';
-  return `.panel{${x};${y}}`;
+  return `.panel,.toast{${x};${y}}`;
 }
 
 const CSS = `.ui,.ui *{box-sizing:border-box}
@@ -65,6 +65,9 @@ const CSS = `.ui,.ui *{box-sizing:border-box}
 .blocks{list-style:none;margin:0;padding:0;display:flex;flex-direction:column;gap:6px}
 .blocks li{display:flex;gap:8px;align-items:center;padding:6px 4px 6px 10px;background:#f5f5f8;border:1px solid #e6e6eb;border-radius:8px;font-size:13px;min-height:40px}
 .blocks li .i{color:#4b4b55}
+.blocks .thumb{width:48px;height:30px;object-fit:cover;object-position:top left;border-radius:4px;border:1px solid #c4c4cc;flex:none;background:#fff}
+.toast{position:fixed;z-index:2;display:flex;align-items:center;gap:10px;max-width:calc(100vw - 24px);padding:8px 16px 8px 8px;background:#1d1d1f;color:#fff;border-radius:12px;box-shadow:0 8px 28px rgba(0,0,0,.3);font-weight:600}
+.toast .av{background:#fff}
 .blocks .sum{flex:1;min-width:0;display:flex;flex-direction:column}
 .blocks .kind{font-weight:600;font-size:12px;color:#1d1d1f}
 .blocks .what{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;color:#4b4b55}
@@ -209,7 +212,9 @@ function panel(host: PartHost): PartInstance {
     if (pending) selComment.focus();
     else say(t.noSelection);
   });
-  const pinButton = s.mode === 'artifact-review' ? tool('pin', t.pinpointElement, t.pinpointElementLong, () => void pinpoint()) : null;
+  // Artifact review comments on elements; everywhere else the reporter can point at one.
+  const review = s.mode === 'artifact-review';
+  const pinButton = tool('pin', review ? t.pinpointElement : t.pointAtIt, review ? t.pinpointElementLong : t.pointAtItLong, () => void pinpoint());
   const filesButton = tool('clip', t.attachFiles, t.attachFilesLong, () => fileInput.click());
   const fileInput = el('input', 'vh');
   fileInput.type = 'file';
@@ -258,6 +263,11 @@ function panel(host: PartHost): PartInstance {
   let pin: Picked | null = null;
   let recording: { rec: Recording; ptt: boolean; timer: number } | null = null;
   let mascots: Record<string, string> | null = null;
+  // Thumbnails of this session's screenshots (object URLs of the uploaded pictures), by blob id.
+  const thumbs = new Map<string, string>();
+  const dropThumbs = (keep: Block[]) => {
+    for (const [id, url] of thumbs) if (!keep.some((b) => b.blobId === id)) URL.revokeObjectURL(url), thumbs.delete(id);
+  };
   const textKey = widget.draftKey() + ':text';
   core.onDraft = () => opened && render();
   // The channels (shared bundle) and the limits arrive with the configuration.
@@ -327,6 +337,7 @@ function panel(host: PartHost): PartInstance {
           const d = widget.draft();
           d.splice(i, 1);
           widget.saveDraft(d);
+          dropThumbs(d);
           render();
           say(fill(t.removed, { what: kind }));
           // Keep the focus in the list (or on the message box when it is empty).
@@ -336,7 +347,10 @@ function panel(host: PartHost): PartInstance {
         // Named "Remove" plus the block's own words.
         remove.setAttribute('aria-labelledby', 'svc-rm ' + sum.id);
         remove.append(icon('x'));
-        li.append(icon(ic), sum, remove);
+        const thumb = b.type === 'screenshot' && thumbs.get(String(b.blobId));
+        const picture = thumb ? el('img', 'thumb') : null;
+        if (picture) (picture.src = thumb as string), (picture.alt = '');
+        li.append(picture || icon(ic), sum, remove);
         return li;
       }),
     );
@@ -375,8 +389,8 @@ function panel(host: PartHost): PartInstance {
     select.value = active;
     channelLabel.hidden = select.hidden = channels.length < 2;
     flags.replaceChildren(...core.flags().map((f) => el('span', 'chip', f)));
-    const channel = channels.find((c) => c.key === active);
-    const mascot = (channel && typeof channel.mascot === 'string' && channel.mascot) || s.mascot;
+    // The launcher's mascot, so the panel is recognisably the one it opened.
+    const mascot = s.mascot;
     if (mascots && mascots[mascot] && avatar.dataset.m !== mascot) {
       avatar.dataset.m = mascot;
       avatar.innerHTML = mascots[mascot];
@@ -481,7 +495,7 @@ function panel(host: PartHost): PartInstance {
         pinCss.textContent = info.css;
         render();
         pinComment.focus();
-      } else (pinButton as HTMLElement).focus();
+      } else pinButton.focus();
     } catch (e) {
       root.hidden = !opened;
       say(fill(t.failed, { code: errorCode(e) }));
@@ -492,7 +506,7 @@ function panel(host: PartHost): PartInstance {
     pin = null;
     pinComment.value = '';
     render();
-    if (refocus && pinButton) pinButton.focus();
+    if (refocus) pinButton.focus();
   }
 
   async function addPin(): Promise<void> {
@@ -502,7 +516,7 @@ function panel(host: PartHost): PartInstance {
     if (comment) block.comment = comment.slice(0, TEXT_MAX);
     dropPin(false);
     addBlock(block);
-    if (pinButton) pinButton.focus();
+    pinButton.focus();
   }
 
   // ---- screenshot ----------------------------------------------------------------------------
@@ -523,6 +537,7 @@ function panel(host: PartHost): PartInstance {
         });
         const block: Block = { type: 'screenshot', blobId: up.blobId, width: result.width, height: result.height, mime: up.mime, bytes: up.bytes };
         if (result.annotations.length) block.annotations = result.annotations;
+        thumbs.set(up.blobId, URL.createObjectURL(result.blob));
         addBlock(block);
       } else say('');
     } catch (e) {
@@ -649,13 +664,34 @@ function panel(host: PartHost): PartInstance {
       } catch {
         /* nothing stored */
       }
-      say(r.queued ? t.queued : t.sent);
+      dropThumbs([]);
+      const done = r.queued ? t.queued : t.sent;
+      say(done);
+      // Sent (or saved for later): the panel steps back, a short confirmation stays a moment.
+      api.close();
+      confirm(done);
     } catch (e) {
       say(fill(t.failed, { code: errorCode(e) }));
     } finally {
       send.disabled = false;
       render();
     }
+  }
+
+  /** A confirmation beside the launcher for a few seconds, announced politely. */
+  function confirm(text: string): void {
+    shadow.querySelectorAll('.toast').forEach((old) => old.remove());
+    const toast = el('div', 'toast ui');
+    toast.setAttribute('role', 'status');
+    toast.setAttribute('part', 'toast');
+    const face = el('span', 'av');
+    face.setAttribute('aria-hidden', 'true');
+    if (mascots && mascots[s.mascot]) face.innerHTML = mascots[s.mascot];
+    const words = el('span');
+    toast.append(face, words);
+    shadow.appendChild(toast);
+    setTimeout(() => (words.textContent = text), 30);
+    setTimeout(() => toast.remove(), 4000);
   }
 
   // ---- dialog behaviour ----------------------------------------------------------------------
@@ -703,6 +739,8 @@ function panel(host: PartHost): PartInstance {
     isOpen: () => opened,
     destroy() {
       core.onDraft = undefined;
+      dropThumbs([]);
+      shadow.querySelectorAll('.toast').forEach((toast) => toast.remove());
       if (recording) void stopRecording(false);
       for (const [target, type, fn, capture] of listeners) target.removeEventListener(type, fn, capture);
       root.remove();

@@ -136,8 +136,9 @@ pub async fn markdown(State(state): State<AppState>, person: Person, Path(id): P
         .await?
         .ok_or_else(|| PageError::NotFound("No such report in your projects.".into()))?;
     let thread = comments::list(&*state.store, &report).await?;
+    let history = reports::history(&*state.store, &report).await?;
     let project = projects.iter().find(|p| p.id == report.project_id);
-    let document = super::inbox::markdown_of(&state, &report, project, &thread).await;
+    let document = super::inbox::markdown_of(&state, &report, project, &thread, &history).await;
     let file = format!("attachment; filename=\"report-{}.md\"", svc_core::ids::short_id(&report.id));
     Ok((
         [

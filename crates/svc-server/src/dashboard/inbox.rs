@@ -308,7 +308,7 @@ async fn detail(
     let comments = comments::list(store, &report).await?;
     let history = reports::history(store, &report).await?;
     let viewers = crate::service::usage::viewers(store, &report).await?;
-    let markdown = markdown_of(state, &report, project, &comments).await;
+    let markdown = markdown_of(state, &report, project, &comments, &history).await;
     let can_write = project.is_some_and(|p| principal.require(scope::FEEDBACK_WRITE, Some(p)).is_ok());
     let assignable = match project {
         Some(project) => people(store, std::slice::from_ref(project)).await?,
@@ -343,14 +343,17 @@ async fn detail(
     })
 }
 
-/// The report as the Markdown document an agent gets from `get_report` (its text part).
+/// The report as the Markdown document an agent gets from `get_report` (its text part; the
+/// screenshots named by their resource URIs).
 pub async fn markdown_of(
     state: &AppState,
     report: &Report,
     project: Option<&Project>,
     comments: &[svc_core::model::Comment],
+    history: &[svc_core::model::StatusChange],
 ) -> String {
-    crate::mcp::markdown::render(state, report, project, comments)
+    let parts = crate::mcp::markdown::Parts { project, comments, history, images: false };
+    crate::mcp::markdown::render(state, report, parts)
         .await
         .first()
         .and_then(|item| item.get("text"))

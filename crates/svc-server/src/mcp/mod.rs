@@ -2,10 +2,12 @@
 //! any request), answering `application/json`. A small hand-written module: the protocol surface
 //! is tiny and exact (decisions §7).
 
+pub mod arguments;
 pub mod definitions;
 pub mod error;
 pub mod jsonrpc;
 pub mod markdown;
+pub mod resources;
 pub mod tools;
 
 use axum::Json;
@@ -117,15 +119,25 @@ async fn dispatch(state: &AppState, caller: &Caller, message: &Value) -> Option<
             id,
             json!({
                 "protocolVersion": PROTOCOL_VERSION,
-                "capabilities": {"tools": {"listChanged": false}},
+                "capabilities": {"tools": {"listChanged": false}, "resources": {"subscribe": false, "listChanged": false}},
                 "serverInfo": {"name": "svc", "version": env!("CARGO_PKG_VERSION")},
-                "instructions": "Svc holds feedback reports filed by users of a web app. list_reports to see what is new, get_report to read one (with screenshots and CSS selectors to grep for), set_status and add_comment to triage.",
+                "instructions": "Svc holds feedback reports filed by users of a web app. list_reports to see what is new, get_report to read one (the reporter's message, the elements they pointed at with their text and selectors to grep for, failed requests, console errors, screenshots), set_status and add_comment to triage. Files and voice notes a report names as svc://blobs/... are read with resources/read.",
             }),
         ),
         "ping" => result(id, json!({})),
         "tools/list" => result(id, json!({"tools": definitions::list()})),
-        "resources/list" => result(id, json!({"resources": []})),
-        "resources/templates/list" => result(id, json!({"resourceTemplates": []})),
+        "resources/list" | "resources/read" => {
+            // Reading reports and their files needs what get_report needs.
+            if let Err(refusal) = caller.principal.require(svc_core::scope::FEEDBACK_READ, None) {
+                return Some(McpError::refused(id, refusal).answer());
+            }
+            if method == "resources/list" {
+                resources::list(state, caller, id, &params).await
+            } else {
+                resources::read(state, caller, id, &params).await
+            }
+        }
+        "resources/templates/list" => result(id, json!({"resourceTemplates": resources::templates()})),
         "prompts/list" => result(id, json!({"prompts": []})),
         "tools/call" => return Some(call_tool(state, caller, id, &params).await),
         _ => error(id, jsonrpc::METHOD_NOT_FOUND, &format!("method not found: {method}")),

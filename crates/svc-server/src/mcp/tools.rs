@@ -9,7 +9,8 @@ use svc_core::room::NewRoom;
 use svc_core::status::{NewComment, Status};
 use svc_core::{ids, time};
 
-use super::markdown;
+use super::arguments::Args;
+use super::markdown::{self, Parts};
 use crate::principal::Principal;
 use crate::service::reports::{self, Filed, Filing, FilingError};
 use crate::service::{comments, keys, rooms};
@@ -28,10 +29,10 @@ impl Caller {
     pub fn org_wide(&self) -> bool {
         self.principal.org_wide()
     }
-    fn project_ids(&self) -> Vec<String> {
+    pub fn project_ids(&self) -> Vec<String> {
         self.projects.iter().map(|p| p.id.clone()).collect()
     }
-    fn project(&self, id: &str) -> Option<&Project> {
+    pub fn project(&self, id: &str) -> Option<&Project> {
         self.projects.iter().find(|p| p.id == id)
     }
     fn viewer(&self) -> String {
@@ -62,30 +63,11 @@ impl ToolResult {
 
 type Outcome = Result<ToolResult, ToolResult>;
 
-/// Reads tool arguments, turning every mistake into an `isError` result that names the argument.
-struct Args<'a>(&'a Map<String, Value>);
-
-impl<'a> Args<'a> {
-    fn string(&self, name: &str, max_chars: usize) -> Result<Option<&'a str>, ToolResult> {
-        match self.0.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) if s.chars().count() <= max_chars => Ok(Some(s)),
-            Some(Value::String(_)) => {
-                Err(ToolResult::error(format!("argument {name} is longer than {max_chars} characters")))
-            }
-            Some(_) => Err(ToolResult::error(format!("argument {name} must be a string"))),
-        }
-    }
-    fn required(&self, name: &str, max_chars: usize) -> Result<&'a str, ToolResult> {
-        match self.string(name, max_chars)? {
-            Some(s) if !s.trim().is_empty() => Ok(s),
-            _ => Err(ToolResult::error(format!("argument {name} is required"))),
-        }
-    }
-}
-
 pub async fn call(state: &AppState, caller: &Caller, tool: &str, arguments: &Map<String, Value>) -> ToolResult {
-    let args = Args(arguments);
+    let args = match Args::parse(tool, arguments) {
+        Ok(args) => args,
+        Err(error) => return error,
+    };
     let outcome = match tool {
         "introduce" => introduce(state, caller, &args).await,
         "list_reports" => list_reports(state, caller, &args).await,
@@ -109,7 +91,7 @@ fn internal(error: impl std::fmt::Display) -> ToolResult {
     ToolResult::error("internal error: the report store could not answer; try again")
 }
 
-async fn introduce(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {
+async fn introduce(state: &AppState, caller: &Caller, args: &Args) -> Outcome {
     let name = args.required("agentName", 100)?;
     let owner = args.string("owner", 200)?;
     let label = AgentLabel::parse(name, owner).map_err(invalid)?;
@@ -145,8 +127,8 @@ fn mark_viewed(state: &AppState, caller: &Caller, report_ids: Vec<String>) {
     state.usage.record_views(report_ids, &caller.viewer(), time::now_ms());
 }
 
-async fn list_reports(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {
-    let limit = match args.0.get("limit") {
+async fn list_reports(state: &AppState, caller: &Caller, args: &Args) -> Outcome {
+    let limit = match args.get("limit") {
         None | Some(Value::Null) => LIST_DEFAULT_LIMIT,
         Some(value) => match value.as_f64() {
             Some(n) if n >= 1.0 && n.fract() == 0.0 => (n as u64).min(LIST_MAX_LIMIT as u64) as u32,
@@ -204,17 +186,32 @@ async fn find_report(state: &AppState, caller: &Caller, argument: &str, referenc
     }
 }
 
-async fn get_report(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {
+async fn get_report(state: &AppState, caller: &Caller, args: &Args) -> Outcome {
     let report = find_report(state, caller, "id", args.required("id", 100)?).await?;
-    let comments = comments::list(&*state.store, &report).await.map_err(internal)?;
-    let project = caller.project(&report.project_id);
-    let content = markdown::render(state, &report, project, &comments).await;
-    mark_viewed(state, caller, vec![report.id.clone()]);
+    let content = report_document(state, caller, &report, true).await.map_err(internal)?;
     Ok(ToolResult { content, is_error: false })
 }
 
+/// A report as `get_report` shows it (with its screenshots as images when `images`), marked
+/// viewed by the caller.
+pub async fn report_document(
+    state: &AppState,
+    caller: &Caller,
+    report: &Report,
+    images: bool,
+) -> crate::service::ServiceResult<Vec<Value>> {
+    let comments = comments::list(&*state.store, report).await?;
+    let history = reports::history(&*state.store, report).await?;
+    // The project is news only to a key that reaches several.
+    let project = caller.project(&report.project_id).filter(|_| caller.org_wide());
+    let parts = Parts { project, comments: &comments, history: &history, images };
+    let content = markdown::render(state, report, parts).await;
+    mark_viewed(state, caller, vec![report.id.clone()]);
+    Ok(content)
+}
+
 /// The project a write goes to: the key's own, or for organization-wide keys the `project` argument.
-fn target_project<'a>(caller: &'a Caller, args: &Args<'_>) -> Result<&'a Project, ToolResult> {
+fn target_project<'a>(caller: &'a Caller, args: &Args) -> Result<&'a Project, ToolResult> {
     let reference = args.string("project", 200)?;
     if !caller.org_wide() {
         return caller.projects.first().ok_or_else(|| ToolResult::error("the key's project no longer exists"));
@@ -233,7 +230,7 @@ fn target_project<'a>(caller: &'a Caller, args: &Args<'_>) -> Result<&'a Project
         .ok_or_else(|| ToolResult::error(format!("argument project: no project {reference:?} in your organization")))
 }
 
-async fn create_report(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {
+async fn create_report(state: &AppState, caller: &Caller, args: &Args) -> Outcome {
     let message = args.required("message", 10_000)?;
     let channel_key = args.string("channelKey", 100)?;
     let url = args.string("url", 8_192)?;
@@ -278,7 +275,7 @@ async fn create_report(state: &AppState, caller: &Caller, args: &Args<'_>) -> Ou
     }
 }
 
-async fn create_room(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {
+async fn create_room(state: &AppState, caller: &Caller, args: &Args) -> Outcome {
     let artifact_id = args.required("artifact_id", 200)?;
     let title = args.string("title", 200)?;
     let goal = args.string("goal", 10_000)?;
@@ -305,7 +302,7 @@ async fn create_room(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outc
     Ok(ToolResult::json(&answer))
 }
 
-async fn set_status(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {
+async fn set_status(state: &AppState, caller: &Caller, args: &Args) -> Outcome {
     let reference = args.required("id", 100)?;
     let text = args.required("status", 100)?;
     let new_status: Status =
@@ -317,10 +314,10 @@ async fn set_status(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outco
     Ok(ToolResult::json(&json!({"id": report.id, "status": change.to_status})))
 }
 
-async fn add_comment(state: &AppState, caller: &Caller, args: &Args<'_>) -> Outcome {
+async fn add_comment(state: &AppState, caller: &Caller, args: &Args) -> Outcome {
     let reference = args.required("report_id", 100)?;
     let text = args.required("text", 20_000)?;
-    let draft = match args.0.get("draft") {
+    let draft = match args.get("draft") {
         None | Some(Value::Null) => None,
         Some(Value::Bool(b)) => Some(*b),
         Some(_) => return Err(ToolResult::error("argument draft must be true or false")),

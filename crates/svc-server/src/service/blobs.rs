@@ -50,6 +50,40 @@ pub async fn get_in_projects(
     Ok(store.get_blob(blob_id).await?.filter(|b| project_ids.contains(&b.project_id)))
 }
 
+/// What [`read_reachable`] found.
+pub enum BlobRead {
+    /// The blob and its bytes.
+    Found(svc_core::model::Blob, bytes::Bytes),
+    /// The blob is in reach but larger than the caller's limit; its bytes were not read.
+    TooLarge(svc_core::model::Blob),
+    /// Malformed id, unknown blob, a blob of a project out of reach, or one no report holds.
+    NotFound,
+}
+
+/// A blob of a report the caller reaches (one of `project_ids`), with its bytes when it is at
+/// most `max_bytes` long. A blob belongs to the report that bound it: an unbound upload, or one
+/// whose report is gone or in another project, is not found.
+pub async fn read_reachable(
+    store: &dyn Store,
+    blobs: &BlobStore,
+    project_ids: &[String],
+    blob_id: &str,
+    max_bytes: i64,
+) -> anyhow::Result<BlobRead> {
+    let Some(blob) = get_in_projects(store, project_ids, blob_id).await? else { return Ok(BlobRead::NotFound) };
+    let Some(report_id) = blob.report_id.as_deref() else { return Ok(BlobRead::NotFound) };
+    if super::reports::get_in(store, project_ids, report_id).await?.is_none() {
+        return Ok(BlobRead::NotFound);
+    }
+    if blob.bytes > max_bytes {
+        return Ok(BlobRead::TooLarge(blob));
+    }
+    Ok(match blobs.read_all(&blob.id).await? {
+        Some(bytes) => BlobRead::Found(blob, bytes),
+        None => BlobRead::NotFound,
+    })
+}
+
 /// Records an uploaded blob (its bytes are already in the blob store), unbound until a report
 /// references it.
 pub async fn record_upload(store: &dyn Store, blob: &svc_core::model::Blob) -> super::ServiceResult<()> {

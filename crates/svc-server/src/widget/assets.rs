@@ -9,11 +9,11 @@ pub const LOADER: &str = include_str!("../../../../widget/dist/svc.js");
 pub const TYPES: &str = include_str!("../../../../widget/dist/svc.d.ts");
 /// Lazy parts: (file name with its content hash, contents), served at `/v1/parts/<file>`.
 pub const PARTS: &[(&str, &str)] = &[
-    ("core.6690b046b3.js", include_str!("../../../../widget/dist/parts/core.6690b046b3.js")),
-    ("panel.2580679883.js", include_str!("../../../../widget/dist/parts/panel.2580679883.js")),
-    ("selector.f6fb7f023e.js", include_str!("../../../../widget/dist/parts/selector.f6fb7f023e.js")),
+    ("core.b22b0eb961.js", include_str!("../../../../widget/dist/parts/core.b22b0eb961.js")),
+    ("panel.f8efc8a83f.js", include_str!("../../../../widget/dist/parts/panel.f8efc8a83f.js")),
+    ("selector.c0772bb60e.js", include_str!("../../../../widget/dist/parts/selector.c0772bb60e.js")),
     ("mascots.2e91b736e0.js", include_str!("../../../../widget/dist/parts/mascots.2e91b736e0.js")),
-    ("screenshot.80dd99fe10.js", include_str!("../../../../widget/dist/parts/screenshot.80dd99fe10.js")),
+    ("screenshot.e96881dd39.js", include_str!("../../../../widget/dist/parts/screenshot.e96881dd39.js")),
     ("voice.c3a57d32bc.js", include_str!("../../../../widget/dist/parts/voice.c3a57d32bc.js")),
     ("pinpoint.2b98d71858.js", include_str!("../../../../widget/dist/parts/pinpoint.2b98d71858.js")),
 ];

@@ -435,10 +435,41 @@ async fn context_invalid_for_contexts_that_fail_the_schema() {
         json!({"extra": "not an object"}),
         json!({"custom": []}),
         json!({"padding": "p".repeat(65 * 1024)}),
+        // Failed requests: at most ten, each exactly {method, url, status, durationMs, time}.
+        json!({"network": "POST /pay 500"}),
+        json!({"network": (0..11).map(|_| json!({"method": "GET", "url": "/x", "status": 500, "durationMs": 1,
+            "time": "2026-05-01T09:30:00Z"})).collect::<Vec<_>>()}),
+        json!({"network": [{"method": "GET", "url": "/x", "status": 500, "durationMs": 1}]}),
+        json!({"network": [{"method": "GET", "url": "/x", "status": "500", "durationMs": 1, "time": "2026-05-01T09:30:00Z"}]}),
+        json!({"network": [{"method": "GET", "url": "/x", "status": 500, "durationMs": 1, "time": "2026-05-01T09:30:00Z",
+            "requestHeaders": {"authorization": "Bearer x"}}]}),
     ] {
         let resp = app.report(json!({"blocks": [text_block("x")], "context": context})).await;
         assert_eq!(resp.body, json!({"error": "context_invalid"}), "{context}");
         assert_eq!(resp.status.as_u16(), 400);
+    }
+    assert!(app.reports().await.is_empty());
+}
+
+#[tokio::test]
+async fn blocks_invalid_for_element_texts_that_fail_the_selector_info_schema() {
+    let app = TestApp::new().await;
+    for extra in [
+        json!({"text": "x".repeat(201)}),
+        json!({"accessibleName": "x".repeat(201)}),
+        json!({"text": 5}),
+        json!({"accessibleName": {"name": "Pay"}}),
+        json!({"innerText": "Pay"}),
+    ] {
+        let mut target = json!({"css": "#pay", "xpath": "/html/body/button", "testIds": []});
+        target.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        for block in [
+            json!({"type": "pinpoint", "selector": "#pay", "target": target}),
+            json!({"type": "quote", "text": "Pay", "selector": "#pay", "target": target, "comment": "c"}),
+            json!({"type": "selection", "text": "Pay", "selector": "#pay", "target": target}),
+        ] {
+            app.report(json!({"blocks": [block]})).await.ingest_error(400, "blocks_invalid");
+        }
     }
     assert!(app.reports().await.is_empty());
 }

@@ -97,7 +97,8 @@ async fn audio_report_keeps_the_uploaded_duration_and_type() {
         ]}))
         .await;
     let report = app.stored(&report_id).await;
-    assert_eq!(report["title"], json!("Voice note"));
+    // Without text, the title is the reporter's first words: here the transcript.
+    assert_eq!(report["title"], json!("the cart is empty"));
     assert_eq!(
         report["blocks"][0],
         json!({"type": "audio", "blobId": blob_id, "durationMs": 4321, "mime": "audio/webm;codecs=opus", "bytes": webm().len(), "transcript": "the cart is empty"})
@@ -126,7 +127,7 @@ async fn file_attachments_take_any_type_and_are_served_only_as_downloads() {
         ]}))
         .await;
     let report = app.stored(&report_id).await;
-    assert_eq!(report["title"], json!("File page.html"));
+    assert_eq!(report["title"], json!("the page as saved"), "the file's description: the reporter's words");
     assert_eq!(
         report["blocks"][0],
         json!({"type": "file", "blobId": blob_id, "name": "page.html", "mime": "text/html", "bytes": html.len(), "description": "the page as saved"})
@@ -218,7 +219,13 @@ async fn every_block_type_is_accepted_and_kept_as_sent() {
     assert_eq!(report["blocks"], blocks);
     // The title comes from the first text block, wherever it is.
     assert_eq!(report["title"], json!("Second text"));
+    // Without one, the reporter's first words: the pinpoint's comment.
     let pin_only = app.file_report(json!({"blocks": [blocks[0].clone()]})).await;
+    assert_eq!(app.stored(&pin_only).await["title"], json!("nothing happens"));
+    // Without any, what the element shows, else its selector.
+    let mut silent = blocks[0].clone();
+    silent.as_object_mut().unwrap().remove("comment");
+    let pin_only = app.file_report(json!({"blocks": [silent]})).await;
     assert_eq!(app.stored(&pin_only).await["title"], json!("Pinpoint on #pay"));
 }
 
@@ -259,6 +266,33 @@ async fn an_unknown_channel_falls_back_to_the_default_channel() {
     // Ingest never creates channels.
     let channels = app.rest("GET", &app.p("/channels?archived=true"), None).await.ok(200).clone();
     assert_eq!(channels["items"].as_array().unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn element_texts_and_failed_requests_are_stored_as_sent() {
+    let app = TestApp::new().await;
+    let target = json!({"css": "#pay", "xpath": "/html/body/button", "testIds": ["pay"], "text": "Pay now",
+        "accessibleName": "Pay 19.99 EUR"});
+    let network = json!([
+        {"method": "POST", "url": "https://shop.example.com/api/pay?cart=[redacted]", "status": 500, "durationMs": 132,
+         "time": "2026-05-01T09:30:00.000Z"},
+        {"method": "GET", "url": "/api/me", "status": 0, "durationMs": 0.5, "time": "2026-05-01T09:29:00Z"}
+    ]);
+    let id = app
+        .file_report(json!({
+            "blocks": [
+                {"type": "pinpoint", "selector": "#pay", "target": target},
+                {"type": "quote", "text": "Pay", "selector": "#pay", "target": target, "comment": "this"},
+                {"type": "selection", "text": "Pay", "selector": "#pay", "target": target}
+            ],
+            "context": {"network": network}
+        }))
+        .await;
+    let stored = app.stored(&id).await;
+    for block in stored["blocks"].as_array().unwrap() {
+        assert_eq!(block["target"], target);
+    }
+    assert_eq!(stored["context"]["network"], network);
 }
 
 #[tokio::test]

@@ -24,7 +24,10 @@ async fn initialize_answers_the_protocol_version_tool_capability_and_server_info
         )
         .await;
         assert_eq!(result["protocolVersion"], json!("2024-11-05"));
-        assert_eq!(result["capabilities"], json!({"tools": {"listChanged": false}}));
+        assert_eq!(
+            result["capabilities"],
+            json!({"tools": {"listChanged": false}, "resources": {"subscribe": false, "listChanged": false}})
+        );
         assert_eq!(result["serverInfo"]["name"], json!("svc"));
         assert!(result["serverInfo"]["version"].as_str().is_some_and(|v| !v.is_empty()), "{result}");
     }
@@ -47,12 +50,15 @@ async fn ping_answers_an_empty_object_and_the_id_is_echoed_as_given() {
 }
 
 #[tokio::test]
-async fn resources_and_prompts_are_empty_lists() {
+async fn prompts_are_an_empty_list_and_resources_start_empty_with_two_templates() {
     let app = TestApp::new().await;
     let (_, key) = app.mint(&["feedback:read"]).await;
     assert_eq!(rpc(&app, &key, "resources/list", json!({})).await, json!({"resources": []}));
     assert_eq!(rpc(&app, &key, "prompts/list", json!({})).await, json!({"prompts": []}));
-    assert_eq!(rpc(&app, &key, "resources/templates/list", json!({})).await, json!({"resourceTemplates": []}));
+    let templates = rpc(&app, &key, "resources/templates/list", json!({})).await;
+    let uris: Vec<&str> =
+        templates["resourceTemplates"].as_array().unwrap().iter().map(|t| t["uriTemplate"].as_str().unwrap()).collect();
+    assert_eq!(uris, ["svc://reports/{reportId}", "svc://blobs/{blobId}"]);
 }
 
 #[tokio::test]
@@ -231,7 +237,8 @@ async fn a_malformed_message_is_an_invalid_request_with_http_200() {
 async fn an_unknown_method_or_tool_is_method_not_found() {
     let app = TestApp::new().await;
     let (_, key) = app.mint(&["feedback:read"]).await;
-    for method in ["server/discover", "no/such/method", "resources/read", "prompts/get", "tools/run", "Initialize"] {
+    for method in ["server/discover", "no/such/method", "resources/subscribe", "prompts/get", "tools/run", "Initialize"]
+    {
         let resp = post(&app, &key, req(json!(1), method, json!({}))).await;
         let message = expect_error(&resp, 200, &json!(1), -32601);
         assert!(message.contains(method), "the message names the method: {message}");
