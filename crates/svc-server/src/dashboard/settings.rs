@@ -269,6 +269,7 @@ fn actor_kind(kind: &str) -> &'static str {
         "agent" => "key",
         "cli" => "command line",
         "system" => "Svc",
+        "reporter" => "reporter",
         _ => "other",
     }
 }
