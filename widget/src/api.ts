@@ -30,7 +30,7 @@ function headers(c: Client, extra?: Record<string, string>): Record<string, stri
   return h;
 }
 
-async function errorCode(r: Response): Promise<string> {
+export async function errorCode(r: Response): Promise<string> {
   try {
     const body = await r.json();
     if (body && typeof body.error === 'string') return body.error;
@@ -40,10 +40,25 @@ async function errorCode(r: Response): Promise<string> {
   return 'http_' + r.status;
 }
 
-export async function getJson<T>(c: Client, path: string): Promise<T> {
-  const r = await fetch(c.apiUrl + path, { headers: headers(c), credentials: 'omit' });
-  if (!r.ok) throw new Error('[Svc] ' + (await errorCode(r)));
-  return (await r.json()) as T;
+
+/**
+ * One JSON request to the reporter routes (`/auth/...`, `/ingest/reporter/...`); resolves the
+ * answer, or rejects with an SvcError carrying the ingest error code (and the answer as `body`).
+ */
+export async function callJson<T>(c: Client, method: string, path: string, body?: unknown, auth?: string): Promise<T> {
+  const extra: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
+  if (auth) extra.authorization = 'Bearer ' + auth;
+  let r: Response;
+  try {
+    r = await fetch(c.apiUrl + path, { method, headers: headers(c, extra), body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit' });
+  } catch {
+    throw new SvcError('network_error');
+  }
+  const answer = await r.json().catch(() => ({}));
+  if (r.ok) return answer as T;
+  const e = new SvcError(typeof answer.error === 'string' ? answer.error : 'http_' + r.status, r.status) as SvcError & { body?: unknown };
+  e.body = answer;
+  throw e;
 }
 
 export interface Uploaded {

@@ -2,13 +2,14 @@
 // Svc.attachFile and the panel's send. It builds the context, runs beforeReport once, freezes the
 // payload into the delivery queue and makes the first attempt.
 
-import { getJson, SvcError, sendReport, uploadBlob, type Client, type Uploaded } from './api';
+import { callJson, SvcError, sendReport, uploadBlob, type Client, type Uploaded } from './api';
 import { recordSent, titleOf } from './history';
 import type { NetEntry } from './network-capture';
-import { complete, normalize, type Settings } from './options';
+import { complete, type normalize, type Settings } from './options';
 import { redactText, redactUrl } from './redact';
 import { DeliveryQueue, type QueueItem } from './queue';
-import type { Block, FileInput, Hint, InitOptions, Payload, Preset } from './types';
+import type { Block, FileInput, Hint, InitOptions, Payload, Preset, Reporter, SignInAnswer, ThreadReport } from './types';
+import type { Ui } from './ui';
 import { isObject, load, newId, plain, save, warn } from './util';
 
 const TEXT_MAX = 10000;
@@ -17,6 +18,8 @@ export const APPEARANCE = ['mascot', 'shape', 'anchor', 'size', 'offsetX', 'offs
 
 export interface Configured {
   hints: Hint[];
+  /** how the project's reporters sign in */
+  reporterAuth?: ReporterAuth;
   limits: Record<string, number>;
   /** shared-bundle mode: channels, default channel and URL patterns */
   project?: Partial<Preset>;
@@ -29,12 +32,13 @@ async function fetchConfig(h: CoreHost, client: Client): Promise<Configured> {
   const s = h.settings;
   const user = s.userId ? '?userId=' + encodeURIComponent(s.userId) : '';
   const [config, channels] = await Promise.all([
-    getJson<Record<string, unknown>>(client, '/ingest/config' + user),
-    h.raw ? getJson<Preset>(client, '/ingest/channels') : null,
+    callJson<Record<string, unknown>>(client, 'GET', '/ingest/config' + user),
+    h.raw ? callJson<Preset>(client, 'GET', '/ingest/channels') : null,
   ]);
   const out: Configured = {
     hints: Array.isArray(config.hints) ? (config.hints as Hint[]) : [],
     limits: isObject(config.limits) ? (config.limits as Record<string, number>) : {},
+    reporterAuth: isObject(config.reporterAuth) ? (config.reporterAuth as unknown as ReporterAuth) : undefined,
   };
   if (h.raw) {
     out.project = { urlPatterns: config.urlPatterns as string[], defaultChannelKey: config.defaultChannelKey as string, ...(channels || {}) };
@@ -42,7 +46,7 @@ async function fetchConfig(h: CoreHost, client: Client): Promise<Configured> {
       // The appearance options init gave explicitly win; the project's fill in the rest (quietly).
       const given: Record<string, unknown> = { projectKey: s.projectKey };
       for (const k of APPEARANCE) if ((h.raw as unknown as Record<string, unknown>)[k] != null) given[k] = s[k];
-      const again = normalize(given as unknown as InitOptions, config.widgetConfig, '', '');
+      const again = h.normalize(given as unknown as InitOptions, config.widgetConfig, '', '');
       out.look = {};
       for (const k of APPEARANCE) out.look[k] = again[k];
     }
@@ -73,6 +77,17 @@ export interface CoreHost {
   network(): NetEntry[];
   draft(): Block[];
   saveDraft(blocks: Block[]): void;
+  /** ids of the reports this browser sent (History) */
+  sent(): string[];
+  /** the launcher's host (null before it is drawn) */
+  ui(): Ui | null;
+  /** the loader's option rules (so this part does not carry a second copy) */
+  normalize: typeof normalize;
+}
+
+export interface ReporterAuth {
+  mode: 'off' | 'email' | 'oidc';
+  required: boolean;
 }
 
 export interface Core {
@@ -96,6 +111,20 @@ export interface Core {
   /** the flag keys alpha() found enabled */
   flags(): string[];
   queue: DeliveryQueue;
+  /** how reporters sign in (off until the configuration arrived) */
+  auth(): ReporterAuth;
+  /** the reporter reports are sent as: the one init gave, or the one who signed in here */
+  reporter(): Reporter | undefined;
+  signIn(answer: SignInAnswer): void;
+  signOut(): Promise<void>;
+  /** a reporter route, as the reporter (their token renewed first when it is about to expire) */
+  ask<T>(method: string, path: string, body?: unknown): Promise<T>;
+  /** the reporter's reports with their answers; counts and marks the news */
+  thread(): Promise<ThreadReport[]>;
+  /** the reports the reporter has looked at now: their news are seen */
+  seen(reports: ThreadReport[]): void;
+  /** whether a report has news since the reporter last looked */
+  isNew(report: ThreadReport): boolean;
   /** flushes the retry queue when idle (-1), after `delay` ms, or when the next item is due */
   flushSoon(delay?: number): void;
   stop(): void;
@@ -200,6 +229,48 @@ export function makeCore(h: CoreHost): Core {
     if (isObject(cached)) s.reporter = cached;
   }
   const client: Client = { apiUrl: s.apiUrl, projectKey: s.projectKey, identity: s.reporter && s.reporter.token };
+  let auth: ReporterAuth = { mode: 'off', required: false };
+  const setReporter = (r: Reporter | undefined) => {
+    s.reporter = r;
+    client.identity = r && r.token;
+    save(reporterKey, r || null);
+  };
+  // When the reporter last looked at each of their reports (ms), to mark news.
+  const seenKey = h.ns + 'seen:' + s.projectKey;
+  const seenAt = load<Record<string, number>>(seenKey, {});
+  const isNew = (r: ThreadReport) => Date.parse(r.lastActivity) > (seenAt[r.id] || Date.parse(r.createdAt) + 1000);
+  // The launcher carries a mark (and says so) while the reporter has answers they have not seen.
+  let marked = false;
+  const news = (count: number) => {
+    const ui = h.ui();
+    const b = ui && ui.launcher;
+    if (!b) return;
+    if (!marked) (marked = true), ui.addStyles(".launcher[data-news]::after{content:'';position:absolute;top:-3px;right:-3px;width:12px;height:12px;border-radius:50%;background:#c5221f;border:2px solid #fff}");
+    const label = (b.getAttribute('aria-label') || '').replace(/ \(.*\)$/, '');
+    b.toggleAttribute('data-news', count > 0);
+    b.setAttribute('aria-label', count ? label + ' (' + (s.locale === 'ru' ? 'есть ответы' : 'new answers') + ')' : label);
+  };
+  let renewing: Promise<void> | null = null;
+  /** Renews a signed-in reporter's token when it expires within five minutes; a dead session signs out. */
+  function fresh(): Promise<void> {
+    const r = s.reporter;
+    if (!r || !r.session || !r.expiresAt || Date.parse(r.expiresAt) - Date.now() > 300000) return Promise.resolve();
+    return (renewing = renewing || callJson<SignInAnswer>(client, 'GET', '/auth/reporter-token', undefined, r.session)
+      .then((a) => setReporter({ ...r, token: a.token, expiresAt: a.expiresAt }), (e: SvcError) => {
+        if (e.status === 401) setReporter(undefined);
+      })
+      .finally(() => (renewing = null)));
+  }
+  async function ask<T>(method: string, path: string, body?: unknown): Promise<T> {
+    await fresh();
+    return callJson<T>(client, method, path, body);
+  }
+  async function thread(): Promise<ThreadReport[]> {
+    const known = h.sent().slice(0, 20).join(',');
+    const answer = await ask<{ reports: ThreadReport[] }>('GET', '/ingest/reporter/reports?known=' + encodeURIComponent(known));
+    news(answer.reports.filter(isNew).length);
+    return answer.reports;
+  }
   const flagSet = new Set<string>();
   const queue = new DeliveryQueue(h.queueKey, sendReport, (item, reportId) =>
     recordSent(h.historyKey, { id: item.id, reportId, title: item.title, channelKey: item.payload.channelKey, at: Date.now(), status: 'sent' }),
@@ -210,7 +281,12 @@ export function makeCore(h: CoreHost): Core {
   let timer = 0;
 
   // Hints and limits (and in shared-bundle mode the project itself).
-  const ready = fetchConfig(h, client).then(h.configure, (e) => {
+  const ready = fetchConfig(h, client).then((c) => {
+    if (c.reporterAuth) auth = c.reporterAuth;
+    h.configure(c);
+    // A reporter who can see answers is told of news by a mark on the launcher.
+    if (s.reporter && s.reporter.token) thread().catch(() => undefined);
+  }, (e) => {
     if (h.raw) warn('could not load the project configuration: ' + String((e as Error)?.message || e));
   });
 
@@ -252,6 +328,7 @@ export function makeCore(h: CoreHost): Core {
   }
 
   async function submit(blocks: Block[], extra?: Record<string, unknown>, picked?: string): Promise<{ reportId: string }> {
+    await fresh();
     const routed = picked ? { key: picked, source: 'panel' } : h.channel();
     const hook = await beforeReport();
     const all = blocks.slice();
@@ -323,6 +400,26 @@ export function makeCore(h: CoreHost): Core {
       }
     },
     queue,
+    auth: () => auth,
+    reporter: () => s.reporter,
+    signIn(a) {
+      setReporter({ token: a.token, expiresAt: a.expiresAt, session: a.session, profile: { email: a.reporter.email, name: a.reporter.name } });
+      thread().catch(() => undefined);
+    },
+    async signOut() {
+      const r = s.reporter;
+      setReporter(undefined);
+      news(0);
+      if (r && r.session) await callJson(client, 'DELETE', '/auth/reporter-token', undefined, r.session).catch(() => undefined);
+    },
+    ask,
+    thread,
+    isNew,
+    seen(reports) {
+      for (const r of reports) seenAt[r.id] = Date.parse(r.lastActivity);
+      save(seenKey, seenAt);
+      news(0);
+    },
     flushSoon,
     flags: () => [...flagSet],
     stop() {
@@ -332,7 +429,7 @@ export function makeCore(h: CoreHost): Core {
     async alpha(key) {
       if (typeof key !== 'string' || !key) throw new TypeError('[Svc] alpha(key): key must be a string');
       try {
-        const r = await getJson<{ enabled?: boolean }>(client, '/ingest/flags/' + encodeURIComponent(key));
+        const r = await callJson<{ enabled?: boolean }>(client, 'GET', '/ingest/flags/' + encodeURIComponent(key));
         if (r.enabled === true) {
           flagSet.add(key);
           return true;

@@ -70,6 +70,29 @@ export interface ArtifactMeta {
 export interface Reporter {
   token?: string;
   profile?: Record<string, unknown>;
+  /** after signing in from the panel: the session that renews the token, and when the token expires */
+  session?: string;
+  expiresAt?: string;
+}
+
+/** What signing in answers (`POST /auth/reporter/email/verify`, the provider popup, `GET /auth/reporter-token`). */
+export interface SignInAnswer {
+  token: string;
+  expiresAt: string;
+  session?: string;
+  reporter: { id: string; email?: string | null; name?: string | null; method: string };
+}
+
+/** One of the reporter's reports as `GET /ingest/reporter/reports` gives it. */
+export interface ThreadReport {
+  id: string;
+  shortId: string;
+  title: string;
+  status: string;
+  createdAt: string;
+  lastActivity: string;
+  awaitingConfirmation: boolean;
+  comments: { id: string; author: { kind: string; label?: string | null }; text: string; publishedAt?: string }[];
 }
 
 export interface BeforeReportResult {

@@ -353,6 +353,9 @@ export class Widget {
       network: () => (this.s.captureNetworkErrors && this._allowed() ? this._env.net.slice() : []),
       draft: () => this.draft(),
       saveDraft: (blocks) => this.saveDraft(blocks),
+      sent: () => this.history().map((e) => e.reportId as string).filter(Boolean),
+      ui: () => this._ui,
+      normalize,
     };
   }
 

@@ -11,6 +11,7 @@ import type { PartHost, PartInstance } from '../widget';
 import type { Annotated } from '../capture/annotate';
 import type { Recording } from './voice';
 import type { Picked } from './pinpoint';
+import { reporterUi } from '../reporter-ui';
 
 const TEXT_MAX = 10000;
 const VOICE_MAX_MS = 5 * 60 * 1000;
@@ -40,7 +41,7 @@ const CSS = `.ui,.ui *{box-sizing:border-box}
 .ui{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:#1d1d1f;text-align:left;letter-spacing:normal;text-transform:none;-webkit-font-smoothing:antialiased}
 .ui button{font:inherit;font-weight:500;cursor:pointer;border-radius:8px;border:1px solid #c4c4cc;background:#fff;color:#1d1d1f;padding:5px 12px;min-height:32px;display:inline-flex;align-items:center;justify-content:center;gap:6px;margin:0;line-height:1.2}
 .ui button:hover{background:#f3f3f6}
-.ui button:focus-visible,.ui textarea:focus-visible,.ui select:focus-visible{outline:3px solid #1a56db;outline-offset:1px}
+.ui button:focus-visible,.ui textarea:focus-visible,.ui select:focus-visible,.ui input:focus-visible{outline:3px solid #1a56db;outline-offset:1px}
 .ui button:disabled{opacity:.55;cursor:default}
 .ui button.primary{background:#1a56db;border-color:#1a56db;color:#fff;font-weight:600;padding:5px 18px}
 .ui button.primary:hover{background:#1648b8}
@@ -100,7 +101,12 @@ const CSS = `.ui,.ui *{box-sizing:border-box}
 .history .ttl{font-weight:600;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 .history .meta{font-size:12px;color:#4b4b55;display:flex;gap:6px;align-items:center;flex-wrap:wrap}
 .st{font-size:11px;font-weight:600;padding:0 6px;border-radius:8px}
-.st.sent{background:#e6f4ea;color:#1b5e20}.st.queued{background:#fff4e0;color:#7a4100}.st.failed{background:#fdecea;color:#a8231b}
+.st.sent,.st.verified{background:#e6f4ea;color:#1b5e20}.st.queued,.st.fixed{background:#fff4e0;color:#7a4100}.st.failed,.st.new{background:#fdecea;color:#a8231b}.st{background:#ececf0}
+.cm{margin:2px 0 0;white-space:pre-wrap;word-break:break-word}
+.history .row{justify-content:flex-start}.history .lbl{margin:0;font-weight:600}
+.ui input{font:inherit;padding:6px 10px;border:1px solid #b9b9c3;border-radius:8px;width:100%}
+.err{margin:0;font-size:12px;color:#a8231b}
+.ui button.link{border:0;background:none;padding:0;min-height:0;color:#1a56db;text-decoration:underline}
 .drop{position:absolute;inset:0;display:flex;align-items:center;justify-content:center;background:rgba(26,86,219,.92);color:#fff;font-weight:600;font-size:16px;border-radius:14px;pointer-events:none;text-align:center;padding:20px}
 @media (max-width:480px){.panel{left:0!important;right:0!important;bottom:0!important;top:auto!important;transform:none!important;width:100%;max-width:none;max-height:92vh;border-radius:14px 14px 0 0}}`;
 
@@ -228,8 +234,10 @@ function panel(host: PartHost): PartInstance {
   });
   const pttHint = s.pushToTalkKey ? el('p', 'hint', fill(t.holdToTalk, { key: s.pushToTalkKey })) : null;
 
+  // Signing in (when the project offers it) and who is signed in.
+  const rep = reporterUi(core, t, (text) => say(text), locale, s.apiUrl, s.projectKey);
   const body = el('div', 'body');
-  body.append(thread, selBox, pinBox, recBar, msgLabel, msg, count, tools, fileInput);
+  body.append(rep.who, rep.gate, thread, selBox, pinBox, recBar, msgLabel, msg, count, tools, fileInput);
   if (pttHint) body.append(pttHint);
 
   const status = el('p', 'status');
@@ -323,6 +331,7 @@ function panel(host: PartHost): PartInstance {
   }
 
   function render(): void {
+    rep.render();
     const list = widget.draft();
     blocks.replaceChildren(
       ...list.map((b, i) => {
@@ -400,9 +409,7 @@ function panel(host: PartHost): PartInstance {
   function renderHistory(): void {
     const items: HistoryEntry[] = widget.history();
     const channels = widget.getChannels();
-    history.replaceChildren(
-      ...(items.length
-        ? items.map((h) => {
+    const local = (h: HistoryEntry) => {
             const li = el('li');
             const ttl = el('span', 'ttl', h.title || '—');
             ttl.setAttribute('translate', 'no');
@@ -416,9 +423,11 @@ function panel(host: PartHost): PartInstance {
             meta.append(chName, el('span', undefined, '·'), when, state);
             li.append(ttl, meta);
             return li;
-          })
-        : [el('li', 'hint', t.historyEmpty)]),
-    );
+    };
+    // A signed-in reporter sees their reports with the team's answers; what waits here comes first.
+    const r = core.reporter();
+    if (r && r.token) void rep.thread(history, items.filter((h) => h.status !== 'sent'), local);
+    else history.replaceChildren(...(items.length ? items.map(local) : [el('li', 'hint', t.historyEmpty)]));
   }
 
   // ---- text ----------------------------------------------------------------------------------
@@ -649,6 +658,11 @@ function panel(host: PartHost): PartInstance {
   // ---- sending -------------------------------------------------------------------------------
   async function submit(): Promise<void> {
     if (send.disabled) return;
+    if (rep.blocked()) {
+      say(t.signInToSend);
+      (rep.gate.querySelector('input,button.primary') as HTMLElement | null)?.focus();
+      return;
+    }
     if (!widget.draft().length && !msg.value.trim()) {
       say(t.empty);
       msg.focus();
@@ -743,6 +757,7 @@ function panel(host: PartHost): PartInstance {
       shadow.querySelectorAll('.toast').forEach((toast) => toast.remove());
       if (recording) void stopRecording(false);
       for (const [target, type, fn, capture] of listeners) target.removeEventListener(type, fn, capture);
+      rep.destroy();
       root.remove();
     },
   };

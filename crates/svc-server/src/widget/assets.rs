@@ -9,8 +9,8 @@ pub const LOADER: &str = include_str!("../../../../widget/dist/svc.js");
 pub const TYPES: &str = include_str!("../../../../widget/dist/svc.d.ts");
 /// Lazy parts: (file name with its content hash, contents), served at `/v1/parts/<file>`.
 pub const PARTS: &[(&str, &str)] = &[
-    ("core.b22b0eb961.js", include_str!("../../../../widget/dist/parts/core.b22b0eb961.js")),
-    ("panel.f8efc8a83f.js", include_str!("../../../../widget/dist/parts/panel.f8efc8a83f.js")),
+    ("core.945c2c5f6a.js", include_str!("../../../../widget/dist/parts/core.945c2c5f6a.js")),
+    ("panel.11c6424a60.js", include_str!("../../../../widget/dist/parts/panel.11c6424a60.js")),
     ("selector.c0772bb60e.js", include_str!("../../../../widget/dist/parts/selector.c0772bb60e.js")),
     ("mascots.2e91b736e0.js", include_str!("../../../../widget/dist/parts/mascots.2e91b736e0.js")),
     ("screenshot.e96881dd39.js", include_str!("../../../../widget/dist/parts/screenshot.e96881dd39.js")),

@@ -66,7 +66,6 @@ pub async fn preset(state: &AppState, project: &svc_core::model::Project) -> Res
         "urlPatterns": project.url_patterns,
         "defaultChannelKey": project.default_channel_key,
         "channels": channels.iter().map(channel_json).collect::<Vec<_>>(),
-        "reporterAuth": project.reporter_auth.to_widget_json(),
     });
     if let Some(svg) = widget_config.get("mascot").and_then(Value::as_str).and_then(mascot_svg) {
         preset["mascotSvg"] = json!(svg);
