@@ -9,7 +9,7 @@ pub const LOADER: &str = include_str!("../../../../widget/dist/svc.js");
 pub const TYPES: &str = include_str!("../../../../widget/dist/svc.d.ts");
 /// Lazy parts: (file name with its content hash, contents), served at `/v1/parts/<file>`.
 pub const PARTS: &[(&str, &str)] = &[
-    ("core.b22b0eb961.js", include_str!("../../../../widget/dist/parts/core.b22b0eb961.js")),
+    ("core.97fa35be01.js", include_str!("../../../../widget/dist/parts/core.97fa35be01.js")),
     ("panel.f8efc8a83f.js", include_str!("../../../../widget/dist/parts/panel.f8efc8a83f.js")),
     ("selector.c0772bb60e.js", include_str!("../../../../widget/dist/parts/selector.c0772bb60e.js")),
     ("mascots.2e91b736e0.js", include_str!("../../../../widget/dist/parts/mascots.2e91b736e0.js")),
