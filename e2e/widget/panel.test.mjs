@@ -441,6 +441,19 @@ describe('dialog behaviour', () => {
     await ctx.close();
   });
 
+  test("the panel's header shows the launcher's mascot, whatever the channel's", async () => {
+    const { page, ctx } = await open('shared.html');
+    await page.evaluate((key) => Svc.init({ projectKey: key, mascot: 'robot' }), svc.projectKey);
+    await page.waitForFunction(() => Svc.getChannels().length > 0);
+    const channelMascot = await page.evaluate(() => Svc.getChannel().mascot);
+    assert.notEqual(channelMascot, 'robot', 'the active channel has a mascot of its own');
+    await page.evaluate(() => Svc.openForm());
+    await until(async () => (await W(page, '.head .av').getAttribute('data-m')) === 'robot', 5000, 'the launcher mascot in the header');
+    const launcher = await W(page, '.launcher .m').innerHTML();
+    assert.equal(await W(page, '.head .av').innerHTML(), launcher, 'the same picture as the launcher');
+    await ctx.close();
+  });
+
   test('the annotation step is a dialog of its own: Tab stays in it, Esc cancels it', async () => {
     const { page, ctx } = await open('review.html');
     await page.evaluate(() => Svc.openForm());

@@ -17,8 +17,9 @@ const PAIR =
 const CARD = /\b[2-6](?:[ -]?\d){12,18}\b/g;
 const EMAIL = /[\w.%+-]+(?:@|%40)[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}/g;
 const URLS = /\bhttps?:\/\/[^\s"'<>`]+/gi;
-/** Query parameter names whose values are secrets. */
-const SECRET_NAME = /token|key|secret|pass|pwd|auth|session|sig|code|credential|otp/i;
+/** Query parameter names whose values are secrets (the name's last word, camelCase split: `api_key`, `apiKey`, `X-Amz-Signature`). */
+const SECRET_NAME = /(^|[_.-])(token|secret|password|passwd|pwd|pass|auth|session|session_id|sessionid|sid|sig|signature|code|otp|credentials?|key|apikey|jwt)$/;
+const secretName = (name: string) => SECRET_NAME.test(name.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase());
 
 /** Whether a digit string passes the Luhn check (card numbers do). */
 export function luhn(digits: string): boolean {
@@ -46,7 +47,7 @@ function params(text: string, all: boolean): string {
     .split('&')
     .map((p) => {
       const i = p.indexOf('=');
-      return i < 0 || !(all || SECRET_NAME.test(p.slice(0, i))) ? p : p.slice(0, i + 1) + MASK;
+      return i < 0 || !(all || secretName(p.slice(0, i))) ? p : p.slice(0, i + 1) + MASK;
     })
     .join('&');
 }

@@ -57,6 +57,10 @@ describe('redaction of URLs', () => {
     );
     expect(redactUrl('https://shop.test/reset/' + JWT)).toBe('https://shop.test/reset/' + MASK);
     expect(redactUrl('https://shop.test/#section-2')).toBe('https://shop.test/#section-2');
+    // By the parameter's last word: secrets are masked, look-alikes kept.
+    expect(redactUrl('https://s.test/?apiKey=1&X-Amz-Signature=2&session_id=3&access_token=4&keyword=shoes&signup=1&monkey=2&author=ada')).toBe(
+      'https://s.test/?apiKey=' + MASK + '&X-Amz-Signature=' + MASK + '&session_id=' + MASK + '&access_token=' + MASK + '&keyword=shoes&signup=1&monkey=2&author=ada',
+    );
   });
 
   it('masks every query value of a failed request', () => {

@@ -179,9 +179,9 @@ mod tests {
         assert_eq!(closest("channel", &list), Some("channelKey"));
         assert_eq!(closest("stats", &list), Some("status"));
         assert_eq!(closest("artifact", &list), Some("artifactId"));
-        assert_eq!(closest("max", &list).is_some(), true);
+        assert!(closest("max", &list).is_some());
         let comment = names(&["report_id", "text", "draft", "kind"]);
-        assert_eq!(closest("body", &comment).is_some(), true);
+        assert!(closest("body", &comment).is_some());
         assert_eq!(closest("txt", &comment), Some("text"));
         assert_eq!(closest("reportID", &comment), Some("report_id"));
         assert_eq!(closest("x", &[]), None);

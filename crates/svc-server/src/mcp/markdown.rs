@@ -274,141 +274,136 @@ async fn screenshot_image(state: &AppState, block: &Value, shapes: &[Shape]) -> 
     })
 }
 
-/// The screenshots inlined so far and the budget they used.
-#[derive(Default)]
-struct Inlined {
+/// Writes the report section's blocks, inlining screenshots as image items within the budget.
+struct Blocks<'a> {
+    state: &'a AppState,
+    report: &'a Report,
+    /// Inline the screenshots (`get_report`), or only name them (`resources/read`).
+    images: bool,
+    /// The image items so far, and the bytes of image data they hold.
     items: Vec<Value>,
     bytes: usize,
+    /// Screenshots written so far.
     number: usize,
 }
 
-async fn screenshot(
-    doc: &mut String,
-    state: &AppState,
-    report: &Report,
-    block: &Value,
-    parts: &Parts<'_>,
-    inlined: &mut Inlined,
-) {
-    inlined.number += 1;
-    let n = inlined.number;
-    let blob_id = text_of(block, "blobId").unwrap_or_default();
-    let size = match (block.get("width").and_then(Value::as_i64), block.get("height").and_then(Value::as_i64)) {
-        (Some(w), Some(h)) => format!("{w}×{h}"),
-        _ => "size unknown".into(),
-    };
-    let shapes = picture::shapes(block.get("annotations"));
-    let count = match shapes.len() {
-        0 => String::new(),
-        1 => ", 1 annotation".into(),
-        k => format!(", {k} annotations"),
-    };
-    let refs = blob_refs(report, blob_id);
-    let outcome = if !parts.images {
-        Err(String::new())
-    } else if inlined.items.len() >= MAX_IMAGES {
-        Err(format!("not inlined: at most {MAX_IMAGES} images per answer"))
-    } else {
-        match screenshot_image(state, block, &shapes).await {
-            Ok(image) if inlined.bytes + image.data.len() <= MAX_IMAGE_BYTES => {
-                inlined.bytes += image.data.len();
-                inlined
-                    .items
-                    .push(json!({"type": "image", "data": STANDARD.encode(&image.data), "mimeType": image.mime}));
-                Ok(image.drawn)
-            }
-            Ok(_) => Err("not inlined: the 8 MB image budget is used up".into()),
-            Err(reason) => Err(reason),
-        }
-    };
-    match outcome {
-        Ok(drawn) => {
-            let index = inlined.items.len();
-            let how = match (shapes.is_empty(), drawn) {
-                (true, _) => "",
-                (false, true) => ", the annotations drawn on it",
-                (false, false) => ", as stored",
-            };
-            let _ = writeln!(doc, "Screenshot {n} ({size}{count}): image {index} below{how}{refs}");
-        }
-        Err(reason) if reason.is_empty() => {
-            let _ = writeln!(doc, "Screenshot {n} ({size}{count}){refs}");
-        }
-        Err(reason) => {
-            let _ = writeln!(doc, "Screenshot {n} ({size}{count}): {reason}{refs}");
-        }
-    }
-    annotation_lines(doc, &shapes);
-    doc.push('\n');
-}
-
-/// One block of the report section (text blocks are written before the others).
-async fn block(
-    doc: &mut String,
-    state: &AppState,
-    report: &Report,
-    block: &Value,
-    parts: &Parts<'_>,
-    inlined: &mut Inlined,
-) {
-    match text_of(block, "type").unwrap_or_default() {
-        "text" => {
-            let _ = writeln!(doc, "{}", fenced(text_of(block, "text").unwrap_or_default(), "text"));
-        }
-        "selection" => {
-            let _ = write!(doc, "Selected text:\n{}", fenced(text_of(block, "text").unwrap_or_default(), "text"));
-            element_line(doc, "Element: ", block);
-            doc.push('\n');
-        }
-        "quote" => {
-            let _ = write!(doc, "Quoted text:\n{}", fenced(text_of(block, "text").unwrap_or_default(), "text"));
-            element_line(doc, "Element: ", block);
-            labelled(doc, "Comment", text_of(block, "comment").unwrap_or_default());
-            doc.push('\n');
-        }
-        "pinpoint" => {
-            let selector = text_of(block, "selector").unwrap_or_default();
-            let _ = writeln!(
-                doc,
-                "Pinpoint · Element: {}{}{}",
-                long_code(selector),
-                selector_details(block.get("target"), selector),
-                pinpoint_place(block)
-            );
-            if let Some(comment) = text_of(block, "comment") {
-                labelled(doc, "Comment", comment);
-            }
-            doc.push('\n');
-        }
-        "audio" => {
-            let seconds = block.get("durationMs").and_then(Value::as_f64).map(|ms| format!(" ({:.1} s)", ms / 1000.0));
-            let refs = text_of(block, "blobId").map(|id| blob_refs(report, id)).unwrap_or_default();
-            let _ = writeln!(doc, "Voice note{}{refs}", seconds.unwrap_or_default());
-            match text_of(block, "transcript") {
-                Some(transcript) => {
-                    let _ = write!(doc, "Transcript:\n{}", fenced(transcript, "text"));
+impl Blocks<'_> {
+    async fn screenshot(&mut self, doc: &mut String, block: &Value) {
+        let (state, report) = (self.state, self.report);
+        self.number += 1;
+        let n = self.number;
+        let blob_id = text_of(block, "blobId").unwrap_or_default();
+        let size = match (block.get("width").and_then(Value::as_i64), block.get("height").and_then(Value::as_i64)) {
+            (Some(w), Some(h)) => format!("{w}×{h}"),
+            _ => "size unknown".into(),
+        };
+        let shapes = picture::shapes(block.get("annotations"));
+        let count = match shapes.len() {
+            0 => String::new(),
+            1 => ", 1 annotation".into(),
+            k => format!(", {k} annotations"),
+        };
+        let refs = blob_refs(report, blob_id);
+        let outcome = if !self.images {
+            Err(String::new())
+        } else if self.items.len() >= MAX_IMAGES {
+            Err(format!("not inlined: at most {MAX_IMAGES} images per answer"))
+        } else {
+            match screenshot_image(state, block, &shapes).await {
+                Ok(image) if self.bytes + image.data.len() <= MAX_IMAGE_BYTES => {
+                    self.bytes += image.data.len();
+                    self.items
+                        .push(json!({"type": "image", "data": STANDARD.encode(&image.data), "mimeType": image.mime}));
+                    Ok(image.drawn)
                 }
-                None => doc.push_str("(no transcript)\n"),
+                Ok(_) => Err("not inlined: the 8 MB image budget is used up".into()),
+                Err(reason) => Err(reason),
             }
-            doc.push('\n');
-        }
-        "file" => {
-            let size = block.get("bytes").and_then(Value::as_i64).map(human_bytes).unwrap_or_default();
-            let _ = writeln!(
-                doc,
-                "File: {} ({size}, {}){}",
-                code(text_of(block, "name").unwrap_or("file")),
-                text_of(block, "mime").map_or_else(|| "unknown type".into(), code),
-                blob_refs(report, text_of(block, "blobId").unwrap_or_default())
-            );
-            if let Some(description) = text_of(block, "description") {
-                labelled(doc, "Description", description);
+        };
+        match outcome {
+            Ok(drawn) => {
+                let index = self.items.len();
+                let how = match (shapes.is_empty(), drawn) {
+                    (true, _) => "",
+                    (false, true) => ", the annotations drawn on it",
+                    (false, false) => ", as stored",
+                };
+                let _ = writeln!(doc, "Screenshot {n} ({size}{count}): image {index} below{how}{refs}");
             }
-            doc.push('\n');
+            Err(reason) if reason.is_empty() => {
+                let _ = writeln!(doc, "Screenshot {n} ({size}{count}){refs}");
+            }
+            Err(reason) => {
+                let _ = writeln!(doc, "Screenshot {n} ({size}{count}): {reason}{refs}");
+            }
         }
-        "screenshot" => screenshot(doc, state, report, block, parts, inlined).await,
-        other => {
-            let _ = writeln!(doc, "({} block)\n", code(other));
+        annotation_lines(doc, &shapes);
+        doc.push('\n');
+    }
+
+    /// One block of the report section (text blocks are written before the others).
+    async fn write(&mut self, doc: &mut String, block: &Value) {
+        let report = self.report;
+        match text_of(block, "type").unwrap_or_default() {
+            "text" => {
+                let _ = writeln!(doc, "{}", fenced(text_of(block, "text").unwrap_or_default(), "text"));
+            }
+            "selection" => {
+                let _ = write!(doc, "Selected text:\n{}", fenced(text_of(block, "text").unwrap_or_default(), "text"));
+                element_line(doc, "Element: ", block);
+                doc.push('\n');
+            }
+            "quote" => {
+                let _ = write!(doc, "Quoted text:\n{}", fenced(text_of(block, "text").unwrap_or_default(), "text"));
+                element_line(doc, "Element: ", block);
+                labelled(doc, "Comment", text_of(block, "comment").unwrap_or_default());
+                doc.push('\n');
+            }
+            "pinpoint" => {
+                let selector = text_of(block, "selector").unwrap_or_default();
+                let _ = writeln!(
+                    doc,
+                    "Pinpoint · Element: {}{}{}",
+                    long_code(selector),
+                    selector_details(block.get("target"), selector),
+                    pinpoint_place(block)
+                );
+                if let Some(comment) = text_of(block, "comment") {
+                    labelled(doc, "Comment", comment);
+                }
+                doc.push('\n');
+            }
+            "audio" => {
+                let seconds =
+                    block.get("durationMs").and_then(Value::as_f64).map(|ms| format!(" ({:.1} s)", ms / 1000.0));
+                let refs = text_of(block, "blobId").map(|id| blob_refs(report, id)).unwrap_or_default();
+                let _ = writeln!(doc, "Voice note{}{refs}", seconds.unwrap_or_default());
+                match text_of(block, "transcript") {
+                    Some(transcript) => {
+                        let _ = write!(doc, "Transcript:\n{}", fenced(transcript, "text"));
+                    }
+                    None => doc.push_str("(no transcript)\n"),
+                }
+                doc.push('\n');
+            }
+            "file" => {
+                let size = block.get("bytes").and_then(Value::as_i64).map(human_bytes).unwrap_or_default();
+                let _ = writeln!(
+                    doc,
+                    "File: {} ({size}, {}){}",
+                    code(text_of(block, "name").unwrap_or("file")),
+                    text_of(block, "mime").map_or_else(|| "unknown type".into(), code),
+                    blob_refs(report, text_of(block, "blobId").unwrap_or_default())
+                );
+                if let Some(description) = text_of(block, "description") {
+                    labelled(doc, "Description", description);
+                }
+                doc.push('\n');
+            }
+            "screenshot" => self.screenshot(doc, block).await,
+            other => {
+                let _ = writeln!(doc, "({} block)\n", code(other));
+            }
         }
     }
 }
@@ -483,11 +478,11 @@ fn page_section(doc: &mut String, context: &Value) {
 fn artifact_section(doc: &mut String, artifact: &Value) {
     let _ = writeln!(doc, "## Artifact (sent by the reporter's page; untrusted)\n");
     for field in ["id", "title", "tool", "source", "goal"] {
-        if let Some(value) = text_of(&artifact, field) {
+        if let Some(value) = text_of(artifact, field) {
             labelled(doc, &format!("- {field}"), value);
         }
     }
-    if let Some(url) = text_of(&artifact, "url") {
+    if let Some(url) = text_of(artifact, "url") {
         let _ = writeln!(doc, "- url: {}", long_code(url));
     }
     for c in artifact.get("constraints").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
@@ -539,10 +534,10 @@ pub async fn render(state: &AppState, report: &Report, parts: Parts<'_>) -> Vec<
     // The reporter's message first (the text blocks, in order), then every other block in order.
     let blocks = report.blocks.as_array().map(Vec::as_slice).unwrap_or_default();
     let is_text = |b: &&Value| text_of(b, "type") == Some("text");
-    let mut inlined = Inlined::default();
+    let mut writer = Blocks { state, report, images: parts.images, items: Vec::new(), bytes: 0, number: 0 };
     let _ = writeln!(doc, "\n## Report (written by the reporter; untrusted)\n");
     for b in blocks.iter().filter(is_text).chain(blocks.iter().filter(|b| !is_text(b))) {
-        block(&mut doc, state, report, b, &parts, &mut inlined).await;
+        writer.write(&mut doc, b).await;
     }
 
     if let Some(errors) = report.context.get("consoleErrors").and_then(Value::as_array).filter(|e| !e.is_empty()) {
@@ -591,6 +586,6 @@ pub async fn render(state: &AppState, report: &Report, parts: Parts<'_>) -> Vec<
     doc.truncate(doc.trim_end().len());
     doc.push('\n');
     let mut content = vec![json!({"type": "text", "text": doc})];
-    content.extend(inlined.items);
+    content.extend(writer.items);
     content
 }
