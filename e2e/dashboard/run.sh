@@ -15,5 +15,19 @@ if [ "${1:-}" = "--docs-images" ]; then
   export SVC_DOCS_IMAGES=1
 fi
 source e2e/lib/browser-deps.sh
+# The reporter sign-in tests (reporter.test.mjs) run a real OpenID Connect provider (oidc-provider,
+# npm ci in e2e/oidc) and a real SMTP server (aiosmtpd in target/mail-venv, as scripts/test installs
+# it); when either cannot be installed, those tests say they skipped and why.
+if [ ! -d e2e/oidc/node_modules/oidc-provider ]; then
+  echo "==> npm ci (e2e/oidc)"
+  (cd e2e/oidc && npm ci --no-audit --no-fund) || echo "npm ci failed in e2e/oidc: the reporter sign-in tests will skip"
+fi
+if [ -z "${SVC_TEST_SMTP_PYTHON:-}" ] && ! target/mail-venv/bin/python -c 'import aiosmtpd' >/dev/null 2>&1; then
+  echo "==> installing aiosmtpd into target/mail-venv"
+  mkdir -p target
+  { { [ -x target/mail-venv/bin/python ] || python3 -m venv target/mail-venv; } &&
+    target/mail-venv/bin/pip install --quiet --disable-pip-version-check -r crates/svc-server/tests/smtp/requirements.txt; } >target/mail-install.log 2>&1 ||
+    echo "could not install aiosmtpd (see target/mail-install.log): the reporter sign-in tests will skip"
+fi
 echo "==> browser tests (e2e/dashboard)"
 exec node --test --test-concurrency=1 e2e/dashboard/

@@ -238,7 +238,7 @@ export function makeCore(h: CoreHost): Core {
   // When the reporter last looked at each of their reports (ms), to mark news.
   const seenKey = h.ns + 'seen:' + s.projectKey;
   const seenAt = load<Record<string, number>>(seenKey, {});
-  const isNew = (r: ThreadReport) => Date.parse(r.lastActivity) > (seenAt[r.id] || Date.parse(r.createdAt) + 1000);
+  const isNew = (r: ThreadReport) => Date.parse(r.lastActivity) > (seenAt[r.id] || Date.parse(r.createdAt));
   // The launcher carries a mark (and says so) while the reporter has answers they have not seen.
   let marked = false;
   const news = (count: number) => {

@@ -9,7 +9,7 @@ pub const LOADER: &str = include_str!("../../../../widget/dist/svc.js");
 pub const TYPES: &str = include_str!("../../../../widget/dist/svc.d.ts");
 /// Lazy parts: (file name with its content hash, contents), served at `/v1/parts/<file>`.
 pub const PARTS: &[(&str, &str)] = &[
-    ("core.5972de8fd7.js", include_str!("../../../../widget/dist/parts/core.5972de8fd7.js")),
+    ("core.2a2abb6591.js", include_str!("../../../../widget/dist/parts/core.2a2abb6591.js")),
     ("panel.11c6424a60.js", include_str!("../../../../widget/dist/parts/panel.11c6424a60.js")),
     ("selector.c0772bb60e.js", include_str!("../../../../widget/dist/parts/selector.c0772bb60e.js")),
     ("mascots.2e91b736e0.js", include_str!("../../../../widget/dist/parts/mascots.2e91b736e0.js")),
