@@ -154,8 +154,10 @@ describe('reporter sign-in by email', { skip: missing.length ? missing.join('; '
   });
 
   test('an agent answers through the tool endpoint; she sees it in History and replies', async () => {
-    await callTool(svc, agentKey, 'add_comment', { report_id: reportId, text: 'Fixed the click handler. Could you try again?', draft: false });
+    const answer = 'Fixed the click handler <img src=x onerror="alert(1)">. Could you try again?';
+    await callTool(svc, agentKey, 'add_comment', { report_id: reportId, text: answer, draft: false });
     await callTool(svc, agentKey, 'add_comment', { report_id: reportId, text: 'A draft she must never see', draft: true });
+    const seen = watch(page);
     await page.reload();
     // The launcher says there is news.
     const launcher = page.getByRole('button', { name: /Send feedback \(new answers\)/ });
@@ -163,7 +165,8 @@ describe('reporter sign-in by email', { skip: missing.length ? missing.join('; '
     await launcher.click();
     await page.getByRole('button', { name: 'History' }).click();
     const item = page.locator('#svc-history li', { hasText: 'The Pay now button does nothing' });
-    await item.getByText('Fixed the click handler. Could you try again?').waitFor();
+    await item.getByText(answer).waitFor(); // as text: the markup in it is not markup
+    assert.equal(await item.locator('img').count(), 0);
     assert.ok(await item.getByText('new answer').isVisible());
     assert.equal(await page.getByText('A draft she must never see').count(), 0);
     // Seen: the mark goes.
@@ -180,6 +183,7 @@ describe('reporter sign-in by email', { skip: missing.length ? missing.join('; '
     }, 10000, 'her reply');
     const document = await callTool(svc, agentKey, 'get_report', { id: reportId });
     assert.match(document, /Thanks! I will check tonight\./);
+    assert.deepEqual([seen.dialogs, seen.errors], [[], []]);
   });
 
   test('marked fixed, she is told by mail and in the widget, and "Works now" verifies it as her act', async () => {

@@ -103,16 +103,17 @@ export function reporterUi(core: Core, t: typeof STRINGS.en, say: (text: string)
     gate.hidden = signedIn() || auth.mode === 'off' || skipped;
     if (email) codeInput.value = '';
     gate.replaceChildren(
-      ...(email
-        ? [el('p', 'hint', fill(t.codeSent, { email })), codeLabel, codeInput, row(button('', t.otherAddress, () => ((email = ''), render())), go)]
-        : [el('p', 'lbl', auth.required ? t.signInToSend : t.signInForAnswers), ...(auth.mode === 'oidc' ? [] : [emailLabel, emailInput]), buttons]),
-      error,
+      ...(gate.hidden ? [] : email
+        ? [el('p', 'hint', fill(t.codeSent, { email })), codeLabel, codeInput, row(button('', t.otherAddress, () => ((email = ''), render())), go), error]
+        : [el('p', 'lbl', auth.required ? t.signInToSend : t.signInForAnswers), ...(auth.mode === 'oidc' ? [] : [emailLabel, emailInput]), buttons, error]),
     );
     const profile = (core.reporter() || {}).profile || {};
     who.hidden = !signedIn();
     who.replaceChildren(
+      ...(who.hidden ? [] : [
       el('span', undefined, fill(t.signedInAs, { who: String(profile.name || profile.email || t.you) })),
       button('link', t.signOut, () => void core.signOut().then(() => ((skipped = false), render()))),
+      ]),
     );
   }
 
