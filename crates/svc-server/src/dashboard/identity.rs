@@ -125,25 +125,11 @@ pub async fn page(
         "cleared" => Some("The identity secret is cleared: the x-svc-identity header is now ignored."),
         _ => None,
     };
-    Ok(respond(&state, &person, opened, None, notice, None, StatusCode::OK))
+    Ok(respond(&state, &person, opened, None, notice, None, None, StatusCode::OK))
 }
 
 #[allow(clippy::too_many_arguments)]
 fn respond(
-    state: &AppState,
-    person: &Person,
-    opened: OpenedProject,
-    new_secret: Option<String>,
-    notice: Option<&'static str>,
-    error: Option<String>,
-    status: StatusCode,
-) -> Response {
-    let entered = None;
-    respond_with(state, person, opened, new_secret, notice, error, entered, status)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn respond_with(
     state: &AppState,
     person: &Person,
     opened: OpenedProject,
@@ -207,7 +193,7 @@ pub async fn change(
             let secret = ids::new_random_secret(GENERATED_SECRET_CHARS);
             project_service::set_identity_secret(store, &opened.project, Some(&secret), &by).await?;
             opened.project.identity_secret = Some(secret.clone());
-            Ok(respond(&state, &person, opened, Some(secret), None, None, StatusCode::OK))
+            Ok(respond(&state, &person, opened, Some(secret), None, None, None, StatusCode::OK))
         }
         "set" => {
             let secret = form.secret.trim();
@@ -216,7 +202,7 @@ pub async fn change(
                     Ok(Redirect::to(&format!("/projects/{}/identity?done=set", opened.project.id)).into_response())
                 }
                 Err(crate::service::ServiceError::Invalid(message)) => {
-                    Ok(respond(&state, &person, opened, None, None, Some(message), StatusCode::BAD_REQUEST))
+                    Ok(respond(&state, &person, opened, None, None, Some(message), None, StatusCode::BAD_REQUEST))
                 }
                 Err(other) => Err(other.into()),
             }
@@ -224,7 +210,16 @@ pub async fn change(
         "clear" => {
             if form.confirm != "yes" {
                 let message = "Tick the box to confirm: clearing the secret stops every identity token from verifying.";
-                return Ok(respond(&state, &person, opened, None, None, Some(message.into()), StatusCode::BAD_REQUEST));
+                return Ok(respond(
+                    &state,
+                    &person,
+                    opened,
+                    None,
+                    None,
+                    Some(message.into()),
+                    None,
+                    StatusCode::BAD_REQUEST,
+                ));
             }
             project_service::set_identity_secret(store, &opened.project, None, &by).await?;
             Ok(Redirect::to(&format!("/projects/{}/identity?done=cleared", opened.project.id)).into_response())
@@ -245,16 +240,7 @@ pub async fn change(
                 }
                 Err(crate::service::ServiceError::Invalid(message)) => {
                     let entered = Some(form.reporter.clone());
-                    Ok(respond_with(
-                        &state,
-                        &person,
-                        opened,
-                        None,
-                        None,
-                        Some(message),
-                        entered,
-                        StatusCode::BAD_REQUEST,
-                    ))
+                    Ok(respond(&state, &person, opened, None, None, Some(message), entered, StatusCode::BAD_REQUEST))
                 }
                 Err(other) => Err(other.into()),
             }

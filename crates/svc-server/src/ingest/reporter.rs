@@ -52,40 +52,39 @@ fn signed_in_json(signed_in: &SignedIn) -> Value {
     body
 }
 
+/// `{email, code?}`: asking for a code, or typing it.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CodeRequest {
     email: String,
+    #[serde(default)]
+    code: Option<String>,
+}
+
+/// A sign-in request by email: its project, the address and the code typed (if any), after the
+/// per-client limit.
+async fn code_request(state: &AppState, request: Request<Body>) -> IngestResult<(Project, Email, Option<String>)> {
+    let (project, parts, body) = project_and_body::<CodeRequest>(state, request).await?;
+    state
+        .rate_limits
+        .check_reporter_sign_in(access::client_ip(state, &parts))
+        .map_err(|retry_after_secs| IngestError::RateLimited { retry_after_secs })?;
+    let email = Email::parse(&body.email).map_err(|_| IngestError::EMAIL_INVALID)?;
+    Ok((project, email, body.code))
 }
 
 /// `POST /auth/reporter/email {email}`: mails a sign-in code. The same answer for every address.
 pub async fn send_code(State(state): State<AppState>, request: Request<Body>) -> IngestResult<Json<Value>> {
-    let (project, parts, body) = project_and_body::<CodeRequest>(&state, request).await?;
-    state
-        .rate_limits
-        .check_reporter_sign_in(access::client_ip(&state, &parts))
-        .map_err(|retry_after_secs| IngestError::RateLimited { retry_after_secs })?;
-    let email = Email::parse(&body.email).map_err(|_| IngestError::EMAIL_INVALID)?;
+    let (project, email, _) = code_request(&state, request).await?;
     reporters::send_code(&*state.store, &project, &email).await?;
     Ok(Json(json!({"ok": true, "expiresInSeconds": CODE_LIFETIME_MS / 1000})))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct VerifyRequest {
-    email: String,
-    code: String,
-}
-
 /// `POST /auth/reporter/email/verify {email, code}`: the right code starts a session.
 pub async fn verify_code(State(state): State<AppState>, request: Request<Body>) -> IngestResult<Json<Value>> {
-    let (project, parts, body) = project_and_body::<VerifyRequest>(&state, request).await?;
-    state
-        .rate_limits
-        .check_reporter_sign_in(access::client_ip(&state, &parts))
-        .map_err(|retry_after_secs| IngestError::RateLimited { retry_after_secs })?;
-    let email = Email::parse(&body.email).map_err(|_| IngestError::EMAIL_INVALID)?;
-    let signed_in = reporters::verify_code(&*state.store, &project, &email, &body.code).await?;
+    let (project, email, code) = code_request(&state, request).await?;
+    let code = code.ok_or(IngestError::CODE_MALFORMED)?;
+    let signed_in = reporters::verify_code(&*state.store, &project, &email, &code).await?;
     Ok(Json(signed_in_json(&signed_in)))
 }
 
