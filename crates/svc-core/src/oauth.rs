@@ -188,6 +188,63 @@ pub fn check_redirect_uri(uri: &str) -> Result<(), Invalid> {
     }
 }
 
+/// How long a client ID metadata document is trusted before it is read again.
+pub const CLIENT_METADATA_MAX_AGE_MS: i64 = 3600 * 1000;
+/// The largest client ID metadata document read.
+pub const CLIENT_METADATA_MAX_BYTES: usize = 64 * 1024;
+
+/// Whether a `client_id` is the URL of a client ID metadata document (MCP 2025-11-25): https with
+/// a host that is a name (an IP address, `localhost` and hosts without a dot are refused, so the
+/// server is not sent to its own network), a path, no fragment, query or user name. With
+/// `allow_loopback_http` (tests and local development only), `http://127.0.0.1:<port>/...` too.
+pub fn is_client_metadata_url(client_id: &str, allow_loopback_http: bool) -> bool {
+    let Ok(url) = url::Url::parse(client_id) else { return false };
+    if client_id.len() > REDIRECT_URI_MAX_LEN
+        || url.path().len() < 2
+        || url.fragment().is_some()
+        || url.query().is_some()
+        || !url.username().is_empty()
+        || url.password().is_some()
+    {
+        return false;
+    }
+    match (url.scheme(), url.host()) {
+        ("https", Some(url::Host::Domain(host))) => host.contains('.') && !host.ends_with(".localhost"),
+        ("http", Some(url::Host::Ipv4(ip))) => allow_loopback_http && ip.is_loopback(),
+        _ => false,
+    }
+}
+
+/// The client a client ID metadata document describes: its `client_id` must be the URL it was read
+/// from, its `redirect_uris` are checked as a registration's, and it must be a public client.
+pub fn client_from_metadata(url: &str, document: &serde_json::Value, now: i64) -> Result<OAuthClient, Invalid> {
+    if document.get("client_id").and_then(serde_json::Value::as_str) != Some(url) {
+        return Err(Invalid::new("the client metadata document's client_id is not the URL it was read from"));
+    }
+    let method = document.get("token_endpoint_auth_method").and_then(serde_json::Value::as_str);
+    if method.is_some_and(|m| m != "none") {
+        return Err(Invalid::new("the client must be public (token_endpoint_auth_method none)"));
+    }
+    let redirect_uris: Vec<String> = document
+        .get("redirect_uris")
+        .and_then(serde_json::Value::as_array)
+        .map(|uris| uris.iter().filter_map(|u| u.as_str().map(String::from)).collect())
+        .unwrap_or_default();
+    if redirect_uris.is_empty() || redirect_uris.len() > MAX_REDIRECT_URIS {
+        return Err(Invalid::new(format!("redirect_uris must name 1 to {MAX_REDIRECT_URIS} redirect URIs")));
+    }
+    for uri in &redirect_uris {
+        check_redirect_uri(uri)?;
+    }
+    Ok(OAuthClient {
+        client_id: url.to_string(),
+        client_name: client_name(document.get("client_name").and_then(serde_json::Value::as_str)),
+        redirect_uris,
+        created_at: now,
+        last_used_at: None,
+    })
+}
+
 /// Whether a redirect URI in an authorization request is one the client registered: the same
 /// string, except that a loopback http URI may name any port (RFC 8252 §7.3).
 pub fn redirect_matches(registered: &str, requested: &str) -> bool {
@@ -318,6 +375,54 @@ impl GrantTarget {
             GrantTarget::Project(id) => format!("project:{id}"),
             GrantTarget::Org(id) => format!("org:{id}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod metadata_document_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn metadata_urls_are_https_names_with_a_path() {
+        for good in ["https://claude.ai/oauth/client.json", "https://app.example.com/mcp/client-metadata"] {
+            assert!(is_client_metadata_url(good, false), "{good}");
+        }
+        for bad in [
+            "https://example.com",
+            "https://example.com/",
+            "http://example.com/client.json",
+            "https://10.0.0.1/client.json",
+            "https://[::1]/client.json",
+            "https://localhost/client.json",
+            "https://intranet/client.json",
+            "https://a.localhost/client.json",
+            "https://user@example.com/client.json",
+            "https://example.com/client.json?x=1",
+            "https://example.com/client.json#x",
+            "ab3f0c4e2d1a4b5c6d7e8f90",
+        ] {
+            assert!(!is_client_metadata_url(bad, false), "{bad}");
+        }
+        assert!(!is_client_metadata_url("http://127.0.0.1:9000/client.json", false));
+        assert!(is_client_metadata_url("http://127.0.0.1:9000/client.json", true));
+        assert!(!is_client_metadata_url("http://10.1.2.3:9000/client.json", true));
+    }
+
+    #[test]
+    fn a_document_names_itself_and_a_public_client() {
+        let url = "https://app.example.com/client.json";
+        let doc =
+            json!({"client_id": url, "client_name": "Claude", "redirect_uris": ["http://localhost:7777/callback"]});
+        let client = client_from_metadata(url, &doc, 5).unwrap();
+        assert_eq!((client.client_name.as_str(), client.created_at), ("Claude", 5));
+        assert!(client_from_metadata("https://other.example.com/client.json", &doc, 5).is_err());
+        let secret = json!({"client_id": url, "redirect_uris": ["https://a.example/cb"], "token_endpoint_auth_method": "client_secret_basic"});
+        assert!(client_from_metadata(url, &secret, 5).is_err());
+        assert!(client_from_metadata(url, &json!({"client_id": url, "redirect_uris": []}), 5).is_err());
+        assert!(
+            client_from_metadata(url, &json!({"client_id": url, "redirect_uris": ["javascript:alert(1)"]}), 5).is_err()
+        );
     }
 }
 

@@ -505,6 +505,9 @@ pub trait MemberStore: Send + Sync {
 #[async_trait]
 pub trait OAuthStore: Send + Sync {
     async fn create_oauth_client(&self, client: &svc_core::oauth::OAuthClient) -> StoreResult<()>;
+    /// Stores a client read from its metadata document, replacing the one read before (its
+    /// `last_used_at` kept).
+    async fn put_oauth_client(&self, client: &svc_core::oauth::OAuthClient) -> StoreResult<()>;
     async fn get_oauth_client(&self, client_id: &str) -> StoreResult<Option<svc_core::oauth::OAuthClient>>;
     async fn create_oauth_code(&self, code: &svc_core::oauth::OAuthCode) -> StoreResult<()>;
     /// Marks the code used and returns it, if it was unexpired (at `now`) and unused: only one

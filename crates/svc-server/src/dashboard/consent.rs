@@ -62,7 +62,7 @@ fn handle(query: &str) -> String {
 }
 
 fn endpoints(state: &AppState) -> Endpoints {
-    Endpoints::new(&state.config.public_url)
+    Endpoints::for_config(&state.config)
 }
 
 /// A 303 to `location`.

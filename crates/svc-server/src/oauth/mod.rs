@@ -45,7 +45,7 @@ pub fn router() -> axum::Router<AppState> {
 }
 
 fn endpoints(state: &AppState) -> Endpoints {
-    Endpoints::new(&state.config.public_url)
+    Endpoints::for_config(&state.config)
 }
 
 /// `GET /.well-known/oauth-protected-resource[/mcp]`

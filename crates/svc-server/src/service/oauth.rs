@@ -30,12 +30,19 @@ pub struct Endpoints {
     pub issuer: String,
     /// The tool endpoint, the one resource tokens are for.
     pub mcp_url: String,
+    /// Client ID metadata documents may be read over plain http from 127.0.0.1 (tests and local
+    /// development only; see `ServerConfig::oauth_loopback_client_metadata`).
+    pub loopback_client_metadata: bool,
 }
 
 impl Endpoints {
     pub fn new(public_url: &str) -> Self {
         let issuer = public_url.trim_end_matches('/').to_string();
-        Endpoints { mcp_url: format!("{issuer}/mcp"), issuer }
+        Endpoints { mcp_url: format!("{issuer}/mcp"), issuer, loopback_client_metadata: false }
+    }
+
+    pub fn for_config(config: &crate::config::ServerConfig) -> Self {
+        Endpoints { loopback_client_metadata: config.oauth_loopback_client_metadata, ..Self::new(&config.public_url) }
     }
 
     /// RFC 9728 protected-resource metadata.
@@ -54,8 +61,8 @@ impl Endpoints {
         format!("{}/.well-known/oauth-protected-resource/mcp", self.issuer)
     }
 
-    /// RFC 8414 authorization-server metadata. No `client_id_metadata_document_supported`: client
-    /// ID metadata documents are not supported (clients register with `/register`).
+    /// RFC 8414 authorization-server metadata. Clients may register with `/register`, or use the
+    /// URL of their client ID metadata document as their `client_id`.
     pub fn server_metadata(&self) -> serde_json::Value {
         let issuer = &self.issuer;
         serde_json::json!({
@@ -69,6 +76,7 @@ impl Endpoints {
             "token_endpoint_auth_methods_supported": ["none"],
             "scopes_supported": oauth::SCOPES_SUPPORTED,
             "authorization_response_iss_parameter_supported": true,
+            "client_id_metadata_document_supported": true,
         })
     }
 }
@@ -96,6 +104,60 @@ impl From<svc_store::StoreError> for OAuthFailure {
     fn from(error: svc_store::StoreError) -> Self {
         OAuthFailure::Internal(error.into())
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clients: registered, or described by a metadata document at their client_id URL
+
+/// The client a `client_id` names: a registered one, or (for a URL) the one its client ID metadata
+/// document describes, read again once the copy kept is an hour old. Reading it: no redirects, ten
+/// seconds, at most 64 KB of JSON. `Ok(None)`: no such client; a document that cannot be read or
+/// is not valid is `invalid_client` with the reason.
+pub async fn client(
+    store: &dyn Store,
+    endpoints: &Endpoints,
+    client_id: &str,
+) -> Result<Option<OAuthClient>, OAuthFailure> {
+    let kept = store.get_oauth_client(client_id).await?;
+    if !oauth::is_client_metadata_url(client_id, endpoints.loopback_client_metadata) {
+        return Ok(kept);
+    }
+    let now = time::now_ms();
+    if let Some(kept) = &kept
+        && now - kept.created_at < oauth::CLIENT_METADATA_MAX_AGE_MS
+    {
+        return Ok(Some(kept.clone()));
+    }
+    let unreadable = |why: String| {
+        OAuthFailure::refused("invalid_client", format!("the client metadata document at {client_id} {why}"))
+    };
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(std::time::Duration::from_secs(10))
+        .build()
+        .map_err(|error| unreadable(format!("could not be read ({error})")))?;
+    let response = http
+        .get(client_id)
+        .header(reqwest::header::ACCEPT, "application/json")
+        .send()
+        .await
+        .map_err(|error| unreadable(format!("could not be read ({error})")))?;
+    if !response.status().is_success() {
+        return Err(unreadable(format!("answered HTTP {}", response.status().as_u16())));
+    }
+    if response.content_length().is_some_and(|n| n > oauth::CLIENT_METADATA_MAX_BYTES as u64) {
+        return Err(unreadable("is too large".into()));
+    }
+    let bytes = response.bytes().await.map_err(|error| unreadable(format!("could not be read ({error})")))?;
+    if bytes.len() > oauth::CLIENT_METADATA_MAX_BYTES {
+        return Err(unreadable("is too large".into()));
+    }
+    let document: serde_json::Value = serde_json::from_slice(&bytes).map_err(|_| unreadable("is not JSON".into()))?;
+    let mut read = oauth::client_from_metadata(client_id, &document, now)
+        .map_err(|error| unreadable(format!("is not valid: {}", error.0)))?;
+    read.last_used_at = kept.and_then(|kept| kept.last_used_at);
+    store.put_oauth_client(&read).await?;
+    Ok(Some(read))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -200,9 +262,15 @@ pub async fn check_request(
     let Some(client_id) = client_id else {
         return Err(AuthorizeProblem::NoRedirect("The request names no client (client_id is missing).".into()));
     };
-    let client = match store.get_oauth_client(client_id).await? {
-        Some(client) => client,
-        None => {
+    let client = match client(store, endpoints, client_id).await {
+        Ok(Some(client)) => client,
+        Err(OAuthFailure::Refused { description, .. }) => {
+            return Err(AuthorizeProblem::NoRedirect(format!(
+                "This application could not be identified: {description}."
+            )));
+        }
+        Err(OAuthFailure::Internal(error)) => return Err(AuthorizeProblem::Internal(error)),
+        Ok(None) => {
             return Err(AuthorizeProblem::NoRedirect(
                 "This application is not registered here (unknown client_id). Start connecting again from the application.".into(),
             ));
@@ -370,7 +438,7 @@ pub async fn exchange(
     endpoints: &Endpoints,
     request: CodeExchange<'_>,
 ) -> Result<(ApiKey, Secret), OAuthFailure> {
-    let Some(client) = store.get_oauth_client(request.client_id).await? else {
+    let Some(client) = client(store, endpoints, request.client_id).await? else {
         return Err(OAuthFailure::refused("invalid_client", "unknown client_id: register again"));
     };
     let invalid_grant = |why: &str| OAuthFailure::refused("invalid_grant", why);

@@ -207,13 +207,13 @@ async fn discovery_documents_name_one_issuer_and_the_tool_endpoint() {
         "token_endpoint_auth_methods_supported": ["none"],
         "scopes_supported": ["feedback:read", "feedback:write"],
         "authorization_response_iss_parameter_supported": true,
+        "client_id_metadata_document_supported": true,
     });
     for path in ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"] {
         let resp = app.raw("GET", path, None, None).await;
         assert_eq!(resp.ok(200), &server, "{path}");
         // Clients compare these character for character.
         assert_eq!(resp.body["issuer"], resource["authorization_servers"][0]);
-        assert!(resp.body.get("client_id_metadata_document_supported").is_none(), "CIMD is not offered");
     }
     // A browser-based client's preflight for the token endpoint.
     let preflight = Request::options("/token")
@@ -786,4 +786,72 @@ async fn removing_a_member_disconnects_the_agents_they_connected_there() {
     mcp_support::rpc(&app, &olivia, "ping", json!({})).await;
     let log = app.get_page(&format!("/projects/{}/audit", app.pid()), Some(&cookie)).await;
     assert!(log.text.contains("revoked the key OAuth: Mia&#39;s other agent"), "recorded like any revocation");
+}
+
+/// Serves client ID metadata documents on a loopback port: `/good.json` names itself, `/liar.json`
+/// names another URL; returns the base URL and how many times a document was read.
+async fn metadata_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let reads = std::sync::Arc::new(AtomicUsize::new(0));
+    let (counter, own) = (reads.clone(), base.clone());
+    let router = axum::Router::new()
+        .route(
+            "/good.json",
+            axum::routing::get(move || {
+                counter.fetch_add(1, Ordering::SeqCst);
+                let own = own.clone();
+                async move {
+                    axum::Json(json!({"client_id": format!("{own}/good.json"), "client_name": "Doc <b>Agent</b>",
+                                      "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"}))
+                }
+            }),
+        )
+        .route(
+            "/liar.json",
+            axum::routing::get(|| async {
+                axum::Json(json!({"client_id": "https://evil.example/x.json", "redirect_uris": [REDIRECT]}))
+            }),
+        );
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (base, reads)
+}
+
+#[tokio::test]
+async fn a_client_id_metadata_document_stands_for_a_registration() {
+    let config = ServerConfig { oauth_loopback_client_metadata: true, ..no_rate_limits() };
+    let app = TestApp::with_config(config).await;
+    let cookie = owner(&app).await;
+    let (docs, reads) = metadata_server().await;
+    let client_id = format!("{docs}/good.json");
+
+    let page = app.get_page(&authorize_path(&client_id, &[]), Some(&cookie)).await;
+    assert_eq!(page.status.as_u16(), 200, "{}", page.text);
+    assert!(page.text.contains("Doc &#60;b&#62;Agent&#60;/b&#62;"), "the document's name, as text: {}", page.text);
+    let code = code_for(&app, &cookie, &client_id, &project_grant(&app), "read").await;
+    let resp = exchange(&app, &client_id, &code, &[]).await;
+    let access = resp.ok(200)["access_token"].as_str().unwrap().to_string();
+    assert!(!tool(&app, &access, "list_reports", json!({})).await.is_error);
+    let keys = app.store.list_keys(app.pid()).await.unwrap();
+    assert!(keys.iter().any(|k| k.name == "OAuth: Doc <b>Agent</b>"), "{keys:?}");
+    assert_eq!(reads.load(std::sync::atomic::Ordering::SeqCst), 1, "read once, kept for an hour");
+
+    // A document that names another client_id is no client.
+    let liar = format!("{docs}/liar.json");
+    let page = app.get_page(&authorize_path(&liar, &[]), Some(&cookie)).await;
+    assert_eq!(page.status.as_u16(), 400, "{}", page.text);
+    assert!(page.text.contains("is not the URL it was read from"), "{}", page.text);
+    oauth_error(&exchange(&app, &liar, "any-code", &[]).await, "invalid_client");
+    // Nothing there at all.
+    let missing = format!("{docs}/missing.json");
+    let page = app.get_page(&authorize_path(&missing, &[]), Some(&cookie)).await;
+    assert!(page.text.contains("answered HTTP 404"), "{}", page.text);
+    // Without the development switch, a loopback http URL is only an unknown client_id: the server
+    // never reads from its own network.
+    let strict = TestApp::with_config(no_rate_limits()).await;
+    let cookie = owner(&strict).await;
+    let page = strict.get_page(&authorize_path(&client_id, &[]), Some(&cookie)).await;
+    assert!(page.text.contains("unknown client_id"), "{}", page.text);
+    assert_eq!(reads.load(std::sync::atomic::Ordering::SeqCst), 1);
 }

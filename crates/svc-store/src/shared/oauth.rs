@@ -94,6 +94,24 @@ impl OAuthStore for ThisStore {
         Ok(())
     }
 
+    async fn put_oauth_client(&self, client: &OAuthClient) -> StoreResult<()> {
+        sqlx::query(concat!(
+            "INSERT INTO oauth_clients (",
+            client_columns!(),
+            ") VALUES ($1, $2, $3, $4, $5) ON CONFLICT (client_id) DO UPDATE SET client_name = excluded.client_name, \
+             redirect_uris = excluded.redirect_uris, created_at = excluded.created_at"
+        ))
+        .bind(&client.client_id)
+        .bind(&client.client_name)
+        .bind(Json(&client.redirect_uris))
+        .bind(client.created_at)
+        .bind(client.last_used_at)
+        .execute(self.write_pool())
+        .await
+        .map_err(map_write_error)?;
+        Ok(())
+    }
+
     async fn get_oauth_client(&self, client_id: &str) -> StoreResult<Option<OAuthClient>> {
         let row = sqlx::query(concat!("SELECT ", client_columns!(), " FROM oauth_clients WHERE client_id = $1"))
             .bind(client_id)
