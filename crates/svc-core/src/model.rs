@@ -311,6 +311,23 @@ pub struct ReportFilter {
     pub limit: u32,
 }
 
+impl ReportFilter {
+    /// Readies a filter of any strings for the store: a NUL character can be in no stored value
+    /// (PostgreSQL refuses it in text), so an exact filter holding one matches nothing (`false`),
+    /// and in search words it separates words like a space.
+    pub fn sanitize(&mut self) -> bool {
+        if let Some(search) = self.search.as_mut() {
+            *search = search.replace('\0', " ");
+        }
+        let exact = [&self.status, &self.channel_key, &self.artifact_id, &self.label, &self.reporter, &self.before];
+        let assignee = match &self.assignee {
+            Some(AssigneeFilter::User(id)) => id.contains('\0'),
+            _ => false,
+        };
+        !assignee && !exact.iter().any(|value| value.as_deref().is_some_and(|v| v.contains('\0')))
+    }
+}
+
 /// Whose reports an assignee filter keeps.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AssigneeFilter {

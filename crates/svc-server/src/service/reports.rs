@@ -15,6 +15,9 @@ pub struct Page {
 
 /// One page, newest first. Fetches one extra row so the last page says so exactly.
 pub async fn list_page(store: &dyn Store, mut filter: ReportFilter) -> ServiceResult<Page> {
+    if !filter.sanitize() {
+        return Ok(Page { items: vec![], next_cursor: None });
+    }
     let limit = filter.limit.max(1);
     filter.limit = limit + 1;
     let mut items = store.list_reports(&filter).await?;
@@ -31,6 +34,9 @@ pub struct TextPage {
 /// [`list_page`] for a surface that writes the reports out as JSON as they are (the REST list):
 /// the same page, without parsing the stored JSON fields.
 pub async fn list_page_text(store: &dyn Store, mut filter: ReportFilter) -> ServiceResult<TextPage> {
+    if !filter.sanitize() {
+        return Ok(TextPage { items: vec![], next_cursor: None });
+    }
     let limit = filter.limit.max(1);
     filter.limit = limit + 1;
     let mut items = store.list_reports_text(&filter).await?;

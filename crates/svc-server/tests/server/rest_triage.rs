@@ -343,3 +343,32 @@ async fn member(app: &TestApp, email: &str) -> String {
     let role = svc_core::account::Role::Member;
     accounts::create_user(app.store.as_ref(), new, Some((&app.project.org_id, role))).await.unwrap().id
 }
+
+/// A NUL in any list filter (the API fuzzer sends them) is an empty list, never a database error:
+/// PostgreSQL refuses NUL in text and SQLite's full-text query syntax ends a string at it.
+async fn nul_filters_match_nothing(app: &TestApp) {
+    app.seed(Seed::text("checkout broke")).await;
+    app.store.run_maintenance_once().await.unwrap();
+    for query in
+        ["reporter=%00ab", "search=check%00out", "status=new%00", "channelKey=bug%00", "artifactId=%00", "label=%00x"]
+    {
+        let resp = app.rest("GET", &app.p(&format!("/feedback?{query}")), None).await;
+        let body = resp.ok(200);
+        assert!(body["items"].is_array(), "{query}: {body}");
+        if !query.starts_with("search") {
+            assert_eq!(body["items"], json!([]), "{query}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn sqlite_nul_filters_match_nothing() {
+    nul_filters_match_nothing(&TestApp::new().await).await;
+}
+
+#[tokio::test]
+async fn postgres_nul_filters_match_nothing() {
+    if let Some(app) = TestApp::postgres().await {
+        nul_filters_match_nothing(&app).await;
+    }
+}

@@ -311,7 +311,8 @@ fn noted(health: &WriteHealth, outcome: StoreResult<bool>) -> StoreResult<bool> 
 /// `text` as an FTS5 string: in double quotes, its own double quotes doubled. Whatever it holds is
 /// then words to match (split by the tokenizer), never query syntax.
 fn quoted(text: &str) -> String {
-    format!("\"{}\"", text.replace('"', "\"\""))
+    // A NUL would end FTS5's string early ("unterminated string"); it separates words anyway.
+    format!("\"{}\"", text.replace('"', "\"\"").replace('\0', " "))
 }
 
 /// The FTS5 expression of a listing through the index: the projects, the reporter (when it has
