@@ -1947,6 +1947,25 @@ fn oauth_grant(key: &ApiKey, client_id: &str, user_id: &str, created_at: i64) ->
 }
 
 conformance! {
+    async fn a_client_read_from_its_metadata_document_replaces_the_copy_kept(store: DynStore) {
+        let now = now_ms();
+        let url = "https://app.example.com/client.json";
+        let first = svc_core::oauth::OAuthClient { client_id: url.into(), last_used_at: Some(now), ..oauth_client(now) };
+        store.put_oauth_client(&first).await.unwrap();
+        assert_eq!(store.get_oauth_client(url).await.unwrap(), Some(first.clone()));
+        let again = svc_core::oauth::OAuthClient {
+            client_name: "Renamed".into(),
+            redirect_uris: vec!["https://app.example.com/cb".into()],
+            created_at: now + 1,
+            last_used_at: None,
+            ..first.clone()
+        };
+        store.put_oauth_client(&again).await.unwrap();
+        let kept = store.get_oauth_client(url).await.unwrap().unwrap();
+        assert_eq!((kept.client_name.as_str(), kept.redirect_uris.clone(), kept.created_at), ("Renamed", again.redirect_uris, now + 1));
+        assert_eq!(kept.last_used_at, Some(now), "when it was last used is kept");
+    }
+
     async fn oauth_codes_are_taken_once_and_only_before_they_expire(store: DynStore) {
         let project = project(&store).await;
         let now = now_ms();

@@ -79,10 +79,10 @@ fn grant(row: &DbRow) -> StoreResult<OAuthGrant> {
 /// Key ids per statement when reading grants (well under both databases' parameter limits).
 const IDS_PER_STATEMENT: usize = 500;
 
-#[async_trait]
-impl OAuthStore for ThisStore {
-    async fn create_oauth_client(&self, client: &OAuthClient) -> StoreResult<()> {
-        sqlx::query(concat!("INSERT INTO oauth_clients (", client_columns!(), ") VALUES ($1, $2, $3, $4, $5)"))
+impl ThisStore {
+    /// Writes a client with `statement`, whose parameters are [`client_columns`] in order.
+    async fn write_client(&self, statement: &'static str, client: &OAuthClient) -> StoreResult<()> {
+        sqlx::query(statement)
             .bind(&client.client_id)
             .bind(&client.client_name)
             .bind(Json(&client.redirect_uris))
@@ -93,23 +93,29 @@ impl OAuthStore for ThisStore {
             .map_err(map_write_error)?;
         Ok(())
     }
+}
+
+#[async_trait]
+impl OAuthStore for ThisStore {
+    async fn create_oauth_client(&self, client: &OAuthClient) -> StoreResult<()> {
+        self.write_client(
+            concat!("INSERT INTO oauth_clients (", client_columns!(), ") VALUES ($1, $2, $3, $4, $5)"),
+            client,
+        )
+        .await
+    }
 
     async fn put_oauth_client(&self, client: &OAuthClient) -> StoreResult<()> {
-        sqlx::query(concat!(
-            "INSERT INTO oauth_clients (",
-            client_columns!(),
-            ") VALUES ($1, $2, $3, $4, $5) ON CONFLICT (client_id) DO UPDATE SET client_name = excluded.client_name, \
-             redirect_uris = excluded.redirect_uris, created_at = excluded.created_at"
-        ))
-        .bind(&client.client_id)
-        .bind(&client.client_name)
-        .bind(Json(&client.redirect_uris))
-        .bind(client.created_at)
-        .bind(client.last_used_at)
-        .execute(self.write_pool())
+        self.write_client(
+            concat!(
+                "INSERT INTO oauth_clients (",
+                client_columns!(),
+                ") VALUES ($1, $2, $3, $4, $5) ON CONFLICT (client_id) DO UPDATE SET client_name = excluded.client_name, \
+                 redirect_uris = excluded.redirect_uris, created_at = excluded.created_at"
+            ),
+            client,
+        )
         .await
-        .map_err(map_write_error)?;
-        Ok(())
     }
 
     async fn get_oauth_client(&self, client_id: &str) -> StoreResult<Option<OAuthClient>> {
