@@ -111,7 +111,7 @@ export function reporterUi(core: Core, t: typeof STRINGS.en, say: (text: string)
     who.hidden = !signedIn();
     who.replaceChildren(
       ...(who.hidden ? [] : [
-      el('span', undefined, fill(t.signedInAs, { who: String(profile.name || profile.email || t.you) })),
+      el('span', undefined, fill(t.signedInAs, { who: String(profile.name || profile.email || t.you) }) + ' '),
       button('link', t.signOut, () => void core.signOut().then(() => ((skipped = false), render()))),
       ]),
     );
@@ -123,7 +123,7 @@ export function reporterUi(core: Core, t: typeof STRINGS.en, say: (text: string)
     when.dateTime = r.createdAt;
     const status = t.statuses.split('|')[['new', 'triaged', 'in-progress', 'fixed', 'verified', 'canceled'].indexOf(r.status)];
     meta.append(el('span', 'st ' + r.status, status || r.status), when);
-    if (core.isNew(r)) meta.append(el('span', 'st new', t.news));
+    if (core.isNew(r)) meta.append(el('span', 'st news', t.news));
     const li = el('li');
     li.append(el('span', 'ttl', r.title || '—'), meta);
     for (const c of r.comments) {

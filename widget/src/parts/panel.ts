@@ -95,13 +95,13 @@ const CSS = `.ui,.ui *{box-sizing:border-box}
 .hint{margin:0;font-size:12px;color:#4b4b55}
 .foot{display:flex;align-items:center;gap:8px;padding:10px 14px;border-top:1px solid #e6e6eb;background:#fafafc}
 .status{flex:1;margin:0;font-size:12px;color:#1d1d1f;min-height:16px}
-.history{list-style:none;margin:0;padding:4px 14px 10px;max-height:220px;overflow:auto;border-top:1px solid #e6e6eb;background:#fafafc}
+.history{list-style:none;margin:0;padding:4px 14px 10px;max-height:min(45vh,360px);overflow:auto;border-top:1px solid #e6e6eb;background:#fafafc}
 .history li{padding:7px 0;border-bottom:1px solid #ececf0;display:flex;flex-direction:column;gap:2px}
 .history li:last-child{border-bottom:0}
 .history .ttl{font-weight:600;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 .history .meta{font-size:12px;color:#4b4b55;display:flex;gap:6px;align-items:center;flex-wrap:wrap}
 .st{font-size:11px;font-weight:600;padding:0 6px;border-radius:8px}
-.st.sent,.st.verified{background:#e6f4ea;color:#1b5e20}.st.queued,.st.fixed{background:#fff4e0;color:#7a4100}.st.failed,.st.new{background:#fdecea;color:#a8231b}.st{background:#ececf0}
+.st.sent,.st.verified{background:#e6f4ea;color:#1b5e20}.st.queued,.st.fixed{background:#fff4e0;color:#7a4100}.st.failed,.st.news{background:#fdecea;color:#a8231b}.st{background:#ececf0}
 .cm{margin:2px 0 0;white-space:pre-wrap;word-break:break-word}
 .history .row{justify-content:flex-start}.history .lbl{margin:0;font-weight:600}
 .ui input{font:inherit;padding:6px 10px;border:1px solid #b9b9c3;border-radius:8px;width:100%}

@@ -10,7 +10,7 @@ pub const TYPES: &str = include_str!("../../../../widget/dist/svc.d.ts");
 /// Lazy parts: (file name with its content hash, contents), served at `/v1/parts/<file>`.
 pub const PARTS: &[(&str, &str)] = &[
     ("core.2a2abb6591.js", include_str!("../../../../widget/dist/parts/core.2a2abb6591.js")),
-    ("panel.12e1220d7a.js", include_str!("../../../../widget/dist/parts/panel.12e1220d7a.js")),
+    ("panel.6f03a2e40d.js", include_str!("../../../../widget/dist/parts/panel.6f03a2e40d.js")),
     ("selector.c0772bb60e.js", include_str!("../../../../widget/dist/parts/selector.c0772bb60e.js")),
     ("mascots.2e91b736e0.js", include_str!("../../../../widget/dist/parts/mascots.2e91b736e0.js")),
     ("screenshot.e96881dd39.js", include_str!("../../../../widget/dist/parts/screenshot.e96881dd39.js")),
