@@ -17,25 +17,12 @@ ROOT=$PWD
 HERE=$ROOT/e2e/api
 
 venv=$ROOT/target/schemathesis-venv
-stamp=$venv/.requirements.sha256
-want=$(sha256sum "$HERE/requirements.txt" | cut -d' ' -f1)
-if ! command -v python3 >/dev/null 2>&1; then
-  echo "SKIP: python3 is not installed (it runs Schemathesis)"; exit 2
-fi
 if ! command -v curl >/dev/null 2>&1; then
   echo "SKIP: curl is not installed (used to wait for the server)"; exit 2
 fi
-if [ ! -x "$venv/bin/schemathesis" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "Installing e2e/api/requirements.txt into target/schemathesis-venv"
-  mkdir -p "$ROOT/target"
-  if { { [ -x "$venv/bin/python" ] || python3 -m venv "$venv"; } &&
-    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$HERE/requirements.txt"; } \
-    >"$ROOT/target/schemathesis-install.log" 2>&1; then
-    echo "$want" >"$stamp"
-  else
-    echo "SKIP: could not install schemathesis (no network? see target/schemathesis-install.log)"; exit 2
-  fi
-fi
+# shellcheck source=../lib/venv.sh
+source "$ROOT/e2e/lib/venv.sh"
+ensure_venv schemathesis-venv "$HERE/requirements.txt" || { echo "SKIP: $VENV_PROBLEM (it runs Schemathesis)"; exit 2; }
 
 # shellcheck source=../lib/serve.sh
 source "$ROOT/e2e/lib/serve.sh"

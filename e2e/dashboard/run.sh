@@ -22,12 +22,9 @@ if [ ! -d e2e/oidc/node_modules/oidc-provider ]; then
   echo "==> npm ci (e2e/oidc)"
   (cd e2e/oidc && npm ci --no-audit --no-fund) || echo "npm ci failed in e2e/oidc: the reporter sign-in tests will skip"
 fi
-if [ -z "${SVC_TEST_SMTP_PYTHON:-}" ] && ! target/mail-venv/bin/python -c 'import aiosmtpd' >/dev/null 2>&1; then
-  echo "==> installing aiosmtpd into target/mail-venv"
-  mkdir -p target
-  { { [ -x target/mail-venv/bin/python ] || python3 -m venv target/mail-venv; } &&
-    target/mail-venv/bin/pip install --quiet --disable-pip-version-check -r crates/svc-server/tests/smtp/requirements.txt; } >target/mail-install.log 2>&1 ||
-    echo "could not install aiosmtpd (see target/mail-install.log): the reporter sign-in tests will skip"
+source e2e/lib/venv.sh
+if [ -z "${SVC_TEST_SMTP_PYTHON:-}" ] && ! ensure_venv mail-venv crates/svc-server/tests/smtp/requirements.txt; then
+  echo "$VENV_PROBLEM: the reporter sign-in tests will skip"
 fi
 echo "==> browser tests (e2e/dashboard)"
 exec node --test --test-concurrency=1 e2e/dashboard/

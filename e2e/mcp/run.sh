@@ -33,12 +33,12 @@ run_node=false
 for suite in "${suites[@]}"; do
   case "$suite" in
     python)
-      # shellcheck source=../lib/mcp-venv.sh
-      source "$ROOT/e2e/lib/mcp-venv.sh"
-      if ensure_mcp_venv; then
+      # shellcheck source=../lib/venv.sh
+      source "$ROOT/e2e/lib/venv.sh"
+      if ensure_venv mcp-venv "$ROOT/e2e/mcp/requirements.txt"; then
         run_python=true
       else
-        note_skip "MCP SDK test (Python): $MCP_VENV_PROBLEM"
+        note_skip "MCP SDK test (Python): $VENV_PROBLEM"
       fi
       ;;
     node)

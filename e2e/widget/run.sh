@@ -12,11 +12,11 @@ cd "$(dirname "$0")/../.."
 source e2e/lib/browser-deps.sh
 # agent.test.mjs reads what the widget filed with the official Python MCP SDK (target/mcp-venv, as
 # e2e/mcp/run.sh installs it); without it that test says it is skipped and why.
-source e2e/lib/mcp-venv.sh
-if ensure_mcp_venv; then
+source e2e/lib/venv.sh
+if ensure_venv mcp-venv e2e/mcp/requirements.txt; then
   export SVC_MCP_PYTHON=$PWD/target/mcp-venv/bin/python
 else
-  echo "note: the Python MCP SDK is missing ($MCP_VENV_PROBLEM): agent.test.mjs will be skipped"
+  echo "note: the Python MCP SDK is missing ($VENV_PROBLEM): agent.test.mjs will be skipped"
 fi
 echo "==> browser tests (e2e/widget)"
 exec node --test --test-concurrency=1 e2e/widget/
