@@ -47,15 +47,9 @@ pub async fn dashboard_session(url: &str, project_id: &str) -> anyhow::Result<St
     let user =
         User { id: svc_core::ids::new_id(), email: "bench@example.com".into(), name: "Bench".into(), created_at: now };
     // Nobody signs in with a password here: the hash only fills the column.
-    store.create_user(&user, "unused").await?;
-    store
-        .put_membership(&Membership {
-            org_id: project.org_id,
-            user_id: user.id.clone(),
-            role: Role::Owner,
-            created_at: now,
-        })
-        .await?;
+    let membership =
+        Membership { org_id: project.org_id, user_id: user.id.clone(), role: Role::Owner, created_at: now };
+    store.create_user(&user, "unused", Some(&membership), None).await?;
     let token = new_session_token();
     let session = Session {
         id_hash: svc_core::secret::hash_secret(&token),

@@ -304,6 +304,9 @@ pub struct ReportFilter {
     /// the filter is indexed (and, like `search`, finds a report once it is indexed); an identity's
     /// email lives inside its JSON and is found through `search` instead.
     pub reporter: Option<String>,
+    /// Only reports whose reporter proved who they are (a reporter's own thread: an unverified
+    /// report may name any author id).
+    pub verified_only: bool,
     /// Full-text search (see [`crate::search`]); `None` or blank text: no search.
     pub search: Option<String>,
     /// Only reports older than this one (keyset cursor: the last id of the previous page).

@@ -232,13 +232,18 @@ impl SignInMethod {
 /// A reporter who proved who they are: the report's verified identity.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reporter {
-    /// `email:<address>` for email sign-in, `oidc:<subject>` for the provider's, the token's `sub`
-    /// for identity tokens: the report's `identity.userId` and its author id.
+    /// Says how they were verified, so no value a site or a provider chooses can name a reporter
+    /// of another kind: `email:<address>` for a mailed code, `oidc:<issuer>#<subject>` for the
+    /// project's provider (an issuer holds no `#`), `token:<sub>` for a host page's identity token.
+    /// The report's author id and what the reporter's thread is found by.
     pub id: String,
     pub email: Option<String>,
     pub name: Option<String>,
     pub method: SignInMethod,
 }
+
+/// The prefix of a reporter id vouched for by an identity token.
+const TOKEN_PREFIX: &str = "token:";
 
 impl Reporter {
     pub fn by_email(email: &Email) -> Self {
@@ -250,15 +255,34 @@ impl Reporter {
         }
     }
 
+    /// The reporter a host page vouches for with an identity token whose `sub` is `user_id`.
+    pub fn by_identity_token(user_id: &str, email: Option<String>, name: Option<String>) -> Self {
+        Reporter { id: format!("{TOKEN_PREFIX}{user_id}"), email, name, method: SignInMethod::Token }
+    }
+
+    /// The reporter a provider's ID token names: its subject within its issuer.
+    pub fn by_provider(issuer: &str, subject: &str, email: Option<String>, name: Option<String>) -> Self {
+        Reporter { id: format!("oidc:{issuer}#{subject}"), email, name, method: SignInMethod::Oidc }
+    }
+
+    /// The identity's `userId`: the host page's own user id for an identity token (decisions §3),
+    /// else the reporter id.
+    pub fn user_id(&self) -> &str {
+        match self.method {
+            SignInMethod::Token => self.id.strip_prefix(TOKEN_PREFIX).unwrap_or(&self.id),
+            SignInMethod::Email | SignInMethod::Oidc => &self.id,
+        }
+    }
+
     /// The name shown for the reporter: their name, else their email, else their id.
     pub fn label(&self) -> &str {
-        self.name.as_deref().filter(|n| !n.is_empty()).or(self.email.as_deref()).unwrap_or(&self.id)
+        self.name.as_deref().filter(|n| !n.is_empty()).or(self.email.as_deref()).unwrap_or(self.user_id())
     }
 
     /// The report's `identity` for this reporter (decisions §3, plus how they signed in).
     pub fn identity_json(&self) -> Value {
         json!({
-            "userId": self.id,
+            "userId": self.user_id(),
             "email": self.email,
             "name": self.name,
             "avatarUrl": Value::Null,
@@ -268,18 +292,20 @@ impl Reporter {
     }
 
     /// The reporter a verified identity names (an identity token's or a reporter token's);
-    /// `None` when the identity is not verified.
+    /// `None` when the identity is not verified. An identity without a method came from an
+    /// identity token.
     pub fn from_identity(identity: &Value) -> Option<Self> {
         if identity.get("verified") != Some(&Value::Bool(true)) {
             return None;
         }
         let text = |field: &str| identity.get(field).and_then(Value::as_str).map(String::from);
-        Some(Reporter {
-            id: text("userId")?,
-            email: text("email"),
-            name: text("name"),
-            method: text("method").and_then(|m| SignInMethod::parse(&m)).unwrap_or(SignInMethod::Token),
-        })
+        let user_id = text("userId")?;
+        let method = text("method").and_then(|m| SignInMethod::parse(&m)).unwrap_or(SignInMethod::Token);
+        let id = match method {
+            SignInMethod::Token => format!("{TOKEN_PREFIX}{user_id}"),
+            SignInMethod::Email | SignInMethod::Oidc => user_id,
+        };
+        Some(Reporter { id, email: text("email"), name: text("name"), method })
     }
 
     /// The reporter as the widget shows them.
@@ -496,12 +522,12 @@ pub fn verify_id_token(
     if !nonce_matches {
         return Err(rejected("the nonce does not match".into()));
     }
-    Ok(Reporter {
-        id: format!("oidc:{}", claims.sub),
-        email: claims.email.filter(|_| claims.email_verified != Some(false)).map(|e| e.to_lowercase()),
-        name: claims.name.or(claims.preferred_username).filter(|n| !n.trim().is_empty()),
-        method: SignInMethod::Oidc,
-    })
+    Ok(Reporter::by_provider(
+        issuer,
+        &claims.sub,
+        claims.email.filter(|_| claims.email_verified != Some(false)).map(|e| e.to_lowercase()),
+        claims.name.or(claims.preferred_username).filter(|n| !n.trim().is_empty()),
+    ))
 }
 
 #[cfg(test)]
@@ -554,6 +580,26 @@ mod tests {
         assert_eq!(Reporter::from_identity(&json!({"userId": "u1", "verified": false})), None);
         let from_token = Reporter::from_identity(&json!({"userId": "u1", "verified": true})).unwrap();
         assert_eq!(from_token.method, SignInMethod::Token);
+        assert_eq!(from_token.id, "token:u1");
+        assert_eq!(from_token.identity_json()["userId"], "u1", "the site's own user id stays its userId");
+    }
+
+    #[test]
+    fn no_value_a_site_or_provider_chooses_names_a_reporter_of_another_kind() {
+        let ana = Reporter::by_email(&Email::parse("ana@x.test").unwrap());
+        // A host page's identity token whose sub imitates an email reporter's id.
+        let site = Reporter::from_identity(&json!({"userId": "email:ana@x.test", "verified": true})).unwrap();
+        assert_ne!(site.id, ana.id);
+        // A provider's subject that imitates one.
+        let provider = Reporter::by_provider("https://id.example.com", "email:ana@x.test", None, None);
+        assert_ne!(provider.id, ana.id);
+        // Two providers' subjects stay apart too.
+        let other = Reporter::by_provider("https://other.example.com", "email:ana@x.test", None, None);
+        assert_ne!(provider.id, other.id);
+        assert_ne!(site.id, provider.id);
+        for reporter in [ana, site, provider, other] {
+            assert_eq!(Reporter::from_identity(&reporter.identity_json()).as_ref(), Some(&reporter));
+        }
     }
 
     /// A throwaway Ed25519 key of a test provider, and its public half as a JWK set.
@@ -588,7 +634,7 @@ mod tests {
     fn an_id_token_from_the_provider_names_its_reporter() {
         let token = id_token(Some("k1"), claims());
         let reporter = verify_id_token(&token, &provider_keys(), "https://id.example.com", "svc", "n-1").unwrap();
-        assert_eq!(reporter.id, "oidc:u-7");
+        assert_eq!(reporter.id, "oidc:https://id.example.com#u-7");
         assert_eq!(reporter.email.as_deref(), Some("ann@example.com"));
         assert_eq!(reporter.name.as_deref(), Some("Ann"));
         assert_eq!(reporter.method, SignInMethod::Oidc);

@@ -31,10 +31,11 @@ pub struct ServerConfig {
     /// SMTP and the sender address (`SVC_SMTP_URL`, `SVC_MAIL_FROM`); without SMTP, mail waits in
     /// the outbox.
     pub mail: crate::mailer::MailConfig,
-    /// Lets OAuth clients use client ID metadata documents served over plain http from 127.0.0.1
-    /// (the service's own tests, and development against a local client). Never set by a setting:
-    /// a public server only reads https documents from host names.
-    pub oauth_loopback_client_metadata: bool,
+    /// Where OAuth client ID metadata documents may be read from: public addresses only, unless
+    /// `SVC_OAUTH_METADATA_ALLOW_PRIVATE` allows the private network too (a service whose agents'
+    /// documents are served inside it). Allowing it also lets `http://127.0.0.1:<port>/...` be a
+    /// client id (the service's own tests, and development against a local client).
+    pub client_metadata: crate::outbound::OutboundPolicy,
 }
 
 impl Default for ServerConfig {
@@ -51,7 +52,7 @@ impl Default for ServerConfig {
             limits: Limits::default(),
             mcp_allowed_origins: vec![],
             mail: crate::mailer::MailConfig::default(),
-            oauth_loopback_client_metadata: false,
+            client_metadata: crate::outbound::OutboundPolicy::default(),
         }
     }
 }

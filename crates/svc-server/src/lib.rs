@@ -16,6 +16,7 @@ pub mod mailer;
 pub mod mcp;
 pub mod metrics;
 pub mod oauth;
+pub mod outbound;
 pub mod principal;
 pub mod rate_limit;
 pub mod service;

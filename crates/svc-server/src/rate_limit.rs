@@ -30,7 +30,13 @@ pub struct RateLimits {
     registrations_per_address: DefaultKeyedRateLimiter<IpAddr>,
     /// Reporter sign-in requests (codes asked for, codes typed, popups started) per address.
     reporter_sign_ins_per_address: DefaultKeyedRateLimiter<IpAddr>,
+    /// Content Security Policy reports per address (the endpoint needs no credential).
+    csp_reports_per_address: DefaultKeyedRateLimiter<IpAddr>,
 }
+
+/// CSP reports allowed at once per address, then one more every 3 s: a page that breaks the
+/// policy sends a few; an address sending thousands is not a browser reporting.
+pub const CSP_REPORTS_PER_ADDRESS: u32 = 20;
 
 /// Reporter sign-in requests allowed at once per address, then one more every 30 s (30 per 15
 /// minutes): a reporter needs two or three; an address that asks codes for many others is slowed.
@@ -95,6 +101,7 @@ impl RateLimits {
                 REPORTER_SIGN_INS_PER_ADDRESS,
                 std::time::Duration::from_secs(30),
             ),
+            csp_reports_per_address: burst_then_one_every(CSP_REPORTS_PER_ADDRESS, std::time::Duration::from_secs(3)),
         }
     }
 
@@ -155,6 +162,14 @@ impl RateLimits {
         }
     }
 
+    /// Counts one Content Security Policy report from `ip`.
+    pub fn check_csp_report(&self, ip: Option<IpAddr>) -> Result<(), u64> {
+        match ip {
+            Some(ip) if self.enabled => check(&self.csp_reports_per_address, &address_key(ip)),
+            _ => Ok(()),
+        }
+    }
+
     /// Counts one OAuth client registration from `ip`.
     pub fn check_registration(&self, ip: IpAddr) -> Result<(), u64> {
         if !self.enabled {
@@ -174,6 +189,7 @@ impl RateLimits {
         self.sign_ins_per_address.retain_recent();
         self.registrations_per_address.retain_recent();
         self.reporter_sign_ins_per_address.retain_recent();
+        self.csp_reports_per_address.retain_recent();
     }
 }
 

@@ -15,6 +15,10 @@ use tokio::sync::{Notify, broadcast};
 /// The PostgreSQL channel announcements travel on.
 pub const CHANNEL: &str = "svc_changes";
 
+/// What subscribers receive when sessions ended (sign-out, a new password, removal from an
+/// organization): not a project id (those are hex), so live views check who is still signed in.
+pub const SESSIONS_ENDED: &str = "!sessions";
+
 /// How long announcements are gathered before they are sent to PostgreSQL.
 const COALESCE: std::time::Duration = std::time::Duration::from_millis(50);
 
@@ -73,6 +77,15 @@ impl ChangeFeed {
     /// Says that a report of `project_id` changed. Never waits.
     pub fn announce(&self, project_id: &str) {
         self.last_change_ms.store(svc_core::time::now_ms(), std::sync::atomic::Ordering::Relaxed);
+        self.send(project_id);
+    }
+
+    /// Says that sessions ended, on every instance ([`SESSIONS_ENDED`]). Never waits.
+    pub fn announce_sessions_ended(&self) {
+        self.send(SESSIONS_ENDED);
+    }
+
+    fn send(&self, project_id: &str) {
         match &self.outgoing {
             None => {
                 // No subscriber is not an error.

@@ -357,11 +357,22 @@ pub trait FlagStore: Send + Sync {
 /// People who sign in to the dashboard: users, memberships, sessions and one-time links.
 #[async_trait]
 pub trait AccountStore: Send + Sync {
-    /// Fails with `Conflict` when the email is taken.
-    async fn create_user(&self, user: &User, password_hash: &str) -> StoreResult<()>;
+    /// Creates a user, with their membership if given, in one transaction. Every unused
+    /// first-owner link stops working in it (such a link is for a service without users). With
+    /// `first_owner_link` (a link's token hash) the user is the service's first: the link must be
+    /// unused and unexpired and no user may exist yet, else nothing is written and the answer is
+    /// `NotFound`. Fails with `Conflict` when the email is taken.
+    async fn create_user(
+        &self,
+        user: &User,
+        password_hash: &str,
+        membership: Option<&Membership>,
+        first_owner_link: Option<&str>,
+    ) -> StoreResult<()>;
     async fn get_user(&self, id: &str) -> StoreResult<Option<User>>;
     /// The user with this (lower-case) email and their password hash.
     async fn find_user_by_email(&self, email: &str) -> StoreResult<Option<(User, String)>>;
+    /// Sets a user's password hash and ends every session of theirs, in one transaction.
     async fn set_password_hash(&self, user_id: &str, password_hash: &str, at: i64) -> StoreResult<()>;
     async fn count_users(&self) -> StoreResult<i64>;
     /// Adds the membership, or changes the role of an existing one.

@@ -1054,8 +1054,8 @@ fn person(email: &str) -> svc_core::account::User {
 conformance! {
     async fn users_are_unique_by_email_and_keep_their_password_hash(store: DynStore) {
         let ada = person("ada@example.com");
-        store.create_user(&ada, "hash-1").await.unwrap();
-        assert!(matches!(store.create_user(&person("ada@example.com"), "x").await, Err(StoreError::Conflict(_))));
+        store.create_user(&ada, "hash-1", None, None).await.unwrap();
+        assert!(matches!(store.create_user(&person("ada@example.com"), "x", None, None).await, Err(StoreError::Conflict(_))));
         let (found, hash) = store.find_user_by_email("ada@example.com").await.unwrap().unwrap();
         assert_eq!((found, hash.as_str()), (ada.clone(), "hash-1"));
         store.set_password_hash(&ada.id, "hash-2", now_ms()).await.unwrap();
@@ -1069,7 +1069,7 @@ conformance! {
         use svc_core::account::{Membership, Role};
         let org = organization(&store, "Acme").await;
         let ada = person("ada@example.com");
-        store.create_user(&ada, "h").await.unwrap();
+        store.create_user(&ada, "h", None, None).await.unwrap();
         let member = Membership { org_id: org.id.clone(), user_id: ada.id.clone(), role: Role::Member, created_at: 1 };
         store.put_membership(&member).await.unwrap();
         store.put_membership(&Membership { role: Role::Owner, ..member.clone() }).await.unwrap();
@@ -1084,7 +1084,7 @@ conformance! {
     async fn sessions_expire_and_end_together(store: DynStore) {
         use svc_core::account::Session;
         let ada = person("ada@example.com");
-        store.create_user(&ada, "h").await.unwrap();
+        store.create_user(&ada, "h", None, None).await.unwrap();
         for (hash, expires_at) in [("a", 1_000), ("b", 5_000)] {
             let session = Session { id_hash: hash.into(), user_id: ada.id.clone(), created_at: 0, last_seen_at: 0, expires_at };
             store.create_session(&session).await.unwrap();
@@ -1800,7 +1800,7 @@ conformance! {
         use svc_core::account::{Membership, Role};
         let org = organization(&store, "Acme").await;
         let ada = person("ada@example.com");
-        store.create_user(&ada, "h").await.unwrap();
+        store.create_user(&ada, "h", None, None).await.unwrap();
         let owner = Membership { org_id: org.id.clone(), user_id: ada.id.clone(), role: Role::Owner, created_at: 1 };
         assert!(store.add_member(&owner).await.unwrap());
         assert!(!store.add_member(&Membership { role: Role::Member, ..owner.clone() }).await.unwrap());
@@ -1814,7 +1814,7 @@ conformance! {
         let elsewhere = organization(&store, "Elsewhere").await;
         let [ada, bob, cy] = [person("ada@example.com"), person("bob@example.com"), person("cy@example.com")];
         for (user, role) in [(&ada, Role::Owner), (&bob, Role::Member), (&cy, Role::Member)] {
-            store.create_user(user, "h").await.unwrap();
+            store.create_user(user, "h", None, None).await.unwrap();
             store.put_membership(&Membership { org_id: org.id.clone(), user_id: user.id.clone(), role, created_at: 1 }).await.unwrap();
             let session = Session { id_hash: format!("s-{}", user.email), user_id: user.id.clone(), created_at: 0, last_seen_at: 0, expires_at: i64::MAX };
             store.create_session(&session).await.unwrap();
@@ -1849,7 +1849,7 @@ conformance! {
             let org = organization(&store, &format!("Acme {round}")).await;
             let [ada, bob] = [person(&format!("ada{round}@example.com")), person(&format!("bob{round}@example.com"))];
             for user in [&ada, &bob] {
-                store.create_user(user, "h").await.unwrap();
+                store.create_user(user, "h", None, None).await.unwrap();
                 store.put_membership(&Membership { org_id: org.id.clone(), user_id: user.id.clone(), role: Role::Owner, created_at: 1 }).await.unwrap();
             }
             let (first, second) = if round % 2 == 0 {

@@ -95,6 +95,11 @@ pub struct ServeArgs {
     /// besides the service's own and loopback pages.
     #[arg(long, env = "SVC_MCP_ALLOWED_ORIGINS", default_value = "")]
     pub mcp_allowed_origins: String,
+    /// Let OAuth clients' metadata documents be read from private and loopback addresses too (a
+    /// service whose agents publish their documents inside a private network). Off: only public
+    /// addresses are read.
+    #[arg(long, env = "SVC_OAUTH_METADATA_ALLOW_PRIVATE")]
+    pub oauth_metadata_allow_private: bool,
     /// Largest file attachment in bytes (at most 104857600).
     #[arg(long, env = "SVC_FILE_MAX_BYTES", default_value_t = 5 * 1024 * 1024)]
     pub file_max_bytes: u64,

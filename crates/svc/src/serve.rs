@@ -68,6 +68,10 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
             .map(str::to_string)
             .collect(),
         mail: mail.clone(),
+        client_metadata: svc_server::outbound::OutboundPolicy {
+            allow_private: args.oauth_metadata_allow_private,
+            ..Default::default()
+        },
         ..ServerConfig::default()
     };
     config.limits.file_max_bytes = args.file_max_bytes;

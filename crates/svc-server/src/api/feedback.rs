@@ -72,6 +72,7 @@ pub async fn list_feedback(
         assignee: query.get("assignee").map(|text| AssigneeFilter::parse(text)),
         label: query.get("label").cloned(),
         reporter: query.get("reporter").cloned(),
+        verified_only: false,
         search,
         before,
         limit,

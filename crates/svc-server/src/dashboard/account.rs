@@ -8,7 +8,7 @@
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::Response;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use svc_core::mail::{DIGEST_HOUR_UTC, NewReports};
@@ -16,6 +16,7 @@ use svc_core::time;
 
 use super::assets::{self, Assets};
 use super::error::{PageError, PageResult};
+use super::redirect::see_other_local;
 use super::session::Person;
 use super::view::When;
 use super::{Submitted, render};
@@ -170,7 +171,7 @@ pub async fn disconnect(
         }
         other => other.into(),
     })?;
-    Ok(Redirect::to(&format!("/account?disconnected={key_id}")).into_response())
+    Ok(see_other_local(Some(&format!("/account?disconnected={key_id}"))))
 }
 
 /// The notifications form: `reports.<projectId>` (off, instant, digest) and `replies.<projectId>`
@@ -213,5 +214,5 @@ pub async fn save_notifications(
         ServiceError::Refused(_) => PageError::Forbidden("One of these projects is not in your organizations.".into()),
         other => other.into(),
     })?;
-    Ok(Redirect::to("/account?done=notifications").into_response())
+    Ok(see_other_local(Some("/account?done=notifications")))
 }

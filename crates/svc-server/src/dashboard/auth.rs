@@ -5,13 +5,14 @@ use axum::Form;
 use axum::extract::{Query, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use svc_core::account::LinkPurpose;
 use svc_core::secret::Secret;
 
 use super::assets::{self, Assets};
 use super::error::{PageError, PageResult};
+use super::redirect::{local_target, see_other_local};
 use super::session;
 use super::{Submitted, render};
 use crate::service::ServiceError;
@@ -34,14 +35,6 @@ pub struct NextQuery {
     notice: Option<String>,
 }
 
-/// Only a local path may follow sign-in (never another site: `//evil.example` included).
-fn local_path(next: Option<&str>) -> &str {
-    match next {
-        Some(path) if path.starts_with('/') && !path.starts_with("//") && !path.starts_with("/\\") => path,
-        _ => "/",
-    }
-}
-
 fn notice_text(code: Option<&str>) -> Option<&'static str> {
     match code {
         Some("signed-out") => Some("You are signed out."),
@@ -57,17 +50,18 @@ pub async fn sign_in_form(
     headers: HeaderMap,
     Query(query): Query<NextQuery>,
 ) -> Response {
-    let next = local_path(query.next.as_deref());
+    // Only a local path may follow sign-in (never another site).
+    let next = local_target(query.next.as_deref());
     // Someone already signed in goes straight on.
     if let Some(token) = session::session_token(&state, &headers)
         && let Ok(Some(_)) = accounts::resolve_session(&*state.store, token).await
     {
-        return Redirect::to(next).into_response();
+        return see_other_local(Some(&next));
     }
     let page = SignInPage {
         assets: assets::get(),
         email: "",
-        next,
+        next: &next,
         error: None,
         notice: notice_text(query.notice.as_deref()),
     };
@@ -93,12 +87,12 @@ pub async fn sign_in(
         .rate_limits
         .check_sign_in(&form.email, ip)
         .map_err(|retry_after_secs| PageError::TooManyAttempts { retry_after_secs })?;
-    let next = local_path(form.next.as_deref());
+    let next = local_target(form.next.as_deref());
     let Some(user) = accounts::check_credentials(&*state.store, &form.email, Secret::new(form.password)).await? else {
         let page = SignInPage {
             assets: assets::get(),
             email: &form.email,
-            next,
+            next: &next,
             error: Some("That email and password do not match an account."),
             notice: None,
         };
@@ -106,11 +100,7 @@ pub async fn sign_in(
     };
     let token = accounts::start_session(&*state.store, &user.id).await?;
     tracing::info!(user = %user.id, "dashboard sign-in");
-    Ok((
-        StatusCode::SEE_OTHER,
-        [(header::SET_COOKIE, session::session_cookie(&state, token.expose()))],
-        [(header::LOCATION, next.to_string())],
-    )
+    Ok(([(header::SET_COOKIE, session::session_cookie(&state, token.expose()))], see_other_local(Some(&next)))
         .into_response())
 }
 
@@ -253,7 +243,7 @@ pub async fn reset(
 ) -> PageResult<Response> {
     session::require_same_origin(&state, &headers)?;
     match accounts::redeem_password_reset(&*state.store, &form.token, Secret::new(form.password)).await {
-        Ok(_) => Ok(Redirect::to("/sign-in?notice=password-set").into_response()),
+        Ok(_) => Ok(see_other_local(Some("/sign-in?notice=password-set"))),
         Err(ServiceError::Invalid(message)) if message.starts_with("password") => {
             let link = accounts::open_link(&*state.store, &form.token, LinkPurpose::ResetPassword)
                 .await?

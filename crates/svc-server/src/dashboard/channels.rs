@@ -9,7 +9,7 @@
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use svc_core::channel::{ChannelChanges, NewChannel};
@@ -20,6 +20,7 @@ use svc_core::{MASCOTS, scope, time};
 use super::assets::{self, Assets};
 use super::error::{PageError, PageResult};
 use super::projects::{self, OpenedProject, ProjectFrame};
+use super::redirect::see_other_local;
 use super::session::Person;
 use super::{Submitted, render};
 use crate::service::{ServiceError, channels};
@@ -742,7 +743,7 @@ fn refused_status(error: &ServiceError) -> StatusCode {
 }
 
 fn back_to(project_id: &str, query: &str) -> Response {
-    Redirect::to(&format!("/projects/{project_id}/channels?{query}")).into_response()
+    see_other_local(Some(&format!("/projects/{project_id}/channels?{query}")))
 }
 
 fn query_value(text: &str) -> String {

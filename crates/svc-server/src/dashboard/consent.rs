@@ -73,8 +73,23 @@ fn see_other(location: &str) -> Response {
     }
 }
 
-/// Reads and checks an authorization request (its query string); refusals the application may
-/// hear go back to it.
+/// A refused authorization request, on a page of Svc's own: nothing is ever redirected
+/// automatically from here (RFC 6749 §4.1.2.1 and OAuth 2.1 §4.1.2.1 forbid it while the client or
+/// its redirect URI is unchecked, and a request nobody has seen must not turn Svc into a
+/// redirector for whoever registered a client). When the client and its redirect URI are valid,
+/// the person may take the error back to the application with a click.
+#[derive(Template)]
+#[template(path = "dashboard/authorize_error.html")]
+struct RefusedPage {
+    assets: &'static Assets,
+    message: String,
+    client_name: String,
+    redirect_host: String,
+    /// The application's redirect URI carrying `error`, `error_description`, `state` and `iss`.
+    back: String,
+}
+
+/// Reads and checks an authorization request (its query string); a refusal is a page of Svc's.
 async fn check(state: &AppState, query: &str) -> Result<AuthorizationRequest, Response> {
     let Ok(params) = serde_html_form::from_str::<AuthorizeParams>(query) else {
         return Err(PageError::BadRequest("The authorization request could not be read.".into()).into_response());
@@ -83,12 +98,19 @@ async fn check(state: &AppState, query: &str) -> Result<AuthorizationRequest, Re
     match service::check_request(&*state.store, &endpoints, &params).await {
         Ok(request) => Ok(request),
         Err(AuthorizeProblem::NoRedirect(message)) => Err(PageError::BadRequest(message).into_response()),
-        Err(AuthorizeProblem::Redirect { redirect_uri, state: client_state, error, description }) => {
+        Err(AuthorizeProblem::Redirect { client, redirect_uri, state: client_state, error, description }) => {
             let mut pairs = vec![("error", error), ("error_description", description.as_str())];
             if let Some(client_state) = client_state.as_deref() {
                 pairs.push(("state", client_state));
             }
-            Err(see_other(&service::redirect_with(&redirect_uri, &pairs, &endpoints.issuer)))
+            let page = RefusedPage {
+                assets: assets::get(),
+                message: format!("The request of {} cannot be answered: {description}.", client.client_name),
+                redirect_host: svc_core::oauth::redirect_host(&redirect_uri),
+                client_name: client.client_name,
+                back: service::redirect_with(&redirect_uri, &pairs, &endpoints.issuer),
+            };
+            Err(render(StatusCode::BAD_REQUEST, &page))
         }
         Err(AuthorizeProblem::Internal(error)) => Err(PageError::from(error).into_response()),
     }

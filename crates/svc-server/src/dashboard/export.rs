@@ -21,12 +21,12 @@ pub const EXPORT_MAX: usize = 100_000;
 
 const CSV_HEADER: &str = "id,shortId,project,status,channel,title,reporter,url,room,createdAt,updatedAt\r\n";
 
-/// One CSV cell: quoted when needed, and a leading `=`, `+`, `-`, `@`, tab or CR neutralised so a
-/// spreadsheet never runs a reporter's text as a formula.
+/// One CSV cell, as OWASP's CSV injection guidance asks: always quoted (with inner quotes doubled),
+/// so a spreadsheet that splits on `;` or tab still reads it as one cell, and a leading `=`, `+`,
+/// `-`, `@`, tab or carriage return gets a `'` first, so no reporter's text runs as a formula.
 fn csv_cell(value: &str) -> String {
-    let value =
-        if value.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{value}") } else { value.to_string() };
-    if value.contains([',', '"', '\n', '\r']) { format!("\"{}\"", value.replace('"', "\"\"")) } else { value }
+    let neutral = if value.starts_with(['=', '+', '-', '@', '\t', '\r']) { "'" } else { "" };
+    format!("\"{neutral}{}\"", value.replace('"', "\"\""))
 }
 
 fn csv_line(report: &svc_core::model::Report, project: &str) -> String {
@@ -156,10 +156,13 @@ mod tests {
 
     #[test]
     fn csv_cells_are_quoted_and_never_formulas() {
-        assert_eq!(csv_cell("plain"), "plain");
+        assert_eq!(csv_cell("plain"), "\"plain\"");
         assert_eq!(csv_cell("a,b"), "\"a,b\"");
         assert_eq!(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(csv_cell("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
-        assert_eq!(csv_cell("-1"), "'-1");
+        assert_eq!(csv_cell("-1"), "\"'-1\"");
+        assert_eq!(csv_cell("\t=1+1"), "\"'\t=1+1\"");
+        // A spreadsheet that splits on `;` reads one quoted cell, not a formula in a second one.
+        assert_eq!(csv_cell("Checkout broken;=1+1;"), "\"Checkout broken;=1+1;\"");
     }
 }

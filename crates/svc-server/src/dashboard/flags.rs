@@ -5,13 +5,14 @@
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::Response;
 use serde::Deserialize;
 use svc_core::{scope, time};
 
 use super::assets::{self, Assets};
 use super::error::{PageError, PageResult};
 use super::projects::{self, OpenedProject, ProjectFrame};
+use super::redirect::see_other_local;
 use super::session::Person;
 use super::view::When;
 use super::{Submitted, render};
@@ -154,8 +155,10 @@ async fn set(
         Ok(flag) => {
             let key: String = url::form_urlencoded::byte_serialize(flag.key.as_bytes()).collect();
             let done = if flag.enabled { "on" } else { "off" };
-            Ok(Redirect::to(&format!("/projects/{}/flags?done={done}&key={key}#flag-{key}", opened.project.id))
-                .into_response())
+            Ok(see_other_local(Some(&format!(
+                "/projects/{}/flags?done={done}&key={key}#flag-{key}",
+                opened.project.id
+            ))))
         }
         Err(ServiceError::Invalid(message)) if creating => {
             respond(&state, &person, opened, None, Some(message), (key, enabled), StatusCode::BAD_REQUEST).await

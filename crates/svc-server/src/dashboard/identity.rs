@@ -9,13 +9,14 @@
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::Response;
 use serde::Deserialize;
 use svc_core::{ids, scope};
 
 use super::assets::{self, Assets};
 use super::error::{PageError, PageResult};
 use super::projects::{self, OpenedProject, ProjectFrame};
+use super::redirect::see_other_local;
 use super::session::Person;
 use super::{Submitted, render};
 use crate::service::projects as project_service;
@@ -198,9 +199,7 @@ pub async fn change(
         "set" => {
             let secret = form.secret.trim();
             match project_service::set_identity_secret(store, &opened.project, Some(secret), &by).await {
-                Ok(()) => {
-                    Ok(Redirect::to(&format!("/projects/{}/identity?done=set", opened.project.id)).into_response())
-                }
+                Ok(()) => Ok(see_other_local(Some(&format!("/projects/{}/identity?done=set", opened.project.id)))),
                 Err(crate::service::ServiceError::Invalid(message)) => {
                     Ok(respond(&state, &person, opened, None, None, Some(message), None, StatusCode::BAD_REQUEST))
                 }
@@ -222,7 +221,7 @@ pub async fn change(
                 ));
             }
             project_service::set_identity_secret(store, &opened.project, None, &by).await?;
-            Ok(Redirect::to(&format!("/projects/{}/identity?done=cleared", opened.project.id)).into_response())
+            Ok(see_other_local(Some(&format!("/projects/{}/identity?done=cleared", opened.project.id))))
         }
         "reporters" => {
             let changes = form
@@ -235,9 +234,7 @@ pub async fn change(
                 Err(invalid) => Err(invalid.into()),
             };
             match saved {
-                Ok(project) => {
-                    Ok(Redirect::to(&format!("/projects/{}/identity?done=reporters", project.id)).into_response())
-                }
+                Ok(project) => Ok(see_other_local(Some(&format!("/projects/{}/identity?done=reporters", project.id)))),
                 Err(crate::service::ServiceError::Invalid(message)) => {
                     let entered = Some(form.reporter.clone());
                     Ok(respond(&state, &person, opened, None, None, Some(message), entered, StatusCode::BAD_REQUEST))

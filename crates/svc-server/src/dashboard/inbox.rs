@@ -5,7 +5,7 @@
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::Response;
 use serde::Deserialize;
 use std::collections::HashSet;
 use svc_core::model::{AssigneeFilter, Project, Report, ReportFilter};
@@ -15,6 +15,7 @@ use svc_core::{scope, time};
 
 use super::assets::{self, Assets};
 use super::error::{PageError, PageResult};
+use super::redirect::{local_target, see_other_local};
 use super::session::Person;
 use super::view::{self, BlockView, ChangeView, CommentView, Fact, Reporter, Segment, When};
 use super::{Submitted, render};
@@ -72,6 +73,7 @@ impl InboxQuery {
             }),
             label: non_empty(&self.label),
             reporter: non_empty(&self.reporter),
+            verified_only: false,
             // Over-long searches are cut rather than refused: the page shows what it searched.
             search: non_empty(&self.q).map(|q| q.chars().take(svc_core::search::MAX_QUERY_CHARS).collect()),
             before: non_empty(&self.before),
@@ -363,9 +365,9 @@ pub async fn markdown_of(
 }
 
 /// `GET /reports/{id}`: the report in the inbox.
-pub async fn report_link(Path(id): Path<String>) -> Redirect {
+pub async fn report_link(Path(id): Path<String>) -> Response {
     let query = url::form_urlencoded::Serializer::new(String::new()).append_pair("r", &id).finish();
-    Redirect::to(&format!("/?{query}"))
+    see_other_local(Some(&format!("/?{query}")))
 }
 
 /// The report a triage form acts on, with the person's right to change it checked.
@@ -389,12 +391,13 @@ async fn writable_report_in(state: &AppState, person: &Person, id: &str) -> Page
     Ok((report, project))
 }
 
-/// Where a form returns to: a local path of the dashboard only.
-fn back_to(back: &str, report_id: &str) -> Redirect {
-    if back.starts_with("/?") || back == "/" {
-        Redirect::to(back)
+/// Where a form returns to: the inbox view it came from, else the report.
+fn back_to(back: &str, report_id: &str) -> Response {
+    let back = local_target(Some(back));
+    if back == "/" || back.starts_with("/?") {
+        see_other_local(Some(&back))
     } else {
-        Redirect::to(&format!("/reports/{report_id}"))
+        see_other_local(Some(&format!("/reports/{report_id}")))
     }
 }
 
@@ -416,7 +419,7 @@ pub async fn set_status(
     let status: Status = form.status.parse().map_err(|e: svc_core::Invalid| PageError::BadRequest(e.0))?;
     let report = writable_report(&state, &person, &id).await?;
     reports::set_status(&*state.store, &state.config.public_url, &report, status, &person.principal()).await?;
-    Ok(back_to(&form.back, &report.id).into_response())
+    Ok(back_to(&form.back, &report.id))
 }
 
 #[derive(Deserialize)]
@@ -440,7 +443,7 @@ pub async fn set_assignee(
     let assignee = non_empty(&form.assignee);
     triage::assign(&*state.store, &person.principal(), &[project], &ReportIds::one(&report.id), assignee.as_deref())
         .await?;
-    Ok(back_to(&form.back, &report.id).into_response())
+    Ok(back_to(&form.back, &report.id))
 }
 
 #[derive(Deserialize)]
@@ -474,7 +477,7 @@ pub async fn change_label(
     } else {
         return Err(PageError::BadRequest("Type a label to add.".into()));
     }
-    Ok(back_to(&form.back, &report.id).into_response())
+    Ok(back_to(&form.back, &report.id))
 }
 
 #[derive(Deserialize)]
@@ -496,7 +499,7 @@ pub async fn add_comment(
     let report = writable_report(&state, &person, &id).await?;
     let new = NewComment::parse(&form.text, None, Some(false)).map_err(|e| PageError::BadRequest(e.0))?;
     comments::add(&*state.store, &report, &person.principal(), new).await?;
-    Ok(back_to(&form.back, &report.id).into_response())
+    Ok(back_to(&form.back, &report.id))
 }
 
 /// `POST /reports/{id}/comments/{comment}/publish`: publishes an agent's draft (decisions §8: it
@@ -512,7 +515,7 @@ pub async fn publish_comment(
         comments::edit_draft(&*state.store, &report, &comment_id, &text).await?;
     }
     comments::publish(&*state.store, &report, &comment_id, &person.principal().author()).await?;
-    Ok(back_to(&form.back, &report.id).into_response())
+    Ok(back_to(&form.back, &report.id))
 }
 
 /// `POST /reports/{id}/comments/{comment}/discard`: deletes a draft.
@@ -523,7 +526,7 @@ pub async fn discard_comment(
 ) -> PageResult<Response> {
     let report = writable_report(&state, &person, &id).await?;
     comments::discard(&*state.store, &report, &comment_id).await?;
-    Ok(back_to(&form.back, &report.id).into_response())
+    Ok(back_to(&form.back, &report.id))
 }
 
 /// `GET /dashboard/blobs/{id}`: a screenshot, voice note or file of a report the person can see.
@@ -610,8 +613,8 @@ pub async fn bulk(State(state): State<AppState>, Submitted(person, form): Submit
     if let Some(label) = label {
         triage::add_label(&*state.store, &principal, &touched, &ids, label).await?;
     }
-    let back = if form.back.starts_with("/?") || form.back == "/" { form.back.as_str() } else { "/" };
-    Ok(Redirect::to(back).into_response())
+    let back = local_target(Some(&form.back));
+    Ok(see_other_local(Some(if back.starts_with("/?") { &back } else { "/" })))
 }
 
 super::csrf_forms!(StatusForm, AssigneeForm, LabelForm, CommentForm, BulkForm);

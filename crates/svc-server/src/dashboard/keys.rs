@@ -6,7 +6,7 @@
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::Response;
 use serde::Deserialize;
 use svc_core::key::{MAX_TTL_SECS, MIN_TTL_SECS, NewKey};
 use svc_core::model::{ApiKey, KeyOrigin};
@@ -16,6 +16,7 @@ use super::assets::{self, Assets};
 use super::auth::capitalized;
 use super::error::{PageError, PageResult};
 use super::projects::{self, OpenedProject, ProjectFrame};
+use super::redirect::see_other_local;
 use super::session::Person;
 use super::view::When;
 use super::{Submitted, render};
@@ -328,7 +329,7 @@ pub async fn revoke(
         },
     )?;
     let back = format!("/projects/{}/keys?revoked={}", opened.project.id, key_id);
-    Ok(Redirect::to(&back).into_response())
+    Ok(see_other_local(Some(&back)))
 }
 
 #[cfg(test)]

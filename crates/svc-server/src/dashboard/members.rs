@@ -10,7 +10,7 @@ use askama::Template;
 use axum::Form;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use svc_core::account::Role;
 use svc_core::audit::describe;
@@ -21,6 +21,7 @@ use super::assets::{self, Assets};
 use super::auth::capitalized;
 use super::error::{PageError, PageResult};
 use super::keys::KeyRow;
+use super::redirect::see_other_local;
 use super::session::{self, Person};
 use super::view::When;
 use super::{Submitted, render};
@@ -275,7 +276,7 @@ pub async fn withdraw(
     Submitted(person, _): Submitted<PlainForm>,
 ) -> PageResult<Response> {
     accounts::withdraw_invite(&*state.store, &person.principal(), &org_id, &invite_id).await.map_err(refused)?;
-    Ok(Redirect::to("/members?done=withdrawn").into_response())
+    Ok(see_other_local(Some("/members?done=withdrawn")))
 }
 
 /// `POST /members/{org}/{user}/role` (owners): owner or member; never the last owner to member.
@@ -286,7 +287,7 @@ pub async fn change_role(
 ) -> PageResult<Response> {
     let role = parse_role(&form.role)?;
     accounts::change_role(&*state.store, &person.principal(), &org_id, &user_id, role).await.map_err(refused)?;
-    Ok(Redirect::to("/members?done=role").into_response())
+    Ok(see_other_local(Some("/members?done=role")))
 }
 
 /// `POST /members/{org}/{user}/remove` (owners): never the last owner.
@@ -296,7 +297,7 @@ pub async fn remove(
     Submitted(person, _): Submitted<PlainForm>,
 ) -> PageResult<Response> {
     accounts::remove_member(&*state.store, &person.principal(), &org_id, &user_id).await.map_err(refused)?;
-    Ok(Redirect::to("/members?done=removed").into_response())
+    Ok(see_other_local(Some("/members?done=removed")))
 }
 
 /// `POST /members/{org}/keys/{key}/revoke` (owners): revokes an organization-wide key.
@@ -312,7 +313,7 @@ pub async fn revoke_key(
         ServiceError::NotFound(_) => PageError::NotFound("This key is not active (already revoked or expired).".into()),
         other => other.into(),
     })?;
-    Ok(Redirect::to("/members?done=key-revoked").into_response())
+    Ok(see_other_local(Some("/members?done=key-revoked")))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -421,7 +422,7 @@ pub async fn accept(
         return match accounts::accept_invite_as(store, &form.token, &submitted.signed_in).await {
             Ok(invitation) => {
                 tracing::info!(user = %submitted.signed_in.user.id, org = %invitation.org.id, "joined by invitation");
-                Ok(Redirect::to("/").into_response())
+                Ok(see_other_local(Some("/")))
             }
             Err(ServiceError::Invalid(_)) => Err(link_gone()),
             Err(ServiceError::Conflict(message)) => Err(PageError::Conflict(capitalized(&message))),

@@ -22,6 +22,7 @@ mod keys;
 mod members;
 mod outbox;
 mod projects;
+mod redirect;
 mod reporter_pages;
 mod rooms;
 mod session;
@@ -134,11 +135,22 @@ async fn security_headers(request: Request, next: Next) -> Response {
 }
 
 /// `POST /dashboard/csp-report`: a browser reports content the policy blocked. Nothing a
-/// reporter sends should ever get here, so a report is logged as a warning (every report is
-/// counted under this route in `/metrics`). Anyone can post here, so at most one report per
-/// second reaches the log, cut to 4 KB.
-async fn csp_report(body: axum::body::Bytes) -> StatusCode {
+/// person sees; it is logged (at most once a second) so an operator notices a page that breaks
+/// the policy. The endpoint needs no credential: bodies are small (16 KB), each address may send a
+/// few (then one every 3 s), and only the report's known fields are logged, as fields (the
+/// logger escapes every value, so a report cannot forge log lines).
+async fn csp_report(axum::extract::State(state): axum::extract::State<AppState>, request: Request) -> StatusCode {
+    const BODY_LIMIT: usize = 16 * 1024;
     static LAST_LOGGED_MS: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+    let (parts, body) = request.into_parts();
+    if state.rate_limits.check_csp_report(crate::ingest::access::client_ip(&state, &parts)).is_err() {
+        return StatusCode::TOO_MANY_REQUESTS;
+    }
+    let body = match crate::body::read_limited(&parts.headers, body, BODY_LIMIT).await {
+        Ok(body) => body,
+        Err(crate::body::BodyError::TooLarge) => return StatusCode::PAYLOAD_TOO_LARGE,
+        Err(crate::body::BodyError::Unreadable) => return StatusCode::BAD_REQUEST,
+    };
     let now = svc_core::time::now_ms();
     let last = LAST_LOGGED_MS.load(std::sync::atomic::Ordering::Relaxed);
     if now - last >= 1000
@@ -146,8 +158,15 @@ async fn csp_report(body: axum::body::Bytes) -> StatusCode {
             .compare_exchange(last, now, std::sync::atomic::Ordering::Relaxed, std::sync::atomic::Ordering::Relaxed)
             .is_ok()
     {
-        let text = String::from_utf8_lossy(&body[..body.len().min(4096)]).into_owned();
-        tracing::warn!(report = %text, "content security policy violation reported by a browser");
+        let report: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        let report = report.get("csp-report").unwrap_or(&report);
+        let field = |name: &str| report.get(name).and_then(serde_json::Value::as_str).unwrap_or("").to_string();
+        tracing::warn!(
+            directive = field("violated-directive"),
+            blocked = field("blocked-uri"),
+            page = field("document-uri"),
+            "content security policy violation reported by a browser"
+        );
     }
     StatusCode::NO_CONTENT
 }

@@ -4,7 +4,7 @@
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::Response;
 use serde::Deserialize;
 use svc_core::account::Role;
 use svc_core::model::Project;
@@ -12,6 +12,7 @@ use svc_core::{scope, time};
 
 use super::assets::{self, Assets};
 use super::error::{PageError, PageResult};
+use super::redirect::see_other_local;
 use super::session::Person;
 use super::view::When;
 use super::{Submitted, render};
@@ -175,12 +176,12 @@ pub async fn create(
     }
     let by = person.principal().author();
     let project = projects::create_project(&*state.store, &form.org, form.name.trim(), &by).await?;
-    Ok(Redirect::to(&format!("/projects/{}/install", project.id)).into_response())
+    Ok(see_other_local(Some(&format!("/projects/{}/install", project.id))))
 }
 
 /// `GET /projects/{id}`: a project opens on its install page.
 pub async fn show(Path(project_id): Path<String>) -> Response {
-    Redirect::to(&format!("/projects/{}/install", urlencoding_path(&project_id))).into_response()
+    see_other_local(Some(&format!("/projects/{}/install", urlencoding_path(&project_id))))
 }
 
 /// A path segment from user input, percent-encoded.

@@ -77,6 +77,7 @@ pub async fn start(State(state): State<AppState>, Query(query): Query<StartQuery
     };
     let origin = query.origin.trim_end_matches('/');
     match reporter_oidc::start(&*state.store, &state.config.public_url, &project, origin).await {
+        // The provider's authorization URL, built from the project's own provider settings.
         Ok(url) => Redirect::to(&url).into_response(),
         // Never post to an origin the project does not allow.
         Err(error @ (OidcError::OriginNotAllowed | OidcError::NotOffered)) => {

@@ -4,7 +4,7 @@
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use svc_core::model::RoomChanges;
@@ -12,6 +12,7 @@ use svc_core::{scope, time};
 
 use super::assets::{self, Assets};
 use super::error::{PageError, PageResult};
+use super::redirect::see_other_local;
 use super::session::Person;
 use super::view::When;
 use super::{Submitted, render};
@@ -155,7 +156,7 @@ pub async fn update(
     }
     .map_err(|error| PageError::BadRequest(error.0))?;
     rooms::patch(&*state.store, &project.id, &artifact_id, changes).await?;
-    Ok(Redirect::to("/rooms").into_response())
+    Ok(see_other_local(Some("/rooms")))
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::Response;
 use serde::Deserialize;
 use svc_core::audit::describe;
 use svc_core::project::{ProjectChanges, RETENTION_DAYS_MAX};
@@ -13,6 +13,7 @@ use svc_core::{scope, time};
 use super::assets::{self, Assets};
 use super::error::{PageError, PageResult};
 use super::projects::{OpenedProject, ProjectFrame, open};
+use super::redirect::see_other_local;
 use super::session::Person;
 use super::view::When;
 use super::{Submitted, render};
@@ -100,7 +101,7 @@ pub async fn rename(
         Err(invalid) => Err(invalid.into()),
     };
     match outcome {
-        Ok(_) => Ok(Redirect::to(&format!("/projects/{}/settings?saved=name", opened.project.id)).into_response()),
+        Ok(_) => Ok(see_other_local(Some(&format!("/projects/{}/settings?saved=name", opened.project.id)))),
         Err(crate::service::ServiceError::Invalid(message)) => {
             let mut page = settings_page(&person, opened);
             page.name_value = form.name;
@@ -135,7 +136,7 @@ pub async fn delete(
     }
     let by = opened.principal.author();
     projects::delete_project(&*state.store, &state.blobs, &opened.project, &by).await?;
-    Ok(Redirect::to("/projects?deleted=1").into_response())
+    Ok(see_other_local(Some("/projects?deleted=1")))
 }
 
 #[derive(Template)]
@@ -232,7 +233,7 @@ pub async fn set_retention(
     let by = opened.principal.author();
     projects::update_project(&*state.store, opened.project.clone(), changes, &by).await?;
     let saved = if days.is_some() { "on" } else { "off" };
-    Ok(Redirect::to(&format!("/projects/{}/retention?saved={saved}", opened.project.id)).into_response())
+    Ok(see_other_local(Some(&format!("/projects/{}/retention?saved={saved}", opened.project.id))))
 }
 
 struct AuditRow {

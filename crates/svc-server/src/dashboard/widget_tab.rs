@@ -11,7 +11,7 @@ use askama::Template;
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -22,6 +22,7 @@ use svc_core::{MASCOTS, scope};
 use super::assets::{self, Assets};
 use super::error::PageResult;
 use super::projects::{self, OpenedProject, ProjectFrame};
+use super::redirect::see_other_local;
 use super::session::Person;
 use super::{Submitted, render};
 use crate::ingest::access::PROJECT_KEY_HEADER;
@@ -294,7 +295,7 @@ pub async fn update(
         Err(message) => Err(ServiceError::Invalid(message)),
     };
     match outcome {
-        Ok(()) => Ok(Redirect::to(&format!("/projects/{}/widget?saved=1", opened.project.id)).into_response()),
+        Ok(()) => Ok(see_other_local(Some(&format!("/projects/{}/widget?saved=1", opened.project.id)))),
         Err(ServiceError::Invalid(message)) => {
             let page = page(&state, &person, opened, values, Some(message), false, None).await?;
             Ok(render(StatusCode::BAD_REQUEST, &page))

@@ -103,12 +103,14 @@ async fn verify_identity(
     })
 }
 
-/// `reporter`: the verified identity's user id, else `context.userId`; labelled by name or email.
+/// `reporter`: the verified reporter's id (which says how they were verified), else
+/// `context.userId`; labelled by name or email.
 fn reporter_author(identity: Option<&Value>, context: &serde_json::Map<String, Value>) -> Author {
-    let from_identity = |field: &str| identity.and_then(|i| i.get(field)).and_then(Value::as_str).map(String::from);
+    let verified = identity.and_then(svc_core::reporter::Reporter::from_identity);
+    let label = verified.as_ref().and_then(|r| r.name.clone().filter(|n| !n.is_empty()).or_else(|| r.email.clone()));
     Author {
         kind: "reporter".into(),
-        id: from_identity("userId").or_else(|| context.get("userId").and_then(Value::as_str).map(String::from)),
-        label: from_identity("name").or_else(|| from_identity("email")),
+        id: verified.map(|r| r.id).or_else(|| context.get("userId").and_then(Value::as_str).map(String::from)),
+        label,
     }
 }

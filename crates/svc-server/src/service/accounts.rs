@@ -47,8 +47,20 @@ impl NewUser {
     }
 }
 
-/// Creates a user and, when given, their membership. A taken email is a `Conflict`.
+/// Creates a user and, when given, their membership. A taken email is a `Conflict`. Every
+/// first-owner link stops working: the service has a user now.
 pub async fn create_user(store: &dyn Store, new: NewUser, join: Option<(&str, Role)>) -> ServiceResult<User> {
+    insert_user(store, new, join, None).await
+}
+
+/// [`create_user`], as the service's first user when `first_owner_link` is the hash of a valid
+/// first-owner link (`NotFound` from the store otherwise).
+async fn insert_user(
+    store: &dyn Store,
+    new: NewUser,
+    join: Option<(&str, Role)>,
+    first_owner_link: Option<&str>,
+) -> ServiceResult<User> {
     if let Some((org_id, _)) = join
         && store.get_organization(org_id).await?.is_none()
     {
@@ -57,17 +69,21 @@ pub async fn create_user(store: &dyn Store, new: NewUser, join: Option<(&str, Ro
     let password_hash = password::hash(new.password).await?;
     let now = time::now_ms();
     let user = User { id: ids::new_id_at(now), email: new.email.into_string(), name: new.name, created_at: now };
-    store.create_user(&user, &password_hash).await.map_err(|error| match error {
-        svc_store::StoreError::Conflict(_) => {
-            ServiceError::Conflict(format!("a user with the email {} already exists", user.email))
-        }
-        other => other.into(),
-    })?;
-    if let Some((org_id, role)) = join {
-        store
-            .put_membership(&Membership { org_id: org_id.into(), user_id: user.id.clone(), role, created_at: now })
-            .await?;
-    }
+    let membership = join.map(|(org_id, role)| Membership {
+        org_id: org_id.into(),
+        user_id: user.id.clone(),
+        role,
+        created_at: now,
+    });
+    store.create_user(&user, &password_hash, membership.as_ref(), first_owner_link).await.map_err(
+        |error| match error {
+            svc_store::StoreError::Conflict(_) => {
+                ServiceError::Conflict(format!("a user with the email {} already exists", user.email))
+            }
+            svc_store::StoreError::NotFound if first_owner_link.is_some() => ServiceError::Invalid(LINK_GONE.into()),
+            other => other.into(),
+        },
+    )?;
     Ok(user)
 }
 
@@ -82,7 +98,7 @@ pub async fn set_password(store: &dyn Store, user_id: &str, password: Secret) ->
     account::check_password(password.expose())?;
     let password_hash = password::hash(password).await?;
     store.set_password_hash(user_id, &password_hash, time::now_ms()).await?;
-    store.delete_user_sessions(user_id).await?;
+    announce_sessions_ended(store);
     Ok(())
 }
 
@@ -127,22 +143,42 @@ pub async fn resolve_session(store: &dyn Store, token: &str) -> ServiceResult<Op
     let now = time::now_ms();
     let id_hash = hash_secret(token);
     let Some(session) = store.get_session(&id_hash, now).await? else { return Ok(None) };
-    let Some(user) = store.get_user(&session.user_id).await? else { return Ok(None) };
     if now - session.last_seen_at >= SESSION_TOUCH_INTERVAL_MS {
         store.touch_session(&id_hash, now, now + SESSION_LIFETIME_MS).await?;
     }
+    signed_in(store, session).await
+}
+
+/// Who a session (by its hash) still signs in, without counting this as a use: `None` once it
+/// ended. What a long-lived view (the live inbox) checks again and again.
+pub async fn session_still_valid(store: &dyn Store, session_hash: &str) -> ServiceResult<Option<SignedIn>> {
+    let Some(session) = store.get_session(session_hash, time::now_ms()).await? else { return Ok(None) };
+    signed_in(store, session).await
+}
+
+async fn signed_in(store: &dyn Store, session: Session) -> ServiceResult<Option<SignedIn>> {
+    let Some(user) = store.get_user(&session.user_id).await? else { return Ok(None) };
     let memberships = store.list_memberships(&user.id).await?;
-    Ok(Some(SignedIn { user, memberships, session_hash: id_hash }))
+    Ok(Some(SignedIn { user, memberships, session_hash: session.id_hash }))
+}
+
+/// Tells live views on every instance that sessions ended or lost reach, so they check again.
+fn announce_sessions_ended(store: &dyn Store) {
+    store.changes().announce_sessions_ended();
 }
 
 /// Ends one session.
 pub async fn end_session(store: &dyn Store, session_hash: &str) -> ServiceResult<()> {
-    Ok(store.delete_session(session_hash).await?)
+    store.delete_session(session_hash).await?;
+    announce_sessions_ended(store);
+    Ok(())
 }
 
 /// Ends every session of a user ("sign out everywhere"); returns how many ended.
 pub async fn end_all_sessions(store: &dyn Store, user_id: &str) -> ServiceResult<u64> {
-    Ok(store.delete_user_sessions(user_id).await?)
+    let ended = store.delete_user_sessions(user_id).await?;
+    announce_sessions_ended(store);
+    Ok(ended)
 }
 
 /// A one-time link token for the first owner of an organization (valid one hour).
@@ -185,23 +221,25 @@ async fn new_link(
 /// The unexpired, unused link of this purpose behind a token (to show its form), without using it.
 pub async fn open_link(store: &dyn Store, token: &str, purpose: LinkPurpose) -> ServiceResult<Option<OneTimeLink>> {
     let link = store.peek_link(&hash_secret(token), time::now_ms()).await?;
-    Ok(link.filter(|link| link.purpose == purpose))
+    let Some(link) = link.filter(|link| link.purpose == purpose) else { return Ok(None) };
+    // A first-owner link is for a service without users (made before one was created some other way).
+    if purpose == LinkPurpose::FirstOwner && !no_users_yet(store).await? {
+        return Ok(None);
+    }
+    Ok(Some(link))
 }
 
 const LINK_GONE: &str = "this link has expired or was already used; ask for a new one";
 
-/// Redeems a first-owner link: creates the user as owner of the link's organization.
+/// Redeems a first-owner link: creates the user as owner of the link's organization. The link
+/// works only while the service has no user at all (checked in the transaction that creates the
+/// user), and redeeming it ends every other first-owner link.
 pub async fn redeem_first_owner(store: &dyn Store, token: &str, new: NewUser) -> ServiceResult<User> {
     let link = open_link(store, token, LinkPurpose::FirstOwner)
         .await?
         .ok_or_else(|| ServiceError::Invalid(LINK_GONE.into()))?;
     let org_id = link.org_id.clone().ok_or_else(|| ServiceError::Invalid(LINK_GONE.into()))?;
-    // Refuse a taken email before spending the link, so a typo does not cost the person their link.
-    if store.find_user_by_email(new.email.as_str()).await?.is_some() {
-        return Err(ServiceError::Conflict(format!("a user with the email {} already exists", new.email.as_str())));
-    }
-    store.take_link(&link.token_hash, time::now_ms()).await?.ok_or_else(|| ServiceError::Invalid(LINK_GONE.into()))?;
-    create_user(store, new, Some((&org_id, Role::Owner))).await
+    insert_user(store, new, Some((&org_id, Role::Owner)), Some(&link.token_hash)).await
 }
 
 /// Redeems a password-reset link: sets the password and signs the user out everywhere.
@@ -515,6 +553,8 @@ pub async fn remove_member(store: &dyn Store, by: &Principal, org_id: &str, user
     let user = member_of(store, org_id, user_id).await?;
     match store.remove_member(org_id, user_id).await? {
         MemberChange::Done { previous } => {
+            // Their open live views lose the organization's projects (or end) at once.
+            announce_sessions_ended(store);
             let detail = member_detail(&user, previous);
             audit::record_for_org(store, org_id, &by.author(), action::MEMBER_REMOVED, detail).await;
             // What they granted to agents through OAuth ends with their membership.

@@ -21,6 +21,7 @@ use svc_store::Store;
 use super::accounts::SignedIn;
 use super::keys::{self, MintRequest};
 use super::{ServiceError, ServiceResult, audit};
+use crate::outbound::OutboundPolicy;
 use crate::principal::Principal;
 
 /// The URLs OAuth speaks of, built from `SVC_PUBLIC_URL`.
@@ -30,19 +31,18 @@ pub struct Endpoints {
     pub issuer: String,
     /// The tool endpoint, the one resource tokens are for.
     pub mcp_url: String,
-    /// Client ID metadata documents may be read over plain http from 127.0.0.1 (tests and local
-    /// development only; see `ServerConfig::oauth_loopback_client_metadata`).
-    pub loopback_client_metadata: bool,
+    /// Where client ID metadata documents may be read from (see `ServerConfig::client_metadata`).
+    pub client_metadata: OutboundPolicy,
 }
 
 impl Endpoints {
     pub fn new(public_url: &str) -> Self {
         let issuer = public_url.trim_end_matches('/').to_string();
-        Endpoints { mcp_url: format!("{issuer}/mcp"), issuer, loopback_client_metadata: false }
+        Endpoints { mcp_url: format!("{issuer}/mcp"), issuer, client_metadata: OutboundPolicy::default() }
     }
 
     pub fn for_config(config: &crate::config::ServerConfig) -> Self {
-        Endpoints { loopback_client_metadata: config.oauth_loopback_client_metadata, ..Self::new(&config.public_url) }
+        Endpoints { client_metadata: config.client_metadata.clone(), ..Self::new(&config.public_url) }
     }
 
     /// RFC 9728 protected-resource metadata.
@@ -119,7 +119,8 @@ pub async fn client(
     client_id: &str,
 ) -> Result<Option<OAuthClient>, OAuthFailure> {
     let kept = store.get_oauth_client(client_id).await?;
-    if !oauth::is_client_metadata_url(client_id, endpoints.loopback_client_metadata) {
+    // Plain http from 127.0.0.1 only where private addresses are allowed (the service's own tests).
+    if !oauth::is_client_metadata_url(client_id, endpoints.client_metadata.allow_private) {
         return Ok(kept);
     }
     let now = time::now_ms();
@@ -131,17 +132,22 @@ pub async fn client(
     let unreadable = |why: String| {
         OAuthFailure::refused("invalid_client", format!("the client metadata document at {client_id} {why}"))
     };
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(std::time::Duration::from_secs(10))
-        .build()
+    // Resolved and checked first, and read from exactly the addresses checked: never from the
+    // service's own network unless the operator allows it.
+    let policy = &endpoints.client_metadata;
+    if let Ok(url) = url::Url::parse(client_id) {
+        policy.check_url(&url).map_err(|refusal| unreadable(format!("cannot be read: {refusal}")))?;
+    }
+    let http = policy
+        .client(std::time::Duration::from_secs(10))
         .map_err(|error| unreadable(format!("could not be read ({error})")))?;
-    let response = http
-        .get(client_id)
-        .header(reqwest::header::ACCEPT, "application/json")
-        .send()
-        .await
-        .map_err(|error| unreadable(format!("could not be read ({error})")))?;
+    let response =
+        http.get(client_id).header(reqwest::header::ACCEPT, "application/json").send().await.map_err(|error| {
+            match crate::outbound::refusal_of(&error) {
+                Some(refusal) => unreadable(format!("cannot be read: {refusal}")),
+                None => unreadable(format!("could not be read ({error})")),
+            }
+        })?;
     if !response.status().is_success() {
         return Err(unreadable(format!("answered HTTP {}", response.status().as_u16())));
     }
@@ -234,8 +240,10 @@ pub enum AuthorizeProblem {
     /// The client or its redirect URI cannot be trusted: nothing may be sent there, the person is
     /// told on a page.
     NoRedirect(String),
-    /// Sent back to the client's redirect URI as `error=...&state=...&iss=...`.
+    /// The client and its redirect URI are valid, the rest of the request is not: the person may
+    /// take the error back to the client's redirect URI as `error=...&state=...&iss=...`.
     Redirect {
+        client: OAuthClient,
         redirect_uri: String,
         state: Option<String>,
         error: &'static str,
@@ -285,6 +293,7 @@ pub async fn check_request(
         ));
     }
     let refuse = |error: &'static str, description: &str| AuthorizeProblem::Redirect {
+        client: client.clone(),
         redirect_uri: redirect_uri.clone(),
         state: params.state.clone(),
         error,

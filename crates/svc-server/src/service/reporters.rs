@@ -349,6 +349,7 @@ pub async fn thread(
     let filter = ReportFilter {
         project_ids: vec![project.id.clone()],
         reporter: Some(reporter.id.clone()),
+        verified_only: true,
         limit: THREAD_REPORTS as u32,
         ..Default::default()
     };

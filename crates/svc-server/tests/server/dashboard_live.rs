@@ -76,3 +76,77 @@ async fn a_report_filed_through_another_instance_reaches_the_inbox() {
         .await;
     assert!(page.text.contains("Through the other instance"));
 }
+
+/// Whether the stream ends within a few seconds (events still arriving are read past).
+async fn ends(events: &mut axum::body::BodyDataStream) -> bool {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match tokio::time::timeout_at(deadline, events.next()).await {
+            Err(_) => return false,
+            Ok(None) | Ok(Some(Err(_))) => return true,
+            Ok(Some(Ok(_))) => continue,
+        }
+    }
+}
+
+/// A session of a new member (`email`) of the app's organization, and the member's user id.
+async fn member_session(app: &TestApp, email: &str) -> (String, String) {
+    let new = NewUser::parse(email, "Member", Secret::new("a long enough password")).unwrap();
+    let user = accounts::create_user(app.store.as_ref(), new, Some((&app.project.org_id, Role::Member))).await.unwrap();
+    let token = accounts::start_session(app.store.as_ref(), &user.id).await.unwrap();
+    (format!("svc_session={}", token.expose()), user.id)
+}
+
+fn session_hash(cookie: &str) -> String {
+    svc_core::secret::hash_secret(cookie.trim_start_matches("svc_session="))
+}
+
+#[tokio::test]
+async fn an_open_stream_ends_with_its_session() {
+    let app = TestApp::new().await;
+    let store = app.store.as_ref();
+    let owner = accounts::resolve_session(store, session_cookie(&app).await.trim_start_matches("svc_session="))
+        .await
+        .unwrap()
+        .unwrap();
+    let owner = svc_server::principal::Principal::User(Box::new(owner));
+
+    // Sign-out.
+    let (cookie, _) = member_session(&app, "a@example.com").await;
+    let mut events = open_events(&app, &cookie).await;
+    accounts::end_session(store, &session_hash(&cookie)).await.unwrap();
+    assert!(ends(&mut events).await, "after signing out");
+
+    // Sign-out everywhere, from another session of the same person.
+    let (cookie, user_id) = member_session(&app, "b@example.com").await;
+    let mut events = open_events(&app, &cookie).await;
+    accounts::end_all_sessions(store, &user_id).await.unwrap();
+    assert!(ends(&mut events).await, "after signing out everywhere");
+
+    // A new password (a reset).
+    let (cookie, user_id) = member_session(&app, "c@example.com").await;
+    let mut events = open_events(&app, &cookie).await;
+    accounts::set_password(store, &user_id, Secret::new("another long password")).await.unwrap();
+    assert!(ends(&mut events).await, "after a password reset");
+
+    // Removal from the organization.
+    let (cookie, user_id) = member_session(&app, "d@example.com").await;
+    let mut events = open_events(&app, &cookie).await;
+    accounts::remove_member(store, &owner, &app.project.org_id, &user_id).await.unwrap();
+    assert!(ends(&mut events).await, "after removal from the organization");
+
+    // A session that lives on keeps its stream.
+    let (cookie, _) = member_session(&app, "e@example.com").await;
+    let mut events = open_events(&app, &cookie).await;
+    app.file_report(text_report("Still listening")).await;
+    assert_eq!(next_change(&mut events).await, app.project.id);
+}
+
+#[tokio::test]
+async fn signing_out_through_one_instance_ends_the_stream_on_another() {
+    let Some((first, second)) = TestApp::postgres_pair().await else { return };
+    let (cookie, _) = member_session(&first, "f@example.com").await;
+    let mut events = open_events(&first, &cookie).await;
+    accounts::end_session(second.store.as_ref(), &session_hash(&cookie)).await.unwrap();
+    assert!(ends(&mut events).await, "the other instance's stream ended");
+}

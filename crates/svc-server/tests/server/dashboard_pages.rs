@@ -233,11 +233,30 @@ async fn a_person_sees_only_their_organizations_reports() {
     assert_eq!(direct.status.as_u16(), 404, "nor shown by id");
 }
 
+/// The cells a spreadsheet reads from a CSV line split on `separator`, honouring double quotes.
+fn spreadsheet_cells(line: &str, separator: char) -> Vec<String> {
+    let (mut cells, mut cell, mut quoted, mut chars) = (Vec::new(), String::new(), false, line.chars().peekable());
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                cell.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            c if c == separator && !quoted => cells.push(std::mem::take(&mut cell)),
+            c => cell.push(c),
+        }
+    }
+    cells.push(cell);
+    cells
+}
+
 #[tokio::test]
 async fn the_filtered_list_exports_as_csv_and_json_lines() {
     let app = TestApp::new().await;
     let browser = Browser::sign_in(&app, Role::Member).await;
     let formula = app.file_report(text_report("=HYPERLINK(\"https://evil.example\",\"click\")")).await;
+    app.file_report(text_report("Checkout broken;=1+1;")).await;
     let other = app.file_report(text_report("An ordinary report")).await;
     app.rest("PATCH", &app.p(&format!("/feedback/{other}")), Some(json!({"status": "fixed"}))).await.ok(200);
 
@@ -246,9 +265,17 @@ async fn the_filtered_list_exports_as_csv_and_json_lines() {
     assert_eq!(csv.header("content-type"), Some("text/csv; charset=utf-8"));
     let lines: Vec<&str> = csv.text.lines().collect();
     assert_eq!(lines[0], "id,shortId,project,status,channel,title,reporter,url,room,createdAt,updatedAt");
-    assert_eq!(lines.len(), 2, "only the filtered report: {}", csv.text);
-    assert!(lines[1].starts_with(&formula), "{}", lines[1]);
-    assert!(lines[1].contains("\"'=HYPERLINK("), "a formula is neutralised: {}", lines[1]);
+    assert_eq!(lines.len(), 3, "only the filtered reports: {}", csv.text);
+    let formula_line = lines.iter().find(|line| line.starts_with(&format!("\"{formula}\""))).unwrap();
+    assert!(formula_line.contains("\"'=HYPERLINK("), "a formula is neutralised: {formula_line}");
+    // A spreadsheet set to split on `;` (or `,`) reads each quoted cell whole: no cell starts a formula.
+    for separator in [';', ','] {
+        for line in &lines[1..] {
+            for cell in spreadsheet_cells(line, separator) {
+                assert!(!cell.starts_with(['=', '+', '-', '@']), "{cell:?} in {line} split on {separator:?}");
+            }
+        }
+    }
 
     let jsonl = browser.get(&app, "/export?format=jsonl").await;
     assert_eq!(jsonl.status.as_u16(), 200);

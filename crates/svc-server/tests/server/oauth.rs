@@ -82,6 +82,15 @@ fn param(pairs: &[(String, String)], name: &str) -> Option<String> {
     pairs.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone())
 }
 
+/// The "Return to ..." link of a refused authorization page, unescaped.
+#[track_caller]
+fn link_back(html: &str) -> String {
+    let at = html.find("class=\"button\" rel=\"noreferrer\"").expect("a link back to the application");
+    let start = html[..at].rfind("href=\"").unwrap() + "href=\"".len();
+    let end = start + html[start..].find('"').unwrap();
+    html[start..end].replace("&#38;", "&").replace("&amp;", "&")
+}
+
 /// Opens the consent page for `path` and answers it; returns the redirect location.
 async fn answer_consent(app: &TestApp, cookie: &str, path: &str, fields: &[(&str, &str)]) -> String {
     let page = app.get_page(path, Some(cookie)).await;
@@ -361,8 +370,17 @@ async fn authorization_requests_that_cannot_be_trusted_are_refused_on_a_page_wit
 }
 
 #[tokio::test]
-async fn other_bad_authorization_requests_go_back_to_the_client_with_an_oauth_error() {
+async fn other_bad_authorization_requests_are_shown_on_a_page_that_offers_the_way_back() {
     let app = TestApp::new().await;
+    let cookie = owner(&app).await;
+    // A client anyone may register, whose redirect URI is any https address: with a redirect on
+    // error, `/authorize` would send a browser there with no session and no click.
+    let open = register(&app, json!({"client_name": "Redirector", "redirect_uris": ["https://evil.example/land"]}))
+        .await
+        .ok(201)["client_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let client_id = client(&app, "Agent").await;
     let cases: [(&[(&str, &str)], &str); 6] = [
         (&[("resource", "https://elsewhere.example/mcp")], "invalid_target"),
@@ -373,16 +391,29 @@ async fn other_bad_authorization_requests_go_back_to_the_client_with_an_oauth_er
         (&[("response_type", "token")], "unsupported_response_type"),
     ];
     for (extra, error) in cases {
-        let resp = app.get_page(&authorize_path(&client_id, extra), None).await;
-        assert_eq!(resp.status.as_u16(), 303, "{extra:?}: {}", resp.text);
-        let location = resp.location().unwrap();
-        assert!(location.starts_with(&format!("{REDIRECT}?")), "{location}");
-        let pairs = query_of(location);
-        assert_eq!(param(&pairs, "error").as_deref(), Some(error), "{extra:?}");
-        assert_eq!(param(&pairs, "state").as_deref(), Some("st-123"));
-        assert_eq!(param(&pairs, "iss").as_deref(), Some(BASE));
-        assert_eq!(param(&pairs, "code"), None);
+        for signed_in in [None, Some(cookie.as_str())] {
+            let resp = app.get_page(&authorize_path(&client_id, extra), signed_in).await;
+            assert_eq!(resp.status.as_u16(), 400, "{extra:?}: {}", resp.text);
+            assert!(resp.location().is_none(), "{extra:?}: never redirected automatically");
+            // The page names the problem and offers the way back to the application, with the
+            // OAuth error it needs (RFC 6749 §4.1.2.1).
+            let back = link_back(&resp.text);
+            assert!(back.starts_with(&format!("{REDIRECT}?")), "{back}");
+            let pairs = query_of(&back);
+            assert_eq!(param(&pairs, "error").as_deref(), Some(error), "{extra:?}");
+            assert_eq!(param(&pairs, "state").as_deref(), Some("st-123"));
+            assert_eq!(param(&pairs, "iss").as_deref(), Some(BASE));
+            assert_eq!(param(&pairs, "code"), None);
+        }
     }
+    let path = format!(
+        "/authorize?response_type=token&client_id={open}&redirect_uri={}&state=x",
+        url::form_urlencoded::byte_serialize(b"https://evil.example/land").collect::<String>()
+    );
+    let resp = app.get_page(&path, None).await;
+    assert_eq!(resp.status.as_u16(), 400);
+    assert!(resp.location().is_none(), "no redirector: {:?}", resp.location());
+    assert!(resp.text.contains("Return to evil.example"), "{}", resp.text);
     // Tolerated: a trailing slash on the resource, no resource, another loopback port.
     for extra in [
         &[("resource", "http://127.0.0.1:8080/mcp/")][..],
@@ -820,7 +851,10 @@ async fn metadata_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicU
 
 #[tokio::test]
 async fn a_client_id_metadata_document_stands_for_a_registration() {
-    let config = ServerConfig { oauth_loopback_client_metadata: true, ..no_rate_limits() };
+    let config = ServerConfig {
+        client_metadata: svc_server::outbound::OutboundPolicy { allow_private: true, ..Default::default() },
+        ..no_rate_limits()
+    };
     let app = TestApp::with_config(config).await;
     let cookie = owner(&app).await;
     let (docs, reads) = metadata_server().await;
@@ -854,4 +888,28 @@ async fn a_client_id_metadata_document_stands_for_a_registration() {
     let page = strict.get_page(&authorize_path(&client_id, &[]), Some(&cookie)).await;
     assert!(page.text.contains("unknown client_id"), "{}", page.text);
     assert_eq!(reads.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_metadata_document_on_a_name_that_resolves_to_a_private_address_is_never_read() {
+    use std::sync::atomic::Ordering;
+    let (docs, reads) = metadata_server().await;
+    let port = docs.rsplit(':').next().unwrap().to_string();
+    // A public-looking name whose DNS answer is the service's own machine.
+    let overrides = std::collections::HashMap::from([(
+        "client.example.test".to_string(),
+        vec!["127.0.0.1".parse::<std::net::IpAddr>().unwrap()],
+    )]);
+    let policy = svc_server::outbound::OutboundPolicy {
+        allow_private: false,
+        resolve_overrides: std::sync::Arc::new(overrides),
+    };
+    let app = TestApp::with_config(ServerConfig { client_metadata: policy, ..no_rate_limits() }).await;
+    let cookie = owner(&app).await;
+    let client_id = format!("https://client.example.test:{port}/good.json");
+    let page = app.get_page(&authorize_path(&client_id, &[]), Some(&cookie)).await;
+    assert_eq!(page.status.as_u16(), 400, "{}", page.text);
+    assert!(page.text.contains("a private or special-purpose address"), "{}", page.text);
+    oauth_error(&exchange(&app, &client_id, "any-code", &[]).await, "invalid_client");
+    assert_eq!(reads.load(Ordering::SeqCst), 0, "nothing was read from the private address");
 }

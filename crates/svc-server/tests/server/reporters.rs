@@ -343,6 +343,44 @@ async fn the_thread_shows_a_reporter_their_own_reports_with_published_answers_an
 }
 
 #[tokio::test]
+async fn no_value_a_host_page_chooses_names_a_reporter_who_signed_in_another_way() {
+    let app = TestApp::new().await;
+    let ann = app.signed_in_reporter(ANN).await;
+    let mine = app.file_report_with(&[(IDENTITY, token(&ann))], text_report("Checkout button does nothing")).await;
+    // The host page signs identity tokens; one names Ann's email reporter id as its sub.
+    app.set_identity_secret(Some("site-secret")).await;
+    let exp = time::now_ms() / 1000 + 600;
+    let site = svc_core::identity::sign(&json!({"sub": "email:ann@example.com", "exp": exp}), "site-secret");
+    let sites = app.file_report_with(&[(IDENTITY, site.as_str())], text_report("The site's own user")).await;
+    let stored = app.stored(&sites).await;
+    assert_eq!(stored["identity"]["userId"], "email:ann@example.com", "the site's user id as the site gave it");
+    assert_eq!(stored["author"]["id"], "token:email:ann@example.com", "a reporter id that says how");
+    // Anyone may type Ann's id as an unverified user id, many times over.
+    for n in 0..25 {
+        app.file_report(json!({"blocks": [{"type": "text", "text": format!("impostor {n}")}],
+                               "context": {"userId": "email:ann@example.com"}}))
+            .await;
+    }
+    app.store.run_maintenance_once().await.unwrap();
+
+    // The site's token is not Ann: it sees its own report only, and cannot answer on hers.
+    let theirs = app.thread(&site, &[&mine]).await.ok(200).clone();
+    let ids: Vec<&str> = theirs["reports"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, [sites.as_str()], "{theirs}");
+    app.reporter_post(
+        &format!("/ingest/reporter/reports/{mine}/comments"),
+        &[(IDENTITY, &site)],
+        json!({"text": "hi"}),
+    )
+    .await
+    .ingest_error(404, "report_not_found");
+    // Ann still finds her report through the index, whatever others filed under her id.
+    let hers = app.thread(token(&ann), &[]).await.ok(200).clone();
+    let ids: Vec<&str> = hers["reports"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, [mine.as_str()], "{hers}");
+}
+
+#[tokio::test]
 async fn a_fixed_report_asks_its_reporter_who_confirms_or_says_it_is_still_broken() {
     let app = TestApp::new().await;
     let ann = app.signed_in_reporter(ANN).await;

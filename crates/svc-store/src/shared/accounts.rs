@@ -69,7 +69,34 @@ pub(super) fn link(row: &DbRow) -> StoreResult<OneTimeLink> {
 
 #[async_trait]
 impl AccountStore for ThisStore {
-    async fn create_user(&self, user: &User, password_hash: &str) -> StoreResult<()> {
+    async fn create_user(
+        &self,
+        user: &User,
+        password_hash: &str,
+        membership: Option<&Membership>,
+        first_owner_link: Option<&str>,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
+        // Spending every first-owner link also orders two creations racing on PostgreSQL: the
+        // second waits for the first's row locks and then finds the links used.
+        let spent = sqlx::query(
+            "UPDATE one_time_links SET used_at = $1 WHERE purpose = 'first-owner' AND used_at IS NULL \
+             RETURNING token_hash, expires_at",
+        )
+        .bind(user.created_at)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(map_write_error)?;
+        if let Some(token_hash) = first_owner_link {
+            let link_valid = spent.iter().any(|row| {
+                row.try_get::<String, _>("token_hash").is_ok_and(|hash| hash == token_hash)
+                    && row.try_get::<i64, _>("expires_at").is_ok_and(|at| at > user.created_at)
+            });
+            let users: i64 = sqlx::query("SELECT COUNT(*) AS n FROM users").fetch_one(&mut *tx).await?.try_get("n")?;
+            if !link_valid || users > 0 {
+                return Err(StoreError::NotFound);
+            }
+        }
         sqlx::query(
             "INSERT INTO users (id, email, name, password_hash, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)",
         )
@@ -78,10 +105,20 @@ impl AccountStore for ThisStore {
         .bind(&user.name)
         .bind(password_hash)
         .bind(user.created_at)
-        .execute(self.write_pool())
+        .execute(&mut *tx)
         .await
         .map_err(map_write_error)?;
-        Ok(())
+        if let Some(membership) = membership {
+            sqlx::query("INSERT INTO memberships (org_id, user_id, role, created_at) VALUES ($1, $2, $3, $4)")
+                .bind(&membership.org_id)
+                .bind(&membership.user_id)
+                .bind(membership.role.as_str())
+                .bind(membership.created_at)
+                .execute(&mut *tx)
+                .await
+                .map_err(map_write_error)?;
+        }
+        self.commit_write(tx).await
     }
 
     async fn get_user(&self, id: &str) -> StoreResult<Option<User>> {
@@ -104,14 +141,24 @@ impl AccountStore for ThisStore {
     }
 
     async fn set_password_hash(&self, user_id: &str, password_hash: &str, at: i64) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
         let done = sqlx::query("UPDATE users SET password_hash = $1, updated_at = $2 WHERE id = $3")
             .bind(password_hash)
             .bind(at)
             .bind(user_id)
-            .execute(self.write_pool())
+            .execute(&mut *tx)
             .await
             .map_err(map_write_error)?;
-        if done.rows_affected() == 0 { Err(StoreError::NotFound) } else { Ok(()) }
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        // Whoever knew the old password is signed out with it.
+        sqlx::query("DELETE FROM sessions WHERE user_id = $1")
+            .bind(user_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(map_write_error)?;
+        self.commit_write(tx).await
     }
 
     async fn count_users(&self) -> StoreResult<i64> {

@@ -171,6 +171,9 @@ pub(super) fn push_optional_filters(query: &mut sqlx::QueryBuilder<Db>, filter: 
     if let Some(reporter) = &filter.reporter {
         query.push(" AND author_id = ").push_bind(reporter.clone());
     }
+    if filter.verified_only {
+        query.push(" AND identity IS NOT NULL");
+    }
 }
 
 /// The keyset cursor of an id-ordered listing: only reports older than `before`.

@@ -29,7 +29,7 @@ fn mail(org_id: &str, to: &str, at: i64) -> OutboxMail {
 /// A user who is a member (with `role`) of `org_id`.
 async fn member(store: &DynStore, org_id: &str, email: &str, role: Role) -> svc_core::account::User {
     let user = person(email);
-    store.create_user(&user, "h").await.unwrap();
+    store.create_user(&user, "h", None, None).await.unwrap();
     store
         .put_membership(&Membership { org_id: org_id.into(), user_id: user.id.clone(), role, created_at: 1 })
         .await

@@ -108,6 +108,53 @@ async fn a_later_start_without_accounts_prints_a_new_link() {
         let page = http.get(server.url(&format!("/setup?token={token}"))).send().await.unwrap();
         assert_eq!(page.status(), 200, "{link}");
     }
+    // The second is used: the first stops working and cannot make a second owner.
+    let second_token = second.split("token=").nth(1).unwrap();
+    let created = post_form(
+        &http,
+        &server,
+        "/setup",
+        &[("token", second_token), ("email", "ada@example.com"), ("password", "correct horse battery")],
+    )
+    .await;
+    assert_eq!(created.status(), 303);
+    let first_token = first.split("token=").nth(1).unwrap();
+    let page = http.get(server.url(&format!("/setup?token={first_token}"))).send().await.unwrap();
+    assert_eq!(page.status(), 404, "an older link after the first account was set up");
+    let refused = post_form(
+        &http,
+        &server,
+        "/setup",
+        &[("token", first_token), ("email", "mallory@example.com"), ("password", "correct horse battery")],
+    )
+    .await;
+    assert_eq!(refused.status(), 404, "{:?}", refused.text().await);
+    assert!(sign_in(&http, &server, "mallory@example.com", "correct horse battery").await.is_none());
+}
+
+#[tokio::test]
+async fn a_setup_link_stops_working_once_an_owner_is_made_on_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let link = server.setup_link.clone().expect("a link on the first start");
+    let (ok, _, stderr) = run_cli(
+        dir.path(),
+        &["user", "create", "--email", "ops@example.com", "--password-stdin", "--role", "owner"],
+        Some("correct horse battery\n"),
+    );
+    assert!(ok, "{stderr}");
+    let http = client();
+    assert_eq!(http.get(&link).send().await.unwrap().status(), 404);
+    let token = link.split("token=").nth(1).unwrap();
+    let refused = post_form(
+        &http,
+        &server,
+        "/setup",
+        &[("token", token), ("email", "mallory@example.com"), ("password", "correct horse battery")],
+    )
+    .await;
+    assert_eq!(refused.status(), 404, "{:?}", refused.text().await);
+    assert!(sign_in(&http, &server, "mallory@example.com", "correct horse battery").await.is_none());
 }
 
 #[tokio::test]

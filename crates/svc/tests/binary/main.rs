@@ -7,6 +7,7 @@ mod support;
 mod accounts;
 mod cli;
 mod durability;
+mod logs;
 mod mail;
 mod project_delete;
 mod self_setup;
