@@ -8,7 +8,7 @@
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use svc_core::mail::{DIGEST_HOUR_UTC, NewReports};
@@ -20,7 +20,8 @@ use super::redirect::see_other_local;
 use super::session::Person;
 use super::view::When;
 use super::{Submitted, render};
-use crate::service::ServiceError;
+use crate::service::{ServiceError, accounts};
+use svc_core::secret::Secret;
 use crate::service::mail::{self, Choice};
 use crate::service::oauth;
 use crate::state::AppState;
@@ -67,6 +68,8 @@ struct AccountPage {
     delivers: bool,
     digest_hour: i64,
     notice: Option<String>,
+    /// Why the password was not changed.
+    password_error: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -82,6 +85,21 @@ pub async fn page(
     State(state): State<AppState>,
     person: Person,
     Query(query): Query<AccountQuery>,
+) -> PageResult<Response> {
+    let saved = match query.done.as_str() {
+        "notifications" => Some("Your notification settings are saved.".to_string()),
+        "password" => Some("Your password is changed. Every other session of yours is signed out.".to_string()),
+        _ => None,
+    };
+    render_page(&state, &person, &query.disconnected, saved, None).await
+}
+
+async fn render_page(
+    state: &AppState,
+    person: &Person,
+    disconnected: &str,
+    saved: Option<String>,
+    password_error: Option<String>,
 ) -> PageResult<Response> {
     let now = time::now_ms();
     let agents: Vec<AgentRow> = oauth::connected_agents(&*state.store, &person.signed_in)
@@ -112,9 +130,8 @@ pub async fn page(
         .collect();
     let disconnected = agents
         .iter()
-        .find(|agent| !query.disconnected.is_empty() && agent.key_id == query.disconnected && agent.state == "revoked")
+        .find(|agent| !disconnected.is_empty() && agent.key_id == disconnected && agent.state == "revoked")
         .map(|agent| format!("Disconnected {}: its key is revoked, so its next call is refused.", agent.client_name));
-    let saved = (query.done == "notifications").then(|| "Your notification settings are saved.".to_string());
     let notice = disconnected.or(saved);
     let orgs = mail::settings(&*state.store, &person.signed_in)
         .await?
@@ -146,8 +163,59 @@ pub async fn page(
         delivers: state.config.mail.delivers(),
         digest_hour: DIGEST_HOUR_UTC,
         notice,
+        password_error: password_error.clone(),
     };
-    Ok(render(StatusCode::OK, &view))
+    let status = if password_error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+    Ok(render(status, &view))
+}
+
+#[derive(Deserialize)]
+pub struct PasswordForm {
+    /// Missing is the same as wrong: 403, not a form error.
+    #[serde(rename = "_csrf", default)]
+    csrf: String,
+    #[serde(default)]
+    current: String,
+    #[serde(default)]
+    password: String,
+}
+
+super::csrf_forms!(PasswordForm);
+
+/// `POST /account/password`: the person's new password, given the current one. Every session of
+/// theirs ends (whoever knew the old password is signed out); this browser gets a new one.
+pub async fn change_password(
+    State(state): State<AppState>,
+    parts: axum::http::request::Parts,
+    Submitted(person, form): Submitted<PasswordForm>,
+) -> PageResult<Response> {
+    let user = &person.signed_in.user;
+    let ip = crate::ingest::access::client_ip(&state, &parts);
+    // The current password is a password guess like any other: counted as sign-in attempts.
+    state
+        .rate_limits
+        .check_sign_in(&user.email, ip)
+        .map_err(|retry_after_secs| PageError::TooManyAttempts { retry_after_secs })?;
+    let changed = accounts::change_password(
+        &*state.store,
+        &person.signed_in,
+        Secret::new(form.current),
+        Secret::new(form.password),
+    )
+    .await;
+    let token = match changed {
+        Ok(token) => token,
+        Err(ServiceError::Invalid(message)) => {
+            return render_page(&state, &person, "", None, Some(super::auth::capitalized(&message))).await;
+        }
+        Err(other) => return Err(other.into()),
+    };
+    tracing::info!(user = %user.id, "password changed");
+    Ok((
+        [(axum::http::header::SET_COOKIE, super::session::session_cookie(&state, token.expose()))],
+        see_other_local(Some("/account?done=password")),
+    )
+        .into_response())
 }
 
 #[derive(Deserialize)]

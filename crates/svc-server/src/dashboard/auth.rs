@@ -27,6 +27,8 @@ struct SignInPage<'a> {
     next: &'a str,
     error: Option<&'a str>,
     notice: Option<&'a str>,
+    /// Nobody has an account yet: say where the first one comes from.
+    no_accounts: bool,
 }
 
 #[derive(Deserialize)]
@@ -64,6 +66,7 @@ pub async fn sign_in_form(
         next: &next,
         error: None,
         notice: notice_text(query.notice.as_deref()),
+        no_accounts: accounts::no_users_yet(&*state.store).await.unwrap_or(false),
     };
     render(StatusCode::OK, &page)
 }
@@ -95,6 +98,7 @@ pub async fn sign_in(
             next: &next,
             error: Some("That email and password do not match an account."),
             notice: None,
+            no_accounts: accounts::no_users_yet(&*state.store).await?,
         };
         return Ok(render(StatusCode::UNAUTHORIZED, &page));
     };

@@ -56,6 +56,14 @@ pub struct InboxQuery {
 }
 
 impl InboxQuery {
+    /// Whether this view narrows the inbox (a filter, a search or an older page).
+    fn narrows(&self) -> bool {
+        [&self.project, &self.status, &self.channel, &self.room, &self.assignee, &self.label, &self.reporter, &self.q]
+            .iter()
+            .chain([&&self.before])
+            .any(|value| !value.trim().is_empty())
+    }
+
     /// The store filter of this view over the person's projects.
     pub fn filter(&self, projects: &[Project], me: &str, limit: u32) -> ReportFilter {
         let project_ids: Vec<String> = match projects.iter().find(|p| p.id == self.project) {
@@ -190,6 +198,13 @@ struct InboxPage<'a> {
     here: String,
     export_jsonl: String,
     export_csv: String,
+    /// Nothing filed yet anywhere the person looks: where to start (the Install tab of this
+    /// project, when they may open it, and the demo page).
+    getting_started: Option<GettingStarted>,
+}
+
+struct GettingStarted {
+    install: Option<String>,
 }
 
 /// `GET /`: the inbox.
@@ -253,6 +268,12 @@ pub async fn page(
         channels.extend(crate::service::channels::list(store, &project.id, false).await?.into_iter().map(|c| c.key));
         labels.extend(triage::labels(store, project).await?.into_iter().map(|l| l.label));
     }
+    let getting_started = (page.items.is_empty() && !query.narrows()).then(|| GettingStarted {
+        install: projects
+            .iter()
+            .find(|p| principal.require(scope::PROJECT_READ, Some(p)).is_ok())
+            .map(|p| format!("/projects/{}/install", p.id)),
+    });
     let inbox = InboxPage {
         assets: assets::get(),
         section: "inbox",
@@ -271,6 +292,7 @@ pub async fn page(
         here: query.with_selection(selected.as_deref()),
         export_jsonl: query.export("jsonl"),
         export_csv: query.export("csv"),
+        getting_started,
     };
     Ok(render(StatusCode::OK, &inbox))
 }

@@ -101,6 +101,7 @@ pub fn router() -> Router<AppState> {
         .route("/account", get(account::page))
         .route("/account/agents/{key}/disconnect", post(account::disconnect))
         .route("/account/notifications", post(account::save_notifications))
+        .route("/account/password", post(account::change_password))
         .route("/authorize", get(consent::page).post(consent::decide))
         .route("/outbox", get(outbox::page))
         .route("/unsubscribe", get(unsubscribe::confirm).post(unsubscribe::apply))

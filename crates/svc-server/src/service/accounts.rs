@@ -102,6 +102,23 @@ pub async fn set_password(store: &dyn Store, user_id: &str, password: Secret) ->
     Ok(())
 }
 
+/// Changes a signed-in person's password, given their current one: every session of theirs ends
+/// (whoever knew the old password is signed out), and a new one starts for the browser that asked
+/// (its cookie value is returned). A wrong current password or a weak new one is `Invalid`.
+pub async fn change_password(
+    store: &dyn Store,
+    person: &SignedIn,
+    current: Secret,
+    new_password: Secret,
+) -> ServiceResult<Secret> {
+    account::check_password(new_password.expose())?;
+    if check_credentials(store, &person.user.email, current).await?.is_none() {
+        return Err(ServiceError::Invalid("your current password is not right".into()));
+    }
+    set_password(store, &person.user.id, new_password).await?;
+    start_session(store, &person.user.id).await
+}
+
 /// The user with this email and password, or `None` for a wrong pair (the two cases are not told
 /// apart, and an unknown email costs as much time as a wrong password).
 pub async fn check_credentials(store: &dyn Store, email: &str, password: Secret) -> ServiceResult<Option<User>> {

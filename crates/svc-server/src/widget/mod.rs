@@ -240,10 +240,12 @@ pub fn demo_page(project_name: &str, project_key: &str, notice: Option<&str>) ->
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Svc demo: {name}</title>
+<link rel="icon" href="data:,">
 <style>
-body {{ font: 16px/1.5 system-ui, sans-serif; max-width: 720px; margin: 40px auto; padding: 0 16px; color: #1d1d1f; }}
+body {{ font: 16px/1.5 system-ui, sans-serif; max-width: 720px; margin: 40px auto; padding: 0 16px; color: #1d1d1f; overflow-wrap: anywhere; }}
+input {{ max-width: 100%; box-sizing: border-box; }}
 button {{ font: inherit; padding: 6px 14px; margin: 4px 4px 4px 0; border-radius: 8px; border: 1px solid #ccc; background: #fff; cursor: pointer; }}
-pre {{ background: #f5f5f7; padding: 12px; border-radius: 8px; overflow: auto; }}
+pre {{ background: #f5f5f7; padding: 12px; border-radius: 8px; white-space: pre-wrap; word-break: break-all; }}
 .card {{ border: 1px solid #e5e5ea; border-radius: 12px; padding: 16px; margin: 16px 0; }}
 .notice {{ border: 1px solid #f5c26b; background: #fff8e6; border-radius: 12px; padding: 12px 16px; }}
 </style>

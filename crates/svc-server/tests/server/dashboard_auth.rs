@@ -107,11 +107,12 @@ async fn cross_site_posts_are_refused() {
     }
 
     // One-time links cannot be redeemed from another site either; the link stays unused.
-    let token = accounts::first_owner_link(app.store.as_ref(), &app.project.org_id).await.unwrap();
+    let fresh = TestApp::new().await;
+    let token = accounts::first_owner_link(fresh.store.as_ref(), &fresh.project.org_id).await.unwrap();
     let fields = [("token", token.expose()), ("email", "bob@example.com"), ("password", "bob's long password")];
-    let resp = app.post_form_with("/setup", &fields, None, &[("origin", "https://evil.example")]).await;
+    let resp = fresh.post_form_with("/setup", &fields, None, &[("origin", "https://evil.example")]).await;
     assert_eq!(resp.status, 403, "{}", resp.text);
-    assert_eq!(app.get_page(&format!("/setup?token={}", token.expose()), None).await.status, 200);
+    assert_eq!(fresh.get_page(&format!("/setup?token={}", token.expose()), None).await.status, 200);
     let reset = accounts::password_reset_link(app.store.as_ref(), "ada@example.com").await.unwrap();
     let fields = [("token", reset.expose()), ("password", "a password from elsewhere")];
     let resp = app.post_form_with("/reset-password", &fields, None, &[("sec-fetch-site", "cross-site")]).await;
@@ -220,6 +221,11 @@ async fn next_never_leads_to_another_site() {
         ("/\\evil.example", "/"),
         ("evil.example", "/"),
         ("", "/"),
+        // Browsers drop tabs and line breaks from URLs: `/\t/evil.example/x` leads off-site.
+        ("/\t/evil.example/x", "/"),
+        ("/\n/evil.example/x", "/"),
+        ("/\r\nSet-Cookie: stolen=1", "/"),
+        ("/.//evil.example/x", "/"),
         ("/reports/abc?status=new", "/reports/abc?status=new"),
     ] {
         let resp = app.post_form("/sign-in", &credentials(next), None).await;
@@ -235,6 +241,32 @@ async fn next_never_leads_to_another_site() {
     let cookie = app.sign_in("ada@example.com", PASSWORD).await;
     let resp = app.get_page("/sign-in?next=%2F%2Fevil.example", Some(&cookie)).await;
     assert_eq!(resp.location(), Some("/"));
+    for next in ["/%09/evil.example/x", "/%0a/evil.example", "/%0d%0aX-Injected:%201"] {
+        let resp = app.get_page(&format!("/sign-in?next={next}"), Some(&cookie)).await;
+        assert_eq!(resp.status, 303, "{next}: {}", resp.text);
+        assert_eq!(resp.location(), Some("/"), "next={next}");
+    }
+}
+
+#[tokio::test]
+async fn a_form_that_names_where_to_go_back_never_leaves_the_inbox() {
+    let app = TestApp::new().await;
+    app.user("ada@example.com").await;
+    let cookie = app.sign_in("ada@example.com", PASSWORD).await;
+    let id = app.file_report(super::common::ingest::text_report("Back to where I was")).await;
+    let csrf = csrf_of(&cookie);
+    for (back, expected) in [
+        ("/?status=new", "/?status=new".to_string()),
+        ("/\t/evil.example/x", "/".to_string()),
+        ("/?x=\n", "/".to_string()),
+        ("https://evil.example/", "/".to_string()),
+        ("/projects", format!("/reports/{id}")),
+    ] {
+        let fields = [("_csrf", csrf.as_str()), ("status", "triaged"), ("back", back)];
+        let resp = app.post_form(&format!("/reports/{id}/status"), &fields, Some(&cookie)).await;
+        assert_eq!(resp.status, 303, "{back:?}: {}", resp.text);
+        assert_eq!(resp.location(), Some(expected.as_str()), "back={back:?}");
+    }
 }
 
 #[tokio::test]
