@@ -57,7 +57,7 @@ describe('accounts', () => {
     const nav = page.getByRole('navigation', { name: 'Sections' });
     assert.equal(await nav.getByRole('link', { name: 'Inbox' }).getAttribute('aria-current'), 'page');
     assert.ok(await page.locator('.topbar .me').getByText('Ada Lovelace').isVisible(), 'the top bar names the person');
-    assert.ok(await page.getByText('No reports here yet.').isVisible(), 'an empty inbox says so');
+    assert.ok(await page.getByRole('region', { name: 'No reports yet' }).isVisible(), 'an empty inbox says where to start');
 
     // The link works once.
     const other = await freshPage();

@@ -433,3 +433,53 @@ async fn sessions_and_links_on_postgres() {
     assert_eq!(resp.status, 303);
     assert!(!app.signed_in(&fourth).await && !app.signed_in(&fifth).await);
 }
+
+#[tokio::test]
+async fn before_the_first_account_the_sign_in_page_says_where_it_comes_from() {
+    let app = TestApp::new().await;
+    let page = app.get_page("/sign-in", None).await;
+    assert_eq!(page.status, 200);
+    assert!(page.text.contains("No account exists yet"), "{}", page.text);
+    assert!(page.text.contains("/setup?token="), "names the link: {}", page.text);
+    assert!(page.text.contains("Restart the service"), "says how to get a new one: {}", page.text);
+    app.user("ada@example.com").await;
+    let page = app.get_page("/sign-in", None).await;
+    assert!(!page.text.contains("No account exists yet"), "{}", page.text);
+}
+
+#[tokio::test]
+async fn a_person_changes_their_password_and_their_other_sessions_end() {
+    let app = TestApp::new().await;
+    app.user("ada@example.com").await;
+    let laptop = app.sign_in("ada@example.com", PASSWORD).await;
+    let phone = app.sign_in("ada@example.com", PASSWORD).await;
+    let page = app.get_page("/account", Some(&laptop)).await;
+    assert!(page.text.contains("Change password"), "{}", page.text);
+    let change = |current: &'static str, new: &'static str| {
+        let csrf = csrf_of(&laptop);
+        let laptop = laptop.clone();
+        let app = &app;
+        async move {
+            app.post_form("/account/password", &[("_csrf", &csrf), ("current", current), ("password", new)], Some(&laptop))
+                .await
+        }
+    };
+    let wrong = change("not my password", "a brand new password").await;
+    assert_eq!(wrong.status, 400, "{}", wrong.text);
+    assert!(wrong.text.contains("Your current password is not right."), "{}", wrong.text);
+    let short = change(PASSWORD, "short").await;
+    assert_eq!(short.status, 400);
+    assert!(short.text.contains("at least 10 characters"), "{}", short.text);
+    assert!(app.signed_in(&phone).await, "nothing changed yet");
+
+    let done = change(PASSWORD, "a brand new password").await;
+    assert_eq!(done.status, 303, "{}", done.text);
+    assert_eq!(done.location(), Some("/account?done=password"));
+    let fresh = done.cookie();
+    assert!(app.signed_in(&fresh).await, "this browser stays signed in");
+    assert!(!app.signed_in(&laptop).await && !app.signed_in(&phone).await, "every other session ended");
+    let notice = app.get_page("/account?done=password", Some(&fresh)).await;
+    assert!(notice.text.contains("Your password is changed."), "{}", notice.text);
+    assert_eq!(app.post_form("/sign-in", &[("email", "ada@example.com"), ("password", PASSWORD)], None).await.status, 401);
+    assert!(app.signed_in(&app.sign_in("ada@example.com", "a brand new password").await).await);
+}

@@ -290,6 +290,22 @@ async fn the_filtered_list_exports_as_csv_and_json_lines() {
 }
 
 #[tokio::test]
+async fn an_empty_inbox_says_where_to_start() {
+    let app = TestApp::new().await;
+    let browser = Browser::sign_in(&app, Role::Owner).await;
+    let inbox = browser.get(&app, "/").await;
+    assert_eq!(inbox.status.as_u16(), 200);
+    assert!(inbox.text.contains("No reports yet"), "{}", inbox.text);
+    assert!(inbox.text.contains(r#"href="/demo""#), "the demo page: {}", inbox.text);
+    assert!(inbox.text.contains(&format!(r#"href="/projects/{}/install""#, app.pid())), "{}", inbox.text);
+    // A view that filters everything out says so instead.
+    app.file_report(text_report("Only a new one")).await;
+    let filtered = browser.get(&app, "/?status=fixed").await;
+    assert!(!filtered.text.contains("No reports yet"), "{}", filtered.text);
+    assert!(filtered.text.contains("No reports match this view."), "{}", filtered.text);
+}
+
+#[tokio::test]
 async fn rooms_are_listed_renamed_and_archived() {
     let app = TestApp::new().await;
     let browser = Browser::sign_in(&app, Role::Member).await;
