@@ -293,6 +293,28 @@ def redirect_params(location: str, redirect_uri: str) -> dict[str, str]:
     return {k: v[0] for k, v in query.items()}
 
 
+def refusal_link_back(response: Any, redirect_uri: str) -> dict[str, str]:
+    """A refused authorization request: a page of Svc's (400, never a redirect) whose "Return to"
+    link carries the OAuth error back to the client. Returns that link's parameters."""
+    assert response.status_code == 400, (response.status_code, response.text[:300])
+    assert "location" not in response.headers, response.headers
+
+    class Links(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.back: str | None = None
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            found = dict(attrs)
+            if tag == "a" and found.get("class") == "button" and found.get("rel") == "noreferrer":
+                self.back = found.get("href")
+
+    links = Links()
+    links.feed(response.text)
+    assert links.back, response.text[:500]
+    return redirect_params(links.back, redirect_uri)
+
+
 # --------------------------------------------------------------------------------------------
 # The SDK client with OAuth
 
@@ -755,9 +777,7 @@ async def check_wrong_resource() -> None:
         _, challenge = pkce()
         for wrong in (f"{BASE}/api/v1", "https://other.example/mcp"):
             url, state = rc.authorize_url(challenge, resource=wrong)
-            response = await PERSON.get(url)
-            assert response.status_code == 303, (wrong, response.status_code, response.text[:300])
-            params = redirect_params(response.headers["location"], rc.redirect_uri)
+            params = refusal_link_back(await PERSON.get(url), rc.redirect_uri)
             assert params.get("error") == "invalid_target" and params.get("state") == state, params
             assert params.get("iss") == BASE and "code" not in params, params
         # A trailing slash is the same resource.
@@ -774,9 +794,7 @@ async def check_other_authorize_refusals() -> None:
             ({"response_type": "token"}, "unsupported_response_type"),
         ):
             url, state = rc.authorize_url(challenge, **overrides)
-            response = await PERSON.get(url)
-            assert response.status_code == 303, (overrides, response.status_code, response.text[:300])
-            params = redirect_params(response.headers["location"], rc.redirect_uri)
+            params = refusal_link_back(await PERSON.get(url), rc.redirect_uri)
             assert params.get("error") == error and params.get("state") == state, (overrides, params)
         # The person denies: access_denied, and no code.
         url, state = rc.authorize_url(challenge)
