@@ -363,8 +363,9 @@ async fn a_valid_identity_token_gives_a_verified_identity() {
         json!({"userId": "u-123", "email": "ann@example.com", "name": "Ann Smith", "avatarUrl": "https://cdn.example.com/ann.png", "verified": true})
     );
     assert!(report.get("identityError").is_none_or(Value::is_null), "{report}");
-    // The verified user id wins over the context's; the label is the name.
-    assert_eq!(report["author"], json!({"kind": "reporter", "id": "u-123", "label": "Ann Smith"}));
+    // The verified reporter wins over the context's user id (their id says how they were
+    // verified); the label is the name.
+    assert_eq!(report["author"], json!({"kind": "reporter", "id": "token:u-123", "label": "Ann Smith"}));
 
     // Only `sub` and `exp` are required; the label falls back to the email.
     let minimal = token(json!({"sub": "u-9", "email": "bo@example.com", "exp": now_secs() + 60}), SECRET);
@@ -377,7 +378,7 @@ async fn a_valid_identity_token_gives_a_verified_identity() {
         report["identity"],
         json!({"userId": "u-9", "email": "bo@example.com", "name": null, "avatarUrl": null, "verified": true})
     );
-    assert_eq!(report["author"], json!({"kind": "reporter", "id": "u-9", "label": "bo@example.com"}));
+    assert_eq!(report["author"], json!({"kind": "reporter", "id": "token:u-9", "label": "bo@example.com"}));
 }
 
 #[tokio::test]
