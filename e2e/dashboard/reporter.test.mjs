@@ -238,7 +238,7 @@ describe('reporter sign-in with the project\'s provider', { skip: missing.length
       return filed;
     }, 10000, 'the report');
     const stored = await report(filed.id);
-    assert.deepEqual([stored.identity.userId, stored.identity.email, stored.identity.method], ['oidc:grace', 'grace@example.com', 'oidc']);
+    assert.deepEqual([stored.identity.userId, stored.identity.email, stored.identity.method], [`oidc:${provider.issuer}#grace`, 'grace@example.com', 'oidc']);
     await context.close();
   });
 
