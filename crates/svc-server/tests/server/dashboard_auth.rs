@@ -460,8 +460,12 @@ async fn a_person_changes_their_password_and_their_other_sessions_end() {
         let laptop = laptop.clone();
         let app = &app;
         async move {
-            app.post_form("/account/password", &[("_csrf", &csrf), ("current", current), ("password", new)], Some(&laptop))
-                .await
+            app.post_form(
+                "/account/password",
+                &[("_csrf", &csrf), ("current", current), ("password", new)],
+                Some(&laptop),
+            )
+            .await
         }
     };
     let wrong = change("not my password", "a brand new password").await;
@@ -480,6 +484,33 @@ async fn a_person_changes_their_password_and_their_other_sessions_end() {
     assert!(!app.signed_in(&laptop).await && !app.signed_in(&phone).await, "every other session ended");
     let notice = app.get_page("/account?done=password", Some(&fresh)).await;
     assert!(notice.text.contains("Your password is changed."), "{}", notice.text);
-    assert_eq!(app.post_form("/sign-in", &[("email", "ada@example.com"), ("password", PASSWORD)], None).await.status, 401);
+    assert_eq!(
+        app.post_form("/sign-in", &[("email", "ada@example.com"), ("password", PASSWORD)], None).await.status,
+        401
+    );
     assert!(app.signed_in(&app.sign_in("ada@example.com", "a brand new password").await).await);
+}
+
+#[tokio::test]
+async fn csp_reports_are_small_and_limited_per_address() {
+    use axum::body::Body;
+    use axum::extract::ConnectInfo;
+    use axum::http::{Request, header};
+    let app = TestApp::with_config(ServerConfig { rate_limits: true, ..ServerConfig::default() }).await;
+    let report = |ip: &str, body: String| {
+        let mut request = Request::post("/dashboard/csp-report")
+            .header(header::CONTENT_TYPE, "application/csp-report")
+            .body(Body::from(body))
+            .unwrap();
+        request.extensions_mut().insert(ConnectInfo(std::net::SocketAddr::new(ip.parse().unwrap(), 40000)));
+        request
+    };
+    let small = || r#"{"csp-report":{"violated-directive":"script-src","blocked-uri":"inline"}}"#.to_string();
+    let large = format!(r#"{{"csp-report":{{"blocked-uri":"{}"}}}}"#, "x".repeat(17 * 1024));
+    assert_eq!(app.send(report("203.0.113.9", large)).await.status.as_u16(), 413);
+    for n in 1..20 {
+        assert_eq!(app.send(report("203.0.113.9", small())).await.status.as_u16(), 204, "report {n}");
+    }
+    assert_eq!(app.send(report("203.0.113.9", small())).await.status.as_u16(), 429, "over the limit");
+    assert_eq!(app.send(report("198.51.100.9", small())).await.status.as_u16(), 204, "another address");
 }
