@@ -1,5 +1,5 @@
 //! The ceiling: a minimal axum server that does what ingest must do with a report body (read it,
-//! parse it, validate it with Svc's own `validate_submission`, mint an id, answer) and nothing else:
+//! parse it into types and validate it with Svc's own `parse_submission`, mint an id, answer) and nothing else:
 //! no middleware, no database, no durability. Svc's ingest is reported as a fraction of it.
 
 use axum::Json;
@@ -7,8 +7,8 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use serde_json::{Value, json};
-use svc_core::ingest::{Limits, validate_submission_owned};
+use serde_json::json;
+use svc_core::ingest::{Limits, parse_submission};
 
 async fn report(headers: HeaderMap, body: Bytes) -> Response {
     let key_ok =
@@ -16,10 +16,7 @@ async fn report(headers: HeaderMap, body: Bytes) -> Response {
     if !key_ok {
         return (StatusCode::UNAUTHORIZED, Json(json!({"error": "invalid_key_or_origin"}))).into_response();
     }
-    let Ok(value) = serde_json::from_slice::<Value>(&body) else {
-        return (StatusCode::BAD_REQUEST, Json(json!({"error": "blocks_invalid"}))).into_response();
-    };
-    match validate_submission_owned(value, &Limits::default()) {
+    match parse_submission(&body, &Limits::default()) {
         Ok(_) => Json(json!({"reportId": svc_core::ids::new_id()})).into_response(),
         Err(rejection) => (StatusCode::BAD_REQUEST, Json(json!({"error": rejection.code()}))).into_response(),
     }

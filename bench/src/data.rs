@@ -135,12 +135,14 @@ impl ReportMaker {
                 self.n += 1;
                 let at = start_ms + (n as i64) * step_ms;
                 let (blocks, context, _) = content(n);
-                let status = pick(&mut self.rng, &STATUS_SHARES).to_string();
+                let blocks: Vec<svc_core::block::Block> = serde_json::from_value(blocks).expect("valid blocks");
+                let context: svc_core::context::Context = serde_json::from_value(context).expect("a valid context");
+                let status = pick(&mut self.rng, &STATUS_SHARES).parse().expect("a status");
                 let channel_key = pick(&mut self.rng, &CHANNEL_SHARES).to_string();
                 let title = svc_core::report::derive_title(&blocks);
                 let artifact_id = (n % 20 == 0).then(|| format!("artifact-{}", n % 50));
-                let url = context.get("url").and_then(Value::as_str).map(String::from);
-                let user_id = context.get("userId").and_then(Value::as_str).map(String::from);
+                let url = context.url.clone();
+                let user_id = context.user_id.clone();
                 Report {
                     id: svc_core::ids::new_id_at(at),
                     project_id: self.project_id.clone(),
@@ -151,7 +153,7 @@ impl ReportMaker {
                     context,
                     identity: None,
                     identity_error: None,
-                    author: Author { kind: "reporter".into(), id: user_id, label: None },
+                    author: Author { kind: svc_core::model::AuthorKind::Reporter, id: user_id, label: None },
                     artifact_id,
                     url,
                     created_at: at,

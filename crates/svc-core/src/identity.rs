@@ -4,7 +4,8 @@
 
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// Clock leeway for `exp`.
 pub const LEEWAY_SECS: i64 = 60;
@@ -27,8 +28,29 @@ impl IdentityError {
     }
 }
 
+/// A report's verified reporter (decisions §3): who a host page's identity token or Svc's own
+/// reporter token says filed it. `email`, `name` and `avatarUrl` are written as `null` when unknown;
+/// `method` says how a reporter who signed in from the widget proved it (absent for an identity
+/// token).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Identity {
+    pub user_id: String,
+    #[serde(default)]
+    pub email: Option<String>,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub avatar_url: Option<String>,
+    pub verified: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<crate::reporter::SignInMethod>,
+    #[serde(flatten)]
+    pub other: crate::block::Unknown,
+}
+
 /// Verifies a token and returns the report's `identity`: `{userId, email, name, avatarUrl, verified}`.
-pub fn verify(token: &str, secret: &str, now_secs: i64) -> Result<Value, IdentityError> {
+pub fn verify(token: &str, secret: &str, now_secs: i64) -> Result<Identity, IdentityError> {
     let token = token.trim();
     // The header alone first, so a header that is JSON but names no algorithm we know (`none`, none at
     // all) is told apart from a token that is not a JWT: the former is refused like a wrong algorithm.
@@ -58,13 +80,15 @@ pub fn verify(token: &str, secret: &str, now_secs: i64) -> Result<Value, Identit
         return Err(IdentityError::Expired);
     }
     let optional = |name: &str| claims.get(name).and_then(Value::as_str).map(String::from);
-    Ok(json!({
-        "userId": sub,
-        "email": optional("email"),
-        "name": optional("name"),
-        "avatarUrl": optional("avatarUrl"),
-        "verified": true,
-    }))
+    Ok(Identity {
+        user_id: sub.to_string(),
+        email: optional("email"),
+        name: optional("name"),
+        avatar_url: optional("avatarUrl"),
+        verified: true,
+        method: None,
+        other: Default::default(),
+    })
 }
 
 /// Signs claims as an HS256 JWT (tests, examples and tools that mint identity tokens).
@@ -78,6 +102,7 @@ mod tests {
     use super::*;
     use base64::Engine;
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use serde_json::json;
 
     const SECRET: &str = "a-long-identity-secret-for-tests";
     const NOW: i64 = 1_800_000_000;
@@ -86,9 +111,9 @@ mod tests {
     fn valid_token_gives_a_verified_identity() {
         let token = sign(&json!({"sub": "u1", "email": "a@b.c", "name": "Ann", "exp": NOW + 60}), SECRET);
         let identity = verify(&token, SECRET, NOW).unwrap();
-        assert_eq!(identity["userId"], "u1");
-        assert_eq!(identity["name"], "Ann");
-        assert_eq!(identity["verified"], true);
+        assert_eq!(identity.user_id, "u1");
+        assert_eq!(identity.name.as_deref(), Some("Ann"));
+        assert!(identity.verified);
     }
 
     #[test]
@@ -120,7 +145,7 @@ mod tests {
         for typ in [None, Some("at+jwt".to_string())] {
             let header = Header { typ, ..Header::new(Algorithm::HS256) };
             let token = jsonwebtoken::encode(&header, &claims, &key).unwrap();
-            assert_eq!(verify(&token, SECRET, NOW).unwrap()["userId"], "u1");
+            assert_eq!(verify(&token, SECRET, NOW).unwrap().user_id, "u1");
         }
     }
 

@@ -5,7 +5,9 @@
 
 pub mod account;
 pub mod audit;
+pub mod block;
 pub mod channel;
+pub mod context;
 pub mod identity;
 pub mod ids;
 pub mod ingest;

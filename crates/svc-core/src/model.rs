@@ -1,7 +1,14 @@
-//! The records Svc keeps. Times are epoch milliseconds; JSON-shaped fields are `serde_json::Value`
-//! already validated by the surface that accepted them.
+//! The records Svc keeps. Times are epoch milliseconds. A report is typed through and through
+//! ([`crate::block`], [`crate::context`], [`crate::identity::Identity`]); settings documents that
+//! only their own module reads (a widget configuration, a room's meta) stay JSON values,
+//! validated by the surface that accepted them.
 
 use serde_json::Value;
+
+use crate::block::Block;
+use crate::context::Context;
+use crate::identity::Identity;
+use crate::status::Status;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Organization {
@@ -50,11 +57,57 @@ pub struct Channel {
     pub updated_at: i64,
 }
 
+/// What kind of actor an [`Author`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthorKind {
+    /// Whoever filed a report from the widget (verified or not), or answered in their thread.
+    Reporter,
+    /// A key: an agent on the tool endpoint, a script on the REST API.
+    Agent,
+    /// A person signed in to the dashboard.
+    User,
+    /// The command line (`svc ...`).
+    Cli,
+    /// Svc itself (housekeeping, retention).
+    System,
+}
+
+impl AuthorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuthorKind::Reporter => "reporter",
+            AuthorKind::Agent => "agent",
+            AuthorKind::User => "user",
+            AuthorKind::Cli => "cli",
+            AuthorKind::System => "system",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        [AuthorKind::Reporter, AuthorKind::Agent, AuthorKind::User, AuthorKind::Cli, AuthorKind::System]
+            .into_iter()
+            .find(|kind| kind.as_str() == text)
+    }
+}
+
+/// A kind compares with its name (`kind == "agent"`), for templates and tests.
+impl PartialEq<&str> for AuthorKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Display for AuthorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Who filed a report or made a change: `{kind, id, label}` (decisions §3).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Author {
-    /// `reporter`, `agent`, `user` (dashboard) or `key` (a REST key).
-    pub kind: String,
+    pub kind: AuthorKind,
     pub id: Option<String>,
     pub label: Option<String>,
 }
@@ -64,11 +117,11 @@ pub struct Report {
     pub id: String,
     pub project_id: String,
     pub channel_key: String,
-    pub status: String,
+    pub status: Status,
     pub title: String,
-    pub blocks: Value,
-    pub context: Value,
-    pub identity: Option<Value>,
+    pub blocks: Vec<Block>,
+    pub context: Context,
+    pub identity: Option<Identity>,
     pub identity_error: Option<String>,
     pub author: Author,
     /// Copied from `context.artifactId`: the room the report belongs to.
@@ -98,8 +151,8 @@ pub struct NewReport {
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatusChange {
     pub report_id: String,
-    pub from_status: String,
-    pub to_status: String,
+    pub from_status: Status,
+    pub to_status: Status,
     pub by: Author,
     pub at: i64,
 }

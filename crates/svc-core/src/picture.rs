@@ -8,8 +8,9 @@
 //! places with the same width changes nothing a reader can see, while shapes sent by other clients
 //! (the ingest API takes any) become visible.
 
-use serde_json::Value;
 use std::io::Cursor;
+
+use crate::block::{Annotation, AnnotationKind};
 
 /// Pictures larger than this (in pixels) are not decoded again: they are passed on as stored.
 pub const DRAW_PIXELS_MAX: u64 = 16_000_000;
@@ -53,28 +54,21 @@ impl ShapeKind {
     }
 }
 
-/// The shapes of a screenshot block's `annotations` (anything unreadable is skipped).
-pub fn shapes(annotations: Option<&Value>) -> Vec<Shape> {
-    let Some(list) = annotations.and_then(Value::as_array) else { return Vec::new() };
-    list.iter()
+/// The shapes of a screenshot block's `annotations` that can be drawn (a rectangle, arrow or blur
+/// needs two points, a pen stroke one).
+pub fn shapes(annotations: &[Annotation]) -> Vec<Shape> {
+    annotations
+        .iter()
         .filter_map(|shape| {
-            let kind = match shape.get("kind")?.as_str()? {
-                "rect" => ShapeKind::Rect,
-                "arrow" => ShapeKind::Arrow,
-                "pen" => ShapeKind::Pen,
-                "blur" => ShapeKind::Blur,
-                _ => return None,
+            let kind = match shape.kind {
+                AnnotationKind::Rect => ShapeKind::Rect,
+                AnnotationKind::Arrow => ShapeKind::Arrow,
+                AnnotationKind::Pen => ShapeKind::Pen,
+                AnnotationKind::Blur => ShapeKind::Blur,
             };
-            let points = shape
-                .get("points")?
-                .as_array()?
-                .iter()
-                .filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()?)))
-                .filter(|(x, y)| x.is_finite() && y.is_finite())
-                .collect::<Vec<_>>();
+            let points = shape.xy().filter(|(x, y)| x.is_finite() && y.is_finite()).collect::<Vec<_>>();
             let enough = if kind == ShapeKind::Pen { !points.is_empty() } else { points.len() >= 2 };
-            let color = shape.get("color").and_then(Value::as_str).map(String::from);
-            enough.then_some(Shape { kind, points, color })
+            enough.then(|| Shape { kind, points, color: shape.color.clone() })
         })
         .collect()
 }
@@ -322,18 +316,18 @@ mod tests {
 
     #[test]
     fn shapes_are_read_from_the_annotations_and_colors_parsed() {
-        let list = json!([
+        let list: Vec<Annotation> = serde_json::from_value(json!([
             {"kind": "rect", "points": [[1, 2], [30, 40]], "color": "#00ff00"},
             {"kind": "pen", "points": [[5, 5]]},
             {"kind": "arrow", "points": [[5, 5]]},
-            {"kind": "circle", "points": [[1, 1], [2, 2]]},
             {"kind": "blur", "points": [[0, 0], [10.5, 10]]}
-        ]);
-        let read = shapes(Some(&list));
+        ]))
+        .unwrap();
+        let read = shapes(&list);
         assert_eq!(read.iter().map(|s| s.kind).collect::<Vec<_>>(), [ShapeKind::Rect, ShapeKind::Pen, ShapeKind::Blur]);
         assert_eq!(read[0].points, [(1.0, 2.0), (30.0, 40.0)]);
         assert_eq!(read[0].color.as_deref(), Some("#00ff00"));
-        assert!(shapes(None).is_empty());
+        assert!(shapes(&[]).is_empty());
         assert_eq!(parse_color("#00ff00"), Some([0, 255, 0]));
         assert_eq!(parse_color("#f0a"), Some([255, 0, 170]));
         for bad in ["red", "#12345", "#gggggg", "", "#"] {

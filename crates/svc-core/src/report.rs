@@ -1,6 +1,6 @@
 //! Report rules that do not depend on storage: titles.
 
-use serde_json::Value;
+use crate::block::Block;
 
 const TITLE_MAX_CHARS: usize = 80;
 
@@ -23,17 +23,15 @@ pub fn link_url(text: &str) -> Option<&str> {
 /// cut to 80 characters. Without any, a name for the first block: `Screenshot`, `Voice note`,
 /// `Pinpoint on “<element text>”` (its accessible name, else its selector, when it shows no text),
 /// `File <name>`, or a selection's or quote's first line.
-pub fn derive_title(blocks: &Value) -> String {
-    let blocks = blocks.as_array().map(Vec::as_slice).unwrap_or_default();
+pub fn derive_title(blocks: &[Block]) -> String {
     let first_line =
         |text: &str| text.lines().map(|line| strip_markdown(line, TITLE_MAX_CHARS)).find(|l| !l.is_empty());
-    let field = |block: &Value, name: &str| block.get(name).and_then(Value::as_str).unwrap_or_default().to_string();
-    let is = |b: &Value, types: &[&str]| types.contains(&field(b, "type").as_str());
-    let words = blocks.iter().filter(|b| is(b, &["text"])).find_map(|b| first_line(&field(b, "text"))).or_else(|| {
-        blocks
-            .iter()
-            .filter(|b| is(b, &["pinpoint", "quote", "audio", "file"]))
-            .find_map(|b| ["comment", "transcript", "description"].iter().find_map(|name| first_line(&field(b, name))))
+    let written = blocks.iter().find_map(|b| match b {
+        Block::Text(text) => first_line(&text.text),
+        _ => None,
+    });
+    let words = written.or_else(|| {
+        blocks.iter().filter(|b| !matches!(b, Block::Text(_))).find_map(|b| b.own_words().and_then(first_line))
     });
     if let Some(line) = words {
         return cut(&line, TITLE_MAX_CHARS);
@@ -41,23 +39,24 @@ pub fn derive_title(blocks: &Value) -> String {
     let Some(first) = blocks.first() else {
         return "Report".into();
     };
-    let title = match field(first, "type").as_str() {
-        "screenshot" => "Screenshot".to_string(),
-        "audio" => "Voice note".to_string(),
-        "pinpoint" => {
-            let shown = ["text", "accessibleName"]
-                .iter()
-                .find_map(|name| first.get("target").map(|t| field(t, name)).and_then(|t| first_line(&t)));
+    let title = match first {
+        Block::Screenshot(_) => "Screenshot".to_string(),
+        Block::Audio(_) => "Voice note".to_string(),
+        Block::Pinpoint(pinpoint) => {
+            let target = &pinpoint.target;
+            let shown =
+                [target.text.as_deref(), target.accessible_name.as_deref()].into_iter().flatten().find_map(first_line);
             match shown {
                 Some(text) => format!("Pinpoint on “{text}”"),
-                None => format!("Pinpoint on {}", field(first, "selector")),
+                None => format!("Pinpoint on {}", pinpoint.selector),
             }
         }
-        "file" => format!("File {}", field(first, "name")),
-        "selection" | "quote" => {
-            strip_markdown(field(first, "text").lines().next().unwrap_or_default(), TITLE_MAX_CHARS)
+        Block::File(file) => format!("File {}", file.name),
+        Block::Selection(selection) => {
+            strip_markdown(selection.text.lines().next().unwrap_or_default(), TITLE_MAX_CHARS)
         }
-        _ => "Report".to_string(),
+        Block::Quote(quote) => strip_markdown(quote.text.lines().next().unwrap_or_default(), TITLE_MAX_CHARS),
+        Block::Text(_) => "Report".to_string(),
     };
     cut(&title, TITLE_MAX_CHARS)
 }
@@ -155,18 +154,42 @@ mod tests {
             assert_eq!(link_url(bad), None, "{bad:?}");
         }
     }
-    use serde_json::json;
+    use serde_json::{Value, json};
+
+    /// The title of blocks written as JSON, with the fields each type requires filled in where a
+    /// case leaves them out (they play no part in the title).
+    fn title_of(blocks: &Value) -> String {
+        let mut blocks = blocks.clone();
+        for block in blocks.as_array_mut().unwrap() {
+            let object = block.as_object_mut().unwrap();
+            let selector = object.get("selector").cloned().unwrap_or(json!("#x"));
+            match object["type"].as_str().unwrap() {
+                "screenshot" | "audio" => {
+                    object.entry("blobId").or_insert(json!("x"));
+                }
+                "file" => {
+                    object.entry("blobId").or_insert(json!("x"));
+                    object.entry("name").or_insert(json!("f"));
+                }
+                "pinpoint" | "quote" => {
+                    object.entry("target").or_insert(json!({"css": selector}));
+                }
+                _ => {}
+            }
+        }
+        derive_title(&serde_json::from_value::<Vec<Block>>(blocks).unwrap())
+    }
 
     #[test]
     fn title_from_first_text_line_without_markdown() {
         let blocks = json!([{"type": "screenshot", "blobId": "x"}, {"type": "text", "text": "\n\n## The **Save** button [fails](http://x)\nmore"}]);
-        assert_eq!(derive_title(&blocks), "The Save button fails");
+        assert_eq!(title_of(&blocks), "The Save button fails");
     }
 
     #[test]
     fn underscores_inside_words_stay() {
         let blocks = json!([{"type": "text", "text": "`my_var` is _undefined_ in __init__"}]);
-        assert_eq!(derive_title(&blocks), "my_var is undefined in init");
+        assert_eq!(title_of(&blocks), "my_var is undefined in init");
     }
 
     #[test]
@@ -187,23 +210,23 @@ mod tests {
     #[test]
     fn title_is_cut_to_80_characters() {
         let blocks = json!([{"type": "text", "text": "é".repeat(200)}]);
-        assert_eq!(derive_title(&blocks).chars().count(), 80);
+        assert_eq!(title_of(&blocks).chars().count(), 80);
     }
 
     #[test]
     fn title_falls_back_to_block_type() {
-        assert_eq!(derive_title(&json!([{"type": "screenshot"}])), "Screenshot");
-        assert_eq!(derive_title(&json!([{"type": "audio"}])), "Voice note");
-        assert_eq!(derive_title(&json!([{"type": "pinpoint", "selector": "#buy"}])), "Pinpoint on #buy");
-        assert_eq!(derive_title(&json!([{"type": "file", "name": "log.txt"}])), "File log.txt");
+        assert_eq!(title_of(&json!([{"type": "screenshot"}])), "Screenshot");
+        assert_eq!(title_of(&json!([{"type": "audio"}])), "Voice note");
+        assert_eq!(title_of(&json!([{"type": "pinpoint", "selector": "#buy"}])), "Pinpoint on #buy");
+        assert_eq!(title_of(&json!([{"type": "file", "name": "log.txt"}])), "File log.txt");
         assert_eq!(
-            derive_title(
+            title_of(
                 &json!([{"type": "pinpoint", "selector": "#buy", "target": {"css": "#buy", "text": " Pay\n now"}}])
             ),
             "Pinpoint on “Pay”"
         );
         assert_eq!(
-            derive_title(
+            title_of(
                 &json!([{"type": "pinpoint", "selector": "#x", "target": {"css": "#x", "text": "", "accessibleName": "Close"}}])
             ),
             "Pinpoint on “Close”"
@@ -215,15 +238,15 @@ mod tests {
         let pin = json!({"type": "pinpoint", "selector": "#buy", "target": {"css": "#buy", "text": "Pay"}});
         let shot = json!({"type": "screenshot", "blobId": "x"});
         let commented = json!({"type": "pinpoint", "selector": "#buy", "comment": "\n**Make** it green\nplease"});
-        assert_eq!(derive_title(&json!([shot, pin, commented])), "Make it green");
+        assert_eq!(title_of(&json!([shot, pin, commented])), "Make it green");
         let quote = json!({"type": "quote", "text": "Free shipping", "selector": ".promo", "comment": "Not true"});
-        assert_eq!(derive_title(&json!([quote])), "Not true");
+        assert_eq!(title_of(&json!([quote])), "Not true");
         let voice = json!({"type": "audio", "blobId": "x", "transcript": "The menu jumps"});
-        assert_eq!(derive_title(&json!([shot, voice])), "The menu jumps");
+        assert_eq!(title_of(&json!([shot, voice])), "The menu jumps");
         let file = json!({"type": "file", "blobId": "x", "name": "a.har", "description": "HAR of the failure"});
-        assert_eq!(derive_title(&json!([file])), "HAR of the failure");
+        assert_eq!(title_of(&json!([file])), "HAR of the failure");
         // A text block still comes first, wherever it is.
         let text = json!({"type": "text", "text": "Checkout is broken"});
-        assert_eq!(derive_title(&json!([quote, text])), "Checkout is broken");
+        assert_eq!(title_of(&json!([quote, text])), "Checkout is broken");
     }
 }

@@ -12,7 +12,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::identity::{IdentityError, LEEWAY_SECS};
+use crate::identity::{Identity, IdentityError, LEEWAY_SECS};
 use crate::{Invalid, account::Email};
 
 /// The `kid` of every reporter token's header.
@@ -280,32 +280,31 @@ impl Reporter {
     }
 
     /// The report's `identity` for this reporter (decisions §3, plus how they signed in).
-    pub fn identity_json(&self) -> Value {
-        json!({
-            "userId": self.user_id(),
-            "email": self.email,
-            "name": self.name,
-            "avatarUrl": Value::Null,
-            "verified": true,
-            "method": self.method.as_str(),
-        })
+    pub fn identity(&self) -> Identity {
+        Identity {
+            user_id: self.user_id().to_string(),
+            email: self.email.clone(),
+            name: self.name.clone(),
+            avatar_url: None,
+            verified: true,
+            method: Some(self.method),
+            other: Default::default(),
+        }
     }
 
     /// The reporter a verified identity names (an identity token's or a reporter token's);
     /// `None` when the identity is not verified. An identity without a method came from an
     /// identity token.
-    pub fn from_identity(identity: &Value) -> Option<Self> {
-        if identity.get("verified") != Some(&Value::Bool(true)) {
+    pub fn from_identity(identity: &Identity) -> Option<Self> {
+        if !identity.verified {
             return None;
         }
-        let text = |field: &str| identity.get(field).and_then(Value::as_str).map(String::from);
-        let user_id = text("userId")?;
-        let method = text("method").and_then(|m| SignInMethod::parse(&m)).unwrap_or(SignInMethod::Token);
+        let method = identity.method.unwrap_or(SignInMethod::Token);
         let id = match method {
-            SignInMethod::Token => format!("{TOKEN_PREFIX}{user_id}"),
-            SignInMethod::Email | SignInMethod::Oidc => user_id,
+            SignInMethod::Token => format!("{TOKEN_PREFIX}{}", identity.user_id),
+            SignInMethod::Email | SignInMethod::Oidc => identity.user_id.clone(),
         };
-        Some(Reporter { id, email: text("email"), name: text("name"), method })
+        Some(Reporter { id, email: identity.email.clone(), name: identity.name.clone(), method })
     }
 
     /// The reporter as the widget shows them.
@@ -576,19 +575,27 @@ mod tests {
     #[test]
     fn identities_round_trip_and_unverified_ones_name_nobody() {
         let reporter = ann();
-        assert_eq!(Reporter::from_identity(&reporter.identity_json()), Some(reporter));
-        assert_eq!(Reporter::from_identity(&json!({"userId": "u1", "verified": false})), None);
-        let from_token = Reporter::from_identity(&json!({"userId": "u1", "verified": true})).unwrap();
+        assert_eq!(Reporter::from_identity(&reporter.identity()), Some(reporter));
+        assert_eq!(
+            Reporter::from_identity(&serde_json::from_value(json!({"userId": "u1", "verified": false})).unwrap()),
+            None
+        );
+        let from_token =
+            Reporter::from_identity(&serde_json::from_value(json!({"userId": "u1", "verified": true})).unwrap())
+                .unwrap();
         assert_eq!(from_token.method, SignInMethod::Token);
         assert_eq!(from_token.id, "token:u1");
-        assert_eq!(from_token.identity_json()["userId"], "u1", "the site's own user id stays its userId");
+        assert_eq!(from_token.identity().user_id, "u1", "the site's own user id stays its userId");
     }
 
     #[test]
     fn no_value_a_site_or_provider_chooses_names_a_reporter_of_another_kind() {
         let ana = Reporter::by_email(&Email::parse("ana@x.test").unwrap());
         // A host page's identity token whose sub imitates an email reporter's id.
-        let site = Reporter::from_identity(&json!({"userId": "email:ana@x.test", "verified": true})).unwrap();
+        let site = Reporter::from_identity(
+            &serde_json::from_value(json!({"userId": "email:ana@x.test", "verified": true})).unwrap(),
+        )
+        .unwrap();
         assert_ne!(site.id, ana.id);
         // A provider's subject that imitates one.
         let provider = Reporter::by_provider("https://id.example.com", "email:ana@x.test", None, None);
@@ -598,7 +605,7 @@ mod tests {
         assert_ne!(provider.id, other.id);
         assert_ne!(site.id, provider.id);
         for reporter in [ana, site, provider, other] {
-            assert_eq!(Reporter::from_identity(&reporter.identity_json()).as_ref(), Some(&reporter));
+            assert_eq!(Reporter::from_identity(&reporter.identity()).as_ref(), Some(&reporter));
         }
     }
 

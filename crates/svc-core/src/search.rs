@@ -9,6 +9,7 @@
 use serde_json::Value;
 
 use crate::Invalid;
+use crate::block::Block;
 use crate::model::Report;
 
 /// Most characters in a search.
@@ -132,23 +133,36 @@ pub fn parse(text: &str) -> Query {
 pub fn document(report: &Report, comments: &[&str]) -> String {
     let mut doc = Document::default();
     doc.push(&report.title);
-    for block in report.blocks.as_array().map(Vec::as_slice).unwrap_or_default() {
-        for field in ["text", "comment", "transcript", "name", "description"] {
-            if let Some(text) = block.get(field).and_then(Value::as_str) {
-                doc.push(text);
+    for block in &report.blocks {
+        match block {
+            Block::Text(b) => doc.push(&b.text),
+            Block::Selection(b) => doc.push(&b.text),
+            Block::Quote(b) => {
+                doc.push(&b.text);
+                doc.push(&b.comment);
             }
+            Block::Pinpoint(b) => doc.push(b.comment.as_deref().unwrap_or_default()),
+            Block::Audio(b) => doc.push(b.transcript.as_deref().unwrap_or_default()),
+            Block::File(b) => {
+                doc.push(&b.name);
+                doc.push(b.description.as_deref().unwrap_or_default());
+            }
+            Block::Screenshot(_) => {}
         }
     }
-    let url = report.url.as_deref().or_else(|| report.context.get("url").and_then(Value::as_str));
-    if let Some(url) = url {
+    if let Some(url) = report.url.as_deref().or(report.context.url.as_deref()) {
         doc.push_with_words(url);
     }
-    let people = [report.identity.as_ref(), report.context.get("reporter")];
-    for person in people.into_iter().flatten() {
-        if let Some(email) = person.get("email").and_then(Value::as_str) {
+    let verified = report.identity.as_ref().map(|i| (i.email.as_deref(), i.name.as_deref()));
+    let profile = report.context.reporter.as_ref().map(|profile| {
+        let text = |name: &str| profile.get(name).and_then(Value::as_str);
+        (text("email"), text("name"))
+    });
+    for (email, name) in [verified, profile].into_iter().flatten() {
+        if let Some(email) = email {
             doc.push_with_words(email);
         }
-        if let Some(name) = person.get("name").and_then(Value::as_str) {
+        if let Some(name) = name {
             doc.push(name);
         }
     }
@@ -195,7 +209,7 @@ impl Document {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Author;
+    use crate::model::{Author, AuthorKind};
     use serde_json::json;
 
     fn strings(items: &[&str]) -> Vec<String> {
@@ -233,18 +247,22 @@ mod tests {
             id: "01a1fdda5efe00b5d80f3ce3".into(),
             project_id: "p".into(),
             channel_key: "bug".into(),
-            status: "new".into(),
+            status: crate::status::Status::New,
             title: "Checkout fails".into(),
-            blocks: json!([
+            blocks: serde_json::from_value(json!([
                 {"type": "text", "text": "Total is wrong"},
-                {"type": "quote", "text": "Pay now", "comment": "button label", "selector": "#pay"},
+                {"type": "quote", "text": "Pay now", "comment": "button label", "selector": "#pay", "target": {"css": "#pay"}},
                 {"type": "audio", "blobId": "b", "transcript": "spoken words"},
                 {"type": "file", "blobId": "f", "name": "trace.log", "description": "server trace"}
-            ]),
-            context: json!({"reporter": {"email": "eve@example.org", "name": "Eve"}}),
-            identity: Some(json!({"email": "ann@example.com", "name": "Ann"})),
+            ]))
+            .unwrap(),
+            context: serde_json::from_value(json!({"reporter": {"email": "eve@example.org", "name": "Eve"}})).unwrap(),
+            identity: Some(
+                serde_json::from_value(json!({"userId": "u-1", "email": "ann@example.com", "name": "Ann", "verified": true}))
+                    .unwrap(),
+            ),
             identity_error: None,
-            author: Author { kind: "reporter".into(), id: Some("u-1".into()), label: Some("Ann".into()) },
+            author: Author { kind: AuthorKind::Reporter, id: Some("u-1".into()), label: Some("Ann".into()) },
             artifact_id: None,
             url: Some("https://app.example.com/settings".into()),
             created_at: 0,

@@ -14,8 +14,8 @@ pub const COMMENT_KINDS: [&str; 5] = ["fix", "question", "options", "deferral", 
 
 /// One of the six statuses, parsed once at the edge so every surface refuses the same values with
 /// the same message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
-#[serde(try_from = "String")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize, serde::Serialize)]
+#[serde(try_from = "String", into = "&'static str")]
 pub enum Status {
     New,
     Triaged,
@@ -50,11 +50,30 @@ impl std::str::FromStr for Status {
     }
 }
 
+impl From<Status> for &'static str {
+    fn from(status: Status) -> Self {
+        status.as_str()
+    }
+}
+
 impl TryFrom<String> for Status {
     type Error = crate::Invalid;
 
     fn try_from(text: String) -> Result<Self, Self::Error> {
         text.parse()
+    }
+}
+
+/// A status compares with its name, so templates and tests can write `status == "fixed"`.
+impl PartialEq<&str> for Status {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<Status> for &str {
+    fn eq(&self, other: &Status) -> bool {
+        *self == other.as_str()
     }
 }
 

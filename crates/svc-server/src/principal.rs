@@ -139,15 +139,17 @@ impl Principal {
     pub fn author(&self) -> Author {
         match self {
             Principal::ProjectKey(key) | Principal::OrgKey(key) => Author {
-                kind: "agent".into(),
+                kind: svc_core::model::AuthorKind::Agent,
                 id: Some(self.viewer()),
                 label: Some(key.agent_name.clone().unwrap_or_else(|| key.name.clone())),
             },
-            Principal::User(person) => {
-                Author { kind: "user".into(), id: Some(self.viewer()), label: Some(person.user.label().to_string()) }
-            }
+            Principal::User(person) => Author {
+                kind: svc_core::model::AuthorKind::User,
+                id: Some(self.viewer()),
+                label: Some(person.user.label().to_string()),
+            },
             Principal::Reporter { reporter, .. } => Author {
-                kind: "reporter".into(),
+                kind: svc_core::model::AuthorKind::Reporter,
                 id: Some(reporter.id.clone()),
                 label: Some(reporter.label().to_string()),
             },

@@ -72,7 +72,7 @@ pub struct ListedReport {
     pub id: String,
     pub project_id: String,
     pub channel_key: String,
-    pub status: String,
+    pub status: svc_core::status::Status,
     pub title: String,
     pub blocks: Box<serde_json::value::RawValue>,
     pub context: Box<serde_json::value::RawValue>,
@@ -112,7 +112,7 @@ impl ReportText {
     }
 }
 
-fn raw_json(value: &serde_json::Value) -> Box<serde_json::value::RawValue> {
+fn raw_json(value: &impl serde::Serialize) -> Box<serde_json::value::RawValue> {
     serde_json::value::to_raw_value(value).expect("JSON values always serialize")
 }
 
@@ -145,9 +145,9 @@ impl TryFrom<ListedReport> for Report {
     /// Parses the JSON text of a listed report into values (both backends map a report row once,
     /// to [`ListedReport`], and parse from there when a [`Report`] is wanted).
     fn try_from(r: ListedReport) -> StoreResult<Report> {
-        let parse = |raw: &serde_json::value::RawValue, field: &str| {
+        fn parse<T: serde::de::DeserializeOwned>(raw: &serde_json::value::RawValue, field: &str) -> StoreResult<T> {
             serde_json::from_str(raw.get()).map_err(|error| StoreError::Corrupt(format!("{field}: {error}")))
-        };
+        }
         Ok(Report {
             blocks: parse(&r.blocks, "blocks")?,
             context: parse(&r.context, "context")?,
@@ -253,8 +253,13 @@ pub trait ReportStore: Send + Sync {
         limit: u32,
     ) -> StoreResult<Vec<Report>>;
     /// Sets the status and records the change, in one transaction. `NotFound` if no such report.
-    async fn set_report_status(&self, report_id: &str, status: &str, by: &Author, at: i64)
-    -> StoreResult<StatusChange>;
+    async fn set_report_status(
+        &self,
+        report_id: &str,
+        status: svc_core::status::Status,
+        by: &Author,
+        at: i64,
+    ) -> StoreResult<StatusChange>;
     /// Oldest first.
     async fn status_history(&self, report_id: &str) -> StoreResult<Vec<StatusChange>>;
     /// Bulk load for benchmarks and imports: reports only, no blobs, idempotency keys or triage. The

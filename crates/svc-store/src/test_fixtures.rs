@@ -36,7 +36,7 @@ pub(crate) async fn project(store: &dyn Store) -> Project {
 pub(crate) async fn fill_project(store: &dyn Store, project: &Project) -> Vec<String> {
     use svc_core::model::*;
     let now = svc_core::time::now_ms();
-    let by = Author { kind: "user".into(), id: Some("user:ann".into()), label: Some("Ann".into()) };
+    let by = Author { kind: svc_core::model::AuthorKind::User, id: Some("user:ann".into()), label: Some("Ann".into()) };
     let channel = Channel {
         id: new_id(),
         project_id: project.id.clone(),
@@ -73,13 +73,13 @@ pub(crate) async fn fill_project(store: &dyn Store, project: &Project) -> Vec<St
             id: new_id(),
             project_id: project.id.clone(),
             channel_key: "bug".into(),
-            status: "new".into(),
+            status: "new".parse().unwrap(),
             title: "Sweeping words".into(),
-            blocks: json!([{"type": "text", "text": "Sweeping words"}]),
-            context: json!({"artifactId": "doc-1"}),
+            blocks: serde_json::from_value(serde_json::json!([{"type": "text", "text": "Sweeping words"}])).unwrap(),
+            context: serde_json::from_value(serde_json::json!({"artifactId": "doc-1"})).unwrap(),
             identity: None,
             identity_error: None,
-            author: Author { kind: "reporter".into(), id: Some("u-1".into()), label: None },
+            author: Author { kind: svc_core::model::AuthorKind::Reporter, id: Some("u-1".into()), label: None },
             artifact_id: Some("doc-1".into()),
             url: None,
             created_at: now,
@@ -106,7 +106,7 @@ pub(crate) async fn fill_project(store: &dyn Store, project: &Project) -> Vec<St
         })
         .await
         .unwrap();
-    store.set_report_status(&ids[0], "triaged", &by, now).await.unwrap();
+    store.set_report_status(&ids[0], "triaged".parse().unwrap(), &by, now).await.unwrap();
     let labels = svc_core::triage::LabelChange::Add(vec![svc_core::triage::Label::parse("UX").unwrap()]);
     store.change_labels(std::slice::from_ref(&project.id), &ids, &labels, now).await.unwrap();
     store.mark_viewed(&ids, "user:ann", now).await.unwrap();

@@ -107,13 +107,24 @@ fn report_at(project_id: &str, created_at: i64) -> Report {
         id: new_id_at(created_at),
         project_id: project_id.into(),
         channel_key: "bug".into(),
-        status: "new".into(),
+        status: "new".parse().unwrap(),
         title: "The save button does nothing".into(),
-        blocks: json!([{"type": "text", "text": "The save button does nothing"}]),
-        context: json!({"url": "https://app.example.com/settings", "viewport": {"width": 1280, "height": 800}}),
-        identity: Some(json!({"userId": "u-1", "email": "ann@example.com", "verified": true})),
+        blocks: serde_json::from_value(serde_json::json!([{"type": "text", "text": "The save button does nothing"}]))
+            .unwrap(),
+        context: serde_json::from_value(
+            serde_json::json!({"url": "https://app.example.com/settings", "viewport": {"width": 1280, "height": 800}}),
+        )
+        .unwrap(),
+        identity: Some(
+            serde_json::from_value(serde_json::json!({"userId": "u-1", "email": "ann@example.com", "verified": true}))
+                .unwrap(),
+        ),
         identity_error: None,
-        author: Author { kind: "reporter".into(), id: Some("u-1".into()), label: Some("Ann".into()) },
+        author: Author {
+            kind: svc_core::model::AuthorKind::Reporter,
+            id: Some("u-1".into()),
+            label: Some("Ann".into()),
+        },
         artifact_id: None,
         url: Some("https://app.example.com/settings".into()),
         created_at,
@@ -177,7 +188,11 @@ fn filter(project_id: &str, limit: u32) -> ReportFilter {
 }
 
 fn author(kind: &str, id: &str) -> Author {
-    Author { kind: kind.into(), id: Some(id.into()), label: Some(format!("{id} label")) }
+    Author {
+        kind: svc_core::model::AuthorKind::parse(kind).expect("an author kind"),
+        id: Some(id.into()),
+        label: Some(format!("{id} label")),
+    }
 }
 
 fn api_key(org_id: &str, project_id: Option<&str>, name: &str) -> ApiKey {
@@ -513,11 +528,11 @@ conformance! {
         let mut made = Vec::new();
         for index in 0..5i64 {
             let mut report = report_at(&project.id, now_ms() + index);
-            report.blocks = json!([{"type": "text", "text": format!("é \"{index}\" \\ \u{1f600}\n")},
-                                   {"type": "pinpoint", "selector": "#a", "point": {"x": 0.1, "y": 1e-7}}]);
-            report.context = json!({"url": "https://x.example/?a=1", "n": -12, "big": 18446744073709551615u64,
-                                    "f": 1.5e300, "nested": {"b": [1, 2.5, null], "a": true}});
-            report.identity = (index % 2 == 0).then(|| json!({"userId": "u-1", "name": "Zoë"}));
+            report.blocks = serde_json::from_value(serde_json::json!([{"type": "text", "text": format!("é \"{index}\" \\ \u{1f600}\n")},
+                                   {"type": "pinpoint", "selector": "#a", "point": {"x": 0.1, "y": 1e-7}}])).unwrap();
+            report.context = serde_json::from_value(serde_json::json!({"url": "https://x.example/?a=1", "n": -12, "big": 18446744073709551615u64,
+                                    "f": 1.5e300, "nested": {"b": [1, 2.5, null], "a": true}})).unwrap();
+            report.identity = (index % 2 == 0).then(|| serde_json::from_value(serde_json::json!({"userId": "u-1", "name": "Zoë"})).unwrap());
             made.push(create(&store, filed(report)).await);
         }
         for status in [None, Some("new".to_string())] {
@@ -556,7 +571,7 @@ conformance! {
         }
         let fixed = [made[0].id.clone(), made[4].id.clone()];
         for id in &fixed {
-            store.set_report_status(id, "fixed", &author("user", "u-9"), base + 100).await.unwrap();
+            store.set_report_status(id, "fixed".parse().unwrap(), &author("user", "u-9"), base + 100).await.unwrap();
         }
         let expect = |keep: &dyn Fn(&Report) -> bool| -> Vec<String> {
             made.iter().rev().filter(|r| keep(r)).map(|r| r.id.clone()).collect()
@@ -569,7 +584,7 @@ conformance! {
         assert_eq!(list(filter(&project.id, 50)).await, expect(&|r| r.project_id == project.id));
         assert_eq!(list(filter(&project.id, 3)).await, expect(&|r| r.project_id == project.id)[..3]);
         assert_eq!(
-            list(ReportFilter { status: Some("fixed".into()), ..filter(&project.id, 50) }).await,
+            list(ReportFilter { status: Some("fixed".parse().unwrap()), ..filter(&project.id, 50) }).await,
             vec![made[4].id.clone(), made[0].id.clone()]
         );
         assert_eq!(
@@ -581,7 +596,7 @@ conformance! {
             expect(&|r| r.project_id == project.id && r.artifact_id.as_deref() == Some("doc-1"))
         );
         assert_eq!(
-            list(ReportFilter { status: Some("new".into()), channel_key: Some("bug".into()), ..filter(&project.id, 50) }).await,
+            list(ReportFilter { status: Some("new".parse().unwrap()), channel_key: Some("bug".into()), ..filter(&project.id, 50) }).await,
             expect(&|r| r.project_id == project.id && r.channel_key == "bug" && !fixed.contains(&r.id))
         );
         // Unknown values give empty lists, not errors.
@@ -645,13 +660,13 @@ conformance! {
         let filed_report = create(&store, filed(report(&project.id))).await;
         let at = now_ms() + 10;
         let agent = author("agent", "agent:k1");
-        let change = store.set_report_status(&filed_report.id, "triaged", &agent, at).await.unwrap();
+        let change = store.set_report_status(&filed_report.id, "triaged".parse().unwrap(), &agent, at).await.unwrap();
         assert_eq!(
             change,
-            StatusChange { report_id: filed_report.id.clone(), from_status: "new".into(), to_status: "triaged".into(), by: agent.clone(), at }
+            StatusChange { report_id: filed_report.id.clone(), from_status: "new".parse().unwrap(), to_status: "triaged".parse().unwrap(), by: agent.clone(), at }
         );
-        let human = Author { kind: "user".into(), id: None, label: None };
-        store.set_report_status(&filed_report.id, "fixed", &human, at + 5).await.unwrap();
+        let human = Author { kind: svc_core::model::AuthorKind::User, id: None, label: None };
+        store.set_report_status(&filed_report.id, "fixed".parse().unwrap(), &human, at + 5).await.unwrap();
 
         let stored = store.get_report(&filed_report.id).await.unwrap().unwrap();
         assert_eq!((stored.status.as_str(), stored.updated_at), ("fixed", at + 5));
@@ -660,10 +675,10 @@ conformance! {
         assert_eq!(history[0], change);
         assert_eq!(
             history[1],
-            StatusChange { report_id: filed_report.id.clone(), from_status: "triaged".into(), to_status: "fixed".into(), by: human, at: at + 5 }
+            StatusChange { report_id: filed_report.id.clone(), from_status: "triaged".parse().unwrap(), to_status: "fixed".parse().unwrap(), by: human, at: at + 5 }
         );
 
-        let error = store.set_report_status(&new_id(), "fixed", &agent, at).await.unwrap_err();
+        let error = store.set_report_status(&new_id(), "fixed".parse().unwrap(), &agent, at).await.unwrap_err();
         assert!(matches!(error, StoreError::NotFound), "{error:?}");
         assert!(store.status_history(&new_id()).await.unwrap().is_empty());
     }
@@ -1017,7 +1032,10 @@ async fn sqlite_data_survives_reopening_the_file() {
             NewReport { idempotency_key: Some("k".into()), ..with_blobs(report(&project.id), &[&blob.id]) },
         )
         .await;
-        store.set_report_status(&filed_report.id, "triaged", &author("user", "u"), now_ms()).await.unwrap();
+        store
+            .set_report_status(&filed_report.id, "triaged".parse().unwrap(), &author("user", "u"), now_ms())
+            .await
+            .unwrap();
         (project, filed_report, blob)
     };
 
@@ -1145,8 +1163,8 @@ fn label_counts(pairs: &[(&str, i64)]) -> Vec<LabelCount> {
 fn saying(project_id: &str, at: i64, text: &str, author_id: &str) -> Report {
     Report {
         title: text.chars().take(80).collect(),
-        blocks: json!([{"type": "text", "text": text}]),
-        author: Author { kind: "reporter".into(), id: Some(author_id.into()), label: None },
+        blocks: serde_json::from_value(serde_json::json!([{"type": "text", "text": text}])).unwrap(),
+        author: Author { kind: svc_core::model::AuthorKind::Reporter, id: Some(author_id.into()), label: None },
         identity: None,
         ..report_at(project_id, at)
     }
@@ -1253,7 +1271,7 @@ conformance! {
         assert!(listed(&store, labelled("bug")).await.is_empty());
         let text = store.list_reports_text(&labelled("later")).await.unwrap();
         assert_eq!(text[0].labels, labels(&["needs design", "Later"]));
-        let combined = ReportFilter { status: Some("new".into()), channel_key: Some("bug".into()), ..labelled("needs design") };
+        let combined = ReportFilter { status: Some("new".parse().unwrap()), channel_key: Some("bug".into()), ..labelled("needs design") };
         assert_eq!(listed(&store, combined).await, vec![second.clone(), first.clone()]);
 
         // No change, no new updatedAt.
@@ -1298,7 +1316,7 @@ conformance! {
             made.push(create(&store, filed(saying(&project.id, base + index as i64, "hello", author_id))).await);
         }
         let theirs = create(&store, filed(saying(&other.id, base + 9, "hello", "u-1"))).await;
-        store.set_report_status(&made[3].id, "fixed", &author("user", "u"), base + 20).await.unwrap();
+        store.set_report_status(&made[3].id, "fixed".parse().unwrap(), &author("user", "u"), base + 20).await.unwrap();
         store.run_maintenance_once().await.unwrap();
 
         let by = |reporter: &str| ReportFilter { reporter: Some(reporter.into()), ..filter(&project.id, 50) };
@@ -1307,7 +1325,7 @@ conformance! {
         assert_eq!(listed(&store, by("ann@example.com")).await, vec![made[4].id.clone()]);
         assert!(listed(&store, by("u")).await.is_empty());
         assert!(listed(&store, by("--")).await.is_empty());
-        let fixed = ReportFilter { status: Some("fixed".into()), ..by("u-1") };
+        let fixed = ReportFilter { status: Some("fixed".parse().unwrap()), ..by("u-1") };
         assert_eq!(listed(&store, fixed).await, vec![made[3].id.clone()]);
         let both = ReportFilter { project_ids: vec![project.id.clone(), other.id.clone()], ..by("u-1") };
         assert_eq!(listed(&store, both.clone()).await, vec![theirs.id.clone(), made[3].id.clone(), made[0].id.clone()]);
@@ -1354,11 +1372,11 @@ conformance! {
         let project = project(&store).await;
         let base = now_ms();
         let mut quoted = saying(&project.id, base, "Prices look off", "u-1");
-        quoted.blocks = json!([
+        quoted.blocks = serde_json::from_value(serde_json::json!([
             {"type": "quote", "text": "Pay now", "comment": "label is misleading", "selector": "#pay"},
             {"type": "audio", "blobId": new_id(), "transcript": "the spinner never stops"}
-        ]);
-        quoted.identity = Some(json!({"userId": "u-1", "email": "ann@example.com", "name": "Ann Smith"}));
+        ])).unwrap();
+        quoted.identity = Some(serde_json::from_value(serde_json::json!({"userId": "u-1", "email": "ann@example.com", "name": "Ann Smith"})).unwrap());
         quoted.url = Some("https://shop.example.com/basket/summary".into());
         let quoted = create(&store, filed(quoted)).await;
         let plain = create(&store, filed(saying(&project.id, base + 1, "The spinner stops and never loads", "u-2"))).await;
@@ -1406,7 +1424,7 @@ conformance! {
             .map(|i| {
                 let project_id = if i % 3 == 0 { &other.id } else { &project.id };
                 let text = if i % 2 == 0 { format!("alpha report {i}") } else { format!("beta report {i}") };
-                Report { status: if i % 5 == 0 { "fixed".into() } else { "new".into() }, ..saying(project_id, base + i / 2, &text, "u-1") }
+                Report { status: if i % 5 == 0 { "fixed".parse().unwrap() } else { "new".parse().unwrap() }, ..saying(project_id, base + i / 2, &text, "u-1") }
             })
             .collect();
         store.insert_reports_bulk(&loaded).await.unwrap();
@@ -1440,7 +1458,7 @@ conformance! {
         let alpha = |r: &Report| r.title.starts_with("alpha");
         assert_eq!(page_through(searching(&both, "alpha", 7)).await, expect(&alpha));
         assert_eq!(page_through(searching(&[&project.id], "alpha", 7)).await, expect(&|r| alpha(r) && r.project_id == project.id));
-        let fixed = ReportFilter { status: Some("fixed".into()), ..searching(&both, "report", 4) };
+        let fixed = ReportFilter { status: Some("fixed".parse().unwrap()), ..searching(&both, "report", 4) };
         assert_eq!(page_through(fixed).await, expect(&|r| r.title.contains("report") && r.status == "fixed"));
         let by_reporter = ReportFilter { reporter: Some("u-2".into()), ..searching(&both, "alpha", 6) };
         assert_eq!(page_through(by_reporter).await, expect(&|r| alpha(r) && r.author.id.as_deref() == Some("u-2")));
@@ -1461,12 +1479,12 @@ conformance! {
         let mine = vec![project.id.clone()];
         store.set_assignee(&mine, &[made[1].clone(), made[6].clone()], Some("user-a"), base + 50).await.unwrap();
         store.change_labels(&mine, &[made[2].clone(), made[6].clone()], &add(&["ux"]), base + 50).await.unwrap();
-        store.set_report_status(&made[5], "triaged", &author("user", "u"), base + 60).await.unwrap();
+        store.set_report_status(&made[5], "triaged".parse().unwrap(), &author("user", "u"), base + 60).await.unwrap();
         store.run_maintenance_once().await.unwrap();
         let search = searching(&[&project.id], "widget", 50);
         let pick = |indexes: &[usize]| -> Vec<String> { indexes.iter().rev().map(|i| made[*i].clone()).collect() };
         assert_eq!(listed(&store, ReportFilter { channel_key: Some("idea".into()), ..search.clone() }).await, pick(&[4, 5, 6, 7]));
-        assert_eq!(listed(&store, ReportFilter { status: Some("triaged".into()), ..search.clone() }).await, pick(&[5]));
+        assert_eq!(listed(&store, ReportFilter { status: Some("triaged".parse().unwrap()), ..search.clone() }).await, pick(&[5]));
         assert_eq!(listed(&store, ReportFilter { artifact_id: Some("doc-1".into()), ..search.clone() }).await, pick(&[0, 4]));
         assert_eq!(
             listed(&store, ReportFilter { assignee: Some(AssigneeFilter::User("user-a".into())), ..search.clone() }).await,
@@ -1620,7 +1638,7 @@ conformance! {
         let second = create(&store, with_key(saying(&doomed.id, now - 4, "doomed pineapple twice", "u-2"), "idem-1")).await;
         let unbound = stored_blob(&store, &doomed.id).await;
         store.create_comment(&comment(&first, "doomed comment", true, now - 3)).await.unwrap();
-        store.set_report_status(&first.id, "triaged", &author("user", "user:ann"), now - 2).await.unwrap();
+        store.set_report_status(&first.id, "triaged".parse().unwrap(), &author("user", "user:ann"), now - 2).await.unwrap();
         store.change_labels(std::slice::from_ref(&doomed.id), &[first.id.clone(), second.id.clone()], &add(&["UX", "Later"]), now - 1).await.unwrap();
         store.mark_viewed(&[first.id.clone(), second.id.clone()], "user:ann", now).await.unwrap();
         store.upsert_room(&room(&doomed.id, "doc-1", now), &RoomChanges::default()).await.unwrap();

@@ -182,7 +182,7 @@ pub async fn patch_feedback(
         )
         .await?;
     }
-    Ok(Json(ReportPatchView { id: report.id, status, labels, assignee }))
+    Ok(Json(ReportPatchView { id: report.id, status: status.as_str().into(), labels, assignee }))
 }
 
 /// The report's comments, oldest first, drafts included (`draft: true`).

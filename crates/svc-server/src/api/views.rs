@@ -5,7 +5,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
+use svc_core::block::Block;
 use svc_core::channel::{ChannelChanges, NewChannel, NewHint};
+use svc_core::context::Context;
+use svc_core::identity::Identity;
 use svc_core::key::NewKey;
 use svc_core::model::*;
 use svc_core::project::ProjectChanges;
@@ -174,7 +177,7 @@ impl TryFrom<ProjectPatch> for ProjectChanges {
 
 #[derive(Serialize, ToSchema, Clone)]
 pub struct AuthorView {
-    /// `reporter` (ingest) or `agent` (a key).
+    /// `reporter` (ingest), `agent` (a key), `user` (a person in the dashboard), `cli` or `system`.
     pub kind: String,
     pub id: Option<String>,
     pub label: Option<String>,
@@ -182,7 +185,7 @@ pub struct AuthorView {
 
 impl From<&Author> for AuthorView {
     fn from(a: &Author) -> Self {
-        AuthorView { kind: a.kind.clone(), id: a.id.clone(), label: a.label.clone() }
+        AuthorView { kind: a.kind.as_str().to_string(), id: a.id.clone(), label: a.label.clone() }
     }
 }
 
@@ -197,7 +200,12 @@ pub struct StatusChangeView {
 
 impl From<&StatusChange> for StatusChangeView {
     fn from(c: &StatusChange) -> Self {
-        StatusChangeView { from: c.from_status.clone(), to: c.to_status.clone(), by: (&c.by).into(), at: iso(c.at) }
+        StatusChangeView {
+            from: c.from_status.as_str().into(),
+            to: c.to_status.as_str().into(),
+            by: (&c.by).into(),
+            at: iso(c.at),
+        }
     }
 }
 
@@ -211,11 +219,11 @@ pub struct ReportView {
     pub status: String,
     pub title: String,
     #[schema(value_type = Vec<Object>)]
-    pub blocks: Value,
+    pub blocks: Vec<Block>,
     #[schema(value_type = Object)]
-    pub context: Value,
+    pub context: Context,
     #[schema(value_type = Option<Object>)]
-    pub identity: Option<Value>,
+    pub identity: Option<Identity>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub identity_error: Option<String>,
     pub author: AuthorView,
@@ -239,7 +247,7 @@ impl From<&Report> for ReportView {
             short_id: svc_core::ids::short_id(&r.id).to_string(),
             project_id: r.project_id.clone(),
             channel_key: r.channel_key.clone(),
-            status: r.status.clone(),
+            status: r.status.as_str().into(),
             title: r.title.clone(),
             blocks: r.blocks.clone(),
             context: r.context.clone(),
@@ -298,13 +306,17 @@ impl<'a> From<&'a ListedReport> for ListedReportView<'a> {
             short_id: svc_core::ids::short_id(&r.id),
             project_id: &r.project_id,
             channel_key: &r.channel_key,
-            status: &r.status,
+            status: r.status.as_str(),
             title: &r.title,
             blocks: &r.blocks,
             context: &r.context,
             identity: r.identity.as_deref(),
             identity_error: r.identity_error.as_deref(),
-            author: AuthorRef { kind: &r.author.kind, id: r.author.id.as_deref(), label: r.author.label.as_deref() },
+            author: AuthorRef {
+                kind: r.author.kind.as_str(),
+                id: r.author.id.as_deref(),
+                label: r.author.label.as_deref(),
+            },
             artifact_id: r.artifact_id.as_deref(),
             url: r.url.as_deref(),
             assignee: r.assignee.as_deref(),
@@ -412,7 +424,7 @@ impl From<&Comment> for CommentView {
             report_id: c.report_id.clone(),
             author: c.author.id.clone(),
             author_label: c.author.label.clone(),
-            author_kind: c.author.kind.clone(),
+            author_kind: c.author.kind.as_str().into(),
             text: c.text.clone(),
             kind: c.kind.clone(),
             draft: c.draft,
@@ -750,19 +762,20 @@ mod listed_view_tests {
     use serde_json::json;
 
     fn report(n: i64, identity: Option<Value>) -> Report {
+        let identity = identity.map(|value| serde_json::from_value(value).unwrap());
         Report {
             id: format!("01a1fe145ff9009e2c4d27c{n}"),
             project_id: "01a1fe145ff9009e2c4d27c8".into(),
             channel_key: "bug".into(),
-            status: "new".into(),
+            status: "new".parse().unwrap(),
             title: "Checkout \"fails\" \u{e9}".into(),
-            blocks: json!([{"type": "text", "text": "line\nnext \u{1f600} \\ \"q\" \u{1}"},
-                           {"type": "pinpoint", "selector": "#a > b", "point": {"x": 0.42, "y": 1e-7}, "n": -0.0}]),
-            context: json!({"url": "https://x.example/?a=1&b=<2>", "viewport": {"width": 1440, "height": 900},
-                            "big": 18446744073709551615u64, "neg": -12, "f": 1.5e300, "flags": [], "z": null}),
+            blocks: serde_json::from_value(serde_json::json!([{"type": "text", "text": "line\nnext \u{1f600} \\ \"q\" \u{1}"},
+                           {"type": "pinpoint", "selector": "#a > b", "target": {"css": "#a > b"}, "point": {"x": 0.42, "y": 1e-7}, "n": -0.0}])).unwrap(),
+            context: serde_json::from_value(serde_json::json!({"url": "https://x.example/?a=1&b=<2>", "viewport": {"width": 1440, "height": 900},
+                            "big": 18446744073709551615u64, "neg": -12, "f": 1.5e300, "flags": [], "z": null})).unwrap(),
             identity,
             identity_error: (n == 2).then(|| "expired".to_string()),
-            author: Author { kind: "reporter".into(), id: Some("u-1".into()), label: None },
+            author: Author { kind: svc_core::model::AuthorKind::Reporter, id: Some("u-1".into()), label: None },
             artifact_id: (n == 1).then(|| "doc".to_string()),
             url: Some("https://x.example/".into()),
             created_at: 1_795_000_000_000 + n,
@@ -776,8 +789,8 @@ mod listed_view_tests {
     fn a_listed_page_is_the_same_json_as_a_report_page() {
         let reports = vec![
             report(1, None),
-            report(2, Some(json!({"userId": "u", "email": "a@b.c"}))),
-            report(3, Some(Value::Null)),
+            report(2, Some(json!({"userId": "u", "email": "a@b.c", "verified": true}))),
+            report(3, Some(json!({"userId": "r", "verified": true, "method": "email", "extra": 1}))),
         ];
         for next_cursor in [None, Some("01a1fe145ff9009e2c4d27c3".to_string())] {
             let page =

@@ -35,7 +35,7 @@ fn csv_line(report: &svc_core::model::Report, project: &str) -> String {
         report.id.as_str(),
         svc_core::ids::short_id(&report.id),
         project,
-        &report.status,
+        report.status.as_str(),
         &report.channel_key,
         &report.title,
         &reporter,

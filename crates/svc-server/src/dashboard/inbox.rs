@@ -251,7 +251,7 @@ pub async fn page(
             who: view::reporter(report).name,
             when: When::at(report.created_at, now),
             project: project_name(&report.project_id),
-            status: report.status.clone(),
+            status: report.status.as_str().into(),
             channel: report.channel_key.clone(),
             unread: !seen.contains(&report.id) && selected.as_deref() != Some(report.id.as_str()),
             selected: selected.as_deref() == Some(report.id.as_str()),
@@ -343,7 +343,8 @@ async fn detail(
         None => Vec::new(),
     };
     let assignee = report.assignee.as_ref().map(|id| (id.clone(), member_name(&assignable, id)));
-    let reporter_id = (report.author.kind == "reporter").then(|| report.author.id.clone()).flatten();
+    let reporter_id =
+        (report.author.kind == svc_core::model::AuthorKind::Reporter).then(|| report.author.id.clone()).flatten();
     Ok(Detail {
         assignee,
         assignable,
@@ -356,7 +357,8 @@ async fn detail(
         artifact: view::artifact_facts(&report),
         console: view::console_errors(&report),
         reporter: view::reporter(&report),
-        author: (report.author.kind == "agent").then(|| report.author.label.clone().unwrap_or_default()),
+        author: (report.author.kind == svc_core::model::AuthorKind::Agent)
+            .then(|| report.author.label.clone().unwrap_or_default()),
         comments: view::comments(&comments, now),
         history: view::history(&history, now),
         viewers: viewers.into_iter().map(|(who, at)| (who, When::at(at, now))).collect(),
@@ -624,7 +626,7 @@ pub async fn bulk(State(state): State<AppState>, Submitted(person, form): Submit
     }
     if let Some(status) = status {
         for (report, _) in &selected {
-            if report.status != status.as_str() {
+            if report.status != status {
                 reports::set_status(&*state.store, &state.config.public_url, report, status, &principal).await?;
             }
         }

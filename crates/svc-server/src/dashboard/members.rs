@@ -141,7 +141,12 @@ async fn members_page(
             .await?
             .into_iter()
             .map(|event| LogRow {
-                who: event.actor.label.clone().or(event.actor.id.clone()).unwrap_or_else(|| event.actor.kind.clone()),
+                who: event
+                    .actor
+                    .label
+                    .clone()
+                    .or(event.actor.id.clone())
+                    .unwrap_or_else(|| event.actor.kind.to_string()),
                 what: describe(&event.action, &event.detail),
                 when: When::at(event.at, now),
             })

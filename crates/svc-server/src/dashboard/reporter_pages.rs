@@ -164,8 +164,8 @@ pub async fn confirm_page(State(state): State<AppState>, Query(query): Query<Tok
         token: &query.token,
         project: &link.project.name,
         title: &link.report.title,
-        status: &link.report.status,
-        waiting: link.report.status == svc_core::status::Status::Fixed.as_str(),
+        status: link.report.status.as_str(),
+        waiting: link.report.status == svc_core::status::Status::Fixed,
         answered: None,
     };
     Ok(render(StatusCode::OK, &page))
@@ -221,7 +221,7 @@ pub async fn confirm(
         token: &form.token,
         project: &link.project.name,
         title: &link.report.title,
-        status: &status_now,
+        status: status_now.as_str(),
         waiting: false,
         answered,
     };

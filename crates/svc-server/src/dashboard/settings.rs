@@ -293,7 +293,7 @@ pub async fn audit_log(
         .map(|event| AuditRow {
             when: When::at(event.at, now),
             who: event.actor.label.clone().or(event.actor.id.clone()).unwrap_or_else(|| "unknown".into()),
-            kind: actor_kind(&event.actor.kind),
+            kind: actor_kind(event.actor.kind.as_str()),
             what: describe(&event.action, &event.detail),
         })
         .collect();

@@ -1,7 +1,8 @@
 //! What the dashboard's templates show, built from domain values. Every reporter value stays a
 //! plain string here; the templates escape it. Only `http(s)` links become links.
 
-use serde_json::Value;
+use svc_core::block::{Block, SelectorInfo, number};
+use svc_core::context::Device;
 use svc_core::model::{Comment, Report, StatusChange};
 
 /// A short, human time ("3 min ago", "Mar 4") next to its exact ISO form for a tooltip.
@@ -83,12 +84,9 @@ pub fn highlight(text: &str, search: &str) -> Vec<Segment> {
     segments
 }
 
-fn text_of<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
-}
-
-fn number_of(value: &Value, key: &str) -> Option<f64> {
-    value.get(key).and_then(Value::as_f64).filter(|n| n.is_finite())
+/// Text worth showing: present and not empty.
+fn shown(text: Option<&str>) -> Option<&str> {
+    text.filter(|s| !s.is_empty())
 }
 
 /// A CSS selector and what else the widget recorded about the element.
@@ -101,20 +99,14 @@ pub struct Selector {
 }
 
 impl Selector {
-    fn of(block: &Value) -> Option<Self> {
-        let target = block.get("target");
-        let css = target.and_then(|t| text_of(t, "css")).or_else(|| text_of(block, "selector"))?;
-        let target = target.cloned().unwrap_or(Value::Null);
+    fn of(target: Option<&SelectorInfo>, selector: Option<&str>) -> Option<Self> {
+        let css = shown(target.map(|t| t.css.as_str())).or(shown(selector))?;
         Some(Selector {
             css: css.to_string(),
-            xpath: text_of(&target, "xpath").map(str::to_string),
-            test_ids: target
-                .get("testIds")
-                .and_then(Value::as_array)
-                .map(|ids| ids.iter().filter_map(Value::as_str).map(str::to_string).collect())
-                .unwrap_or_default(),
-            component: text_of(&target, "reactComponent").map(str::to_string),
-            match_index: target.get("matchIndex").and_then(Value::as_u64),
+            xpath: shown(target.and_then(|t| t.xpath.as_deref())).map(str::to_string),
+            test_ids: target.map(|t| t.test_ids().to_vec()).unwrap_or_default(),
+            component: shown(target.and_then(|t| t.react_component.as_deref())).map(str::to_string),
+            match_index: target.and_then(|t| t.match_index),
         })
     }
 }
@@ -135,7 +127,6 @@ pub enum BlockView {
     Quote { text: String, comment: String, selector: Option<Selector> },
     Pinpoint { comment: Option<String>, selector: Option<Selector> },
     File { url: String, name: String, size: String, description: Option<String> },
-    Unknown { kind: String },
 }
 
 pub fn blob_url(blob_id: &str) -> String {
@@ -153,29 +144,30 @@ fn size_text(bytes: f64) -> String {
 /// The blocks of a report as the page shows them. Pinpoints are also drawn on the screenshot
 /// they were made on (the report's screenshot, in the page's viewport coordinates).
 pub fn blocks(report: &Report) -> Vec<BlockView> {
-    let blocks = report.blocks.as_array().cloned().unwrap_or_default();
-    let viewport = report.context.get("viewport");
-    let viewport_size = viewport.and_then(|v| Some((number_of(v, "width")?, number_of(v, "height")?)));
-    let pins: Vec<(f64, f64)> = blocks
+    let viewport = report.context.viewport.as_ref();
+    let viewport_size = viewport.and_then(|v| Some((number(v.width.as_ref()?), number(v.height.as_ref()?))));
+    let pins: Vec<(f64, f64)> = report
+        .blocks
         .iter()
-        .filter(|b| text_of(b, "type") == Some("pinpoint"))
-        .filter_map(|b| {
-            let rect = b.get("rect")?;
-            let (x, y, w, h) =
-                (number_of(rect, "x")?, number_of(rect, "y")?, number_of(rect, "width")?, number_of(rect, "height")?);
-            let point = b.get("point");
-            let px = point.and_then(|p| number_of(p, "x")).unwrap_or(0.5);
-            let py = point.and_then(|p| number_of(p, "y")).unwrap_or(0.5);
-            Some((x + px * w, y + py * h))
+        .filter_map(|b| match b {
+            Block::Pinpoint(pin) => {
+                let rect = pin.rect.as_ref()?;
+                let (x, y, w, h) = (number(&rect.x), number(&rect.y), number(&rect.width), number(&rect.height));
+                let px = pin.point.as_ref().map_or(0.5, |p| number(&p.x));
+                let py = pin.point.as_ref().map_or(0.5, |p| number(&p.y));
+                Some((x + px * w, y + py * h))
+            }
+            _ => None,
         })
         .collect();
-    blocks
+    report
+        .blocks
         .iter()
-        .map(|block| match text_of(block, "type").unwrap_or_default() {
-            "text" => BlockView::Text { text: text_of(block, "text").unwrap_or_default().to_string() },
-            "screenshot" => {
-                let width = block.get("width").and_then(Value::as_i64).unwrap_or(0);
-                let height = block.get("height").and_then(Value::as_i64).unwrap_or(0);
+        .map(|block| match block {
+            Block::Text(b) => BlockView::Text { text: b.text.clone() },
+            Block::Screenshot(b) => {
+                let width = b.width.as_ref().and_then(serde_json::Number::as_i64).unwrap_or(0);
+                let height = b.height.as_ref().and_then(serde_json::Number::as_i64).unwrap_or(0);
                 // Pins are in CSS pixels of the viewport; the image may be scaled (device pixels).
                 let markers = match viewport_size {
                     Some((vw, vh)) if vw > 0.0 && vh > 0.0 && width > 0 && height > 0 => pins
@@ -190,41 +182,40 @@ pub fn blocks(report: &Report) -> Vec<BlockView> {
                     _ => Vec::new(),
                 };
                 BlockView::Screenshot {
-                    url: blob_url(text_of(block, "blobId").unwrap_or_default()),
+                    url: blob_url(&b.blob_id),
                     width,
                     height,
                     markers,
-                    annotations: block.get("annotations").and_then(Value::as_array).map_or(0, Vec::len),
+                    annotations: b.annotations.as_ref().map_or(0, Vec::len),
                 }
             }
-            "audio" => BlockView::Audio {
-                url: blob_url(text_of(block, "blobId").unwrap_or_default()),
-                duration: number_of(block, "durationMs").map(|ms| {
-                    let total = (ms / 1000.0).round() as u64;
+            Block::Audio(b) => BlockView::Audio {
+                url: blob_url(&b.blob_id),
+                duration: b.duration_ms.as_ref().map(|ms| {
+                    let total = (number(ms) / 1000.0).round() as u64;
                     format!("{}:{:02}", total / 60, total % 60)
                 }),
-                transcript: text_of(block, "transcript").map(str::to_string),
+                transcript: shown(b.transcript.as_deref()).map(str::to_string),
             },
-            "selection" => BlockView::Selection {
-                text: text_of(block, "text").unwrap_or_default().to_string(),
-                selector: Selector::of(block),
+            Block::Selection(b) => BlockView::Selection {
+                text: b.text.clone(),
+                selector: Selector::of(b.target.as_ref(), b.selector.as_deref()),
             },
-            "quote" => BlockView::Quote {
-                text: text_of(block, "text").unwrap_or_default().to_string(),
-                comment: text_of(block, "comment").unwrap_or_default().to_string(),
-                selector: Selector::of(block),
+            Block::Quote(b) => BlockView::Quote {
+                text: b.text.clone(),
+                comment: b.comment.clone(),
+                selector: Selector::of(Some(&b.target), Some(&b.selector)),
             },
-            "pinpoint" => BlockView::Pinpoint {
-                comment: text_of(block, "comment").map(str::to_string),
-                selector: Selector::of(block),
+            Block::Pinpoint(b) => BlockView::Pinpoint {
+                comment: shown(b.comment.as_deref()).map(str::to_string),
+                selector: Selector::of(Some(&b.target), Some(&b.selector)),
             },
-            "file" => BlockView::File {
-                url: blob_url(text_of(block, "blobId").unwrap_or_default()),
-                name: text_of(block, "name").unwrap_or("file").to_string(),
-                size: number_of(block, "bytes").map(size_text).unwrap_or_default(),
-                description: text_of(block, "description").map(str::to_string),
+            Block::File(b) => BlockView::File {
+                url: blob_url(&b.blob_id),
+                name: shown(Some(&b.name)).unwrap_or("file").to_string(),
+                size: b.bytes.as_ref().map(|n| size_text(number(n))).unwrap_or_default(),
+                description: shown(b.description.as_deref()).map(str::to_string),
             },
-            other => BlockView::Unknown { kind: other.to_string() },
         })
         .collect()
 }
@@ -281,35 +272,36 @@ pub fn browser_and_os(user_agent: &str) -> String {
 pub fn context_facts(report: &Report) -> Vec<Fact> {
     let context = &report.context;
     let mut facts = Vec::new();
-    if let Some(url) = text_of(context, "url") {
+    if let Some(url) = shown(context.url.as_deref()) {
         facts.push(Fact {
             label: "Page",
             value: url.to_string(),
             link: svc_core::report::link_url(url).map(str::to_string),
         });
     }
-    if let Some(ua) = text_of(context, "userAgent") {
+    if let Some(ua) = shown(context.user_agent.as_deref()) {
         facts.push(Fact { label: "Browser", value: browser_and_os(ua), link: None });
     }
-    if let Some(viewport) = context.get("viewport")
-        && let (Some(w), Some(h)) = (number_of(viewport, "width"), number_of(viewport, "height"))
+    if let Some(viewport) = &context.viewport
+        && let (Some(w), Some(h)) = (&viewport.width, &viewport.height)
     {
-        facts.push(Fact { label: "Viewport", value: format!("{w:.0} × {h:.0}"), link: None });
+        facts.push(Fact { label: "Viewport", value: format!("{:.0} × {:.0}", number(w), number(h)), link: None });
     }
-    for (key, label) in [("device", "Device"), ("language", "Locale"), ("userId", "User id"), ("timestamp", "Sent at")]
-    {
-        if let Some(value) = context.get(key).filter(|v| !v.is_null()) {
-            let text = value.as_str().map(str::to_string).unwrap_or_else(|| value.to_string());
-            facts.push(Fact { label, value: text, link: None });
+    for (label, value) in [
+        ("Device", context.device.map(Device::as_str)),
+        ("Locale", context.language.as_deref()),
+        ("User id", context.user_id.as_deref()),
+        ("Sent at", context.timestamp.as_deref()),
+    ] {
+        if let Some(value) = value {
+            facts.push(Fact { label, value: value.to_string(), link: None });
         }
     }
-    if let Some(flags) = context.get("flags").and_then(Value::as_array).filter(|f| !f.is_empty()) {
-        let names: Vec<String> =
-            flags.iter().map(|f| f.as_str().map(str::to_string).unwrap_or_else(|| f.to_string())).collect();
-        facts.push(Fact { label: "Flags", value: names.join(", "), link: None });
+    if !context.flags().is_empty() {
+        facts.push(Fact { label: "Flags", value: context.flags().join(", "), link: None });
     }
-    for (key, label) in [("extra", "Extra"), ("custom", "Attributes")] {
-        if let Some(object) = context.get(key).and_then(Value::as_object).filter(|o| !o.is_empty()) {
+    for (label, object) in [("Extra", &context.extra), ("Attributes", &context.custom)] {
+        if let Some(object) = object.as_ref().filter(|o| !o.is_empty()) {
             facts.push(Fact { label, value: serde_json::to_string_pretty(object).unwrap_or_default(), link: None });
         }
     }
@@ -318,34 +310,27 @@ pub fn context_facts(report: &Report) -> Vec<Fact> {
 
 /// Console errors the widget captured.
 pub fn console_errors(report: &Report) -> Vec<String> {
-    report
-        .context
-        .get("consoleErrors")
-        .and_then(Value::as_array)
-        .map(|errors| errors.iter().map(|e| e.as_str().map(str::to_string).unwrap_or_else(|| e.to_string())).collect())
-        .unwrap_or_default()
+    report.context.console_errors().to_vec()
 }
 
 /// The artifact (room) a report was filed on: title, tool, goal, constraints, URL.
 pub fn artifact_facts(report: &Report) -> Vec<Fact> {
-    let Some(artifact) = report.context.get("artifact").filter(|a| a.is_object()) else { return Vec::new() };
+    let Some(artifact) = &report.context.artifact else { return Vec::new() };
     let mut facts = Vec::new();
-    for (key, label) in [("title", "Artifact"), ("tool", "Tool"), ("goal", "Goal"), ("url", "Artifact URL")] {
-        if let Some(value) = text_of(artifact, key) {
-            let link = if key == "url" { svc_core::report::link_url(value).map(str::to_string) } else { None };
+    for (label, value) in [
+        ("Artifact", &artifact.title),
+        ("Tool", &artifact.tool),
+        ("Goal", &artifact.goal),
+        ("Artifact URL", &artifact.url),
+    ] {
+        if let Some(value) = shown(value.as_deref()) {
+            let link =
+                if label == "Artifact URL" { svc_core::report::link_url(value).map(str::to_string) } else { None };
             facts.push(Fact { label, value: value.to_string(), link });
         }
     }
-    if let Some(constraints) = artifact.get("constraints").filter(|c| !c.is_null()) {
-        let value = match constraints {
-            Value::Array(items) => items
-                .iter()
-                .map(|i| i.as_str().map(str::to_string).unwrap_or_else(|| i.to_string()))
-                .collect::<Vec<_>>()
-                .join("; "),
-            other => other.as_str().map(str::to_string).unwrap_or_else(|| other.to_string()),
-        };
-        facts.push(Fact { label: "Constraints", value, link: None });
+    if let Some(constraints) = &artifact.constraints {
+        facts.push(Fact { label: "Constraints", value: constraints.join("; "), link: None });
     }
     facts
 }
@@ -360,19 +345,18 @@ pub struct Reporter {
 
 pub fn reporter(report: &Report) -> Reporter {
     if let Some(identity) = &report.identity {
-        let name = text_of(identity, "name")
-            .or(text_of(identity, "email"))
-            .or(text_of(identity, "userId"))
+        let name = shown(identity.name.as_deref())
+            .or(shown(identity.email.as_deref()))
+            .or(shown(Some(&identity.user_id)))
             .unwrap_or("Reporter");
-        let detail = text_of(identity, "email").filter(|e| *e != name).map(str::to_string);
-        let verified = identity.get("verified").and_then(Value::as_bool).unwrap_or(false);
-        return Reporter { name: name.to_string(), detail, verified };
+        let detail = shown(identity.email.as_deref()).filter(|e| *e != name).map(str::to_string);
+        return Reporter { name: name.to_string(), detail, verified: identity.verified };
     }
-    if report.author.kind == "agent" {
+    if report.author.kind == svc_core::model::AuthorKind::Agent {
         let label = report.author.label.clone().unwrap_or_else(|| "an agent".into());
         return Reporter { name: label, detail: Some("agent".into()), verified: false };
     }
-    match text_of(&report.context, "userId") {
+    match shown(report.context.user_id.as_deref()) {
         Some(user_id) => Reporter { name: user_id.to_string(), detail: Some("user id".into()), verified: false },
         None => Reporter { name: "Anonymous".into(), detail: None, verified: false },
     }
@@ -382,16 +366,36 @@ pub fn reporter(report: &Report) -> Reporter {
 /// text block (its first line is the title), else the first comment on a quote or pinpoint, else
 /// the first text of any block.
 pub fn snippet(report: &Report) -> String {
-    let blocks = report.blocks.as_array().map(Vec::as_slice).unwrap_or_default();
-    let after_title =
-        blocks.iter().find(|b| text_of(b, "type") == Some("text")).and_then(|b| text_of(b, "text")).map(|text| {
+    let blocks = &report.blocks;
+    let after_title = blocks
+        .iter()
+        .find_map(|b| match b {
+            Block::Text(text) => Some(text.text.as_str()),
+            _ => None,
+        })
+        .map(|text| {
             let text = text.trim_start();
             text.split_once('\n').map_or("", |(_, rest)| rest)
         });
+    fn comment(b: &Block) -> Option<&str> {
+        match b {
+            Block::Quote(q) => Some(q.comment.as_str()),
+            Block::Pinpoint(p) => p.comment.as_deref(),
+            _ => None,
+        }
+    }
+    fn any_text(b: &Block) -> Option<&str> {
+        match b {
+            Block::Text(t) => Some(t.text.as_str()),
+            Block::Selection(s) => Some(s.text.as_str()),
+            Block::Quote(q) => Some(q.text.as_str()),
+            _ => None,
+        }
+    }
     let text = after_title
         .filter(|rest| !rest.trim().is_empty())
-        .or_else(|| blocks.iter().find_map(|b| text_of(b, "comment").filter(|c| !c.trim().is_empty())))
-        .or_else(|| blocks.iter().find_map(|b| text_of(b, "text")))
+        .or_else(|| blocks.iter().find_map(|b| comment(b).filter(|c| !c.trim().is_empty())))
+        .or_else(|| blocks.iter().find_map(any_text))
         .unwrap_or_default();
     let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if line.chars().count() > 140 { format!("{}…", line.chars().take(140).collect::<String>()) } else { line }
@@ -413,8 +417,8 @@ pub fn comments(comments: &[Comment], now: i64) -> Vec<CommentView> {
         .iter()
         .map(|c| CommentView {
             id: c.id.clone(),
-            author: c.author.label.clone().unwrap_or_else(|| c.author.kind.clone()),
-            author_kind: c.author.kind.clone(),
+            author: c.author.label.clone().unwrap_or_else(|| c.author.kind.to_string()),
+            author_kind: c.author.kind.to_string(),
             kind: c.kind.clone(),
             text: c.text.clone(),
             draft: c.draft,
@@ -435,9 +439,9 @@ pub fn history(changes: &[StatusChange], now: i64) -> Vec<ChangeView> {
     changes
         .iter()
         .map(|c| ChangeView {
-            from: c.from_status.clone(),
-            to: c.to_status.clone(),
-            by: c.by.label.clone().unwrap_or_else(|| c.by.kind.clone()),
+            from: c.from_status.to_string(),
+            to: c.to_status.to_string(),
+            by: c.by.label.clone().unwrap_or_else(|| c.by.kind.to_string()),
             when: When::at(c.at, now),
         })
         .collect()
@@ -456,18 +460,19 @@ mod tests {
         assert_eq!(joined, "The Pay button does nothing");
     }
 
-    fn report_of(blocks: Value) -> Report {
+    fn report_of(blocks: serde_json::Value) -> Report {
+        let blocks: Vec<Block> = serde_json::from_value(blocks).unwrap();
         Report {
             id: "01a1fdda5efe00b5d80f3ce3".into(),
             project_id: "01a1fdda418d004999fe6783".into(),
             channel_key: "bug".into(),
-            status: "new".into(),
+            status: svc_core::status::Status::New,
             title: svc_core::report::derive_title(&blocks),
             blocks,
-            context: serde_json::json!({}),
+            context: Default::default(),
             identity: None,
             identity_error: None,
-            author: svc_core::model::Author { kind: "reporter".into(), id: None, label: None },
+            author: svc_core::model::Author { kind: svc_core::model::AuthorKind::Reporter, id: None, label: None },
             artifact_id: None,
             url: None,
             assignee: None,

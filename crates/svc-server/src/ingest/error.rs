@@ -51,13 +51,13 @@ impl IngestError {
     }
 }
 
+/// A body that fails its schema: the code, and a `message` naming the field at fault
+/// (`blocks[1].text: must be 1 to 10000 characters`).
 impl From<Rejection> for IngestError {
     fn from(rejection: Rejection) -> Self {
-        match rejection {
-            Rejection::Blocks(_) => IngestError::BLOCKS_INVALID,
-            Rejection::Context(_) => IngestError::CONTEXT_INVALID,
-            Rejection::BlobIdInvalid(_) => IngestError::BLOB_ID_INVALID,
-        }
+        let mut detail = serde_json::Map::new();
+        detail.insert("message".into(), rejection.message().into());
+        IngestError::Detailed(StatusCode::BAD_REQUEST, rejection.code(), detail)
     }
 }
 

@@ -5,8 +5,9 @@ use axum::body::Body;
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::{HeaderMap, HeaderValue};
 use serde_json::{Value, json};
-use svc_core::identity::IdentityError;
-use svc_core::ingest::{REPORT_BODY_MAX_BYTES, validate_submission_owned};
+use svc_core::context::Context;
+use svc_core::identity::{Identity, IdentityError};
+use svc_core::ingest::{REPORT_BODY_MAX_BYTES, parse_submission};
 use svc_core::model::{Author, Project};
 
 use super::access::{self, IDENTITY_HEADER, IngestProject};
@@ -31,8 +32,7 @@ pub async fn submit(State(state): State<AppState>, request: Request<Body>) -> In
         BodyError::TooLarge => IngestError::TOO_LARGE,
         BodyError::Unreadable => IngestError::BLOCKS_INVALID,
     })?;
-    let body: Value = serde_json::from_slice(&bytes).map_err(|_| IngestError::BLOCKS_INVALID)?;
-    let submission = validate_submission_owned(body, &state.config.limits)?;
+    let submission = parse_submission(&bytes, &state.config.limits)?;
     record_sighting(&state, &project, &parts.headers, &submission.context);
     let idempotency_key = match parts.headers.get("idempotency-key").map(|v| v.to_str()) {
         None => None,
@@ -63,13 +63,9 @@ pub async fn submit(State(state): State<AppState>, request: Request<Body>) -> In
 
 /// The widget was seen on the page the report names (`context.url`), else on the page its
 /// request came from.
-fn record_sighting(state: &AppState, project: &Project, headers: &HeaderMap, context: &serde_json::Map<String, Value>) {
+fn record_sighting(state: &AppState, project: &Project, headers: &HeaderMap, context: &Context) {
     let now = svc_core::time::now_ms();
-    match context
-        .get("url")
-        .and_then(Value::as_str)
-        .filter(|url| url.starts_with("http://") || url.starts_with("https://"))
-    {
+    match context.url.as_deref().filter(|url| url.starts_with("http://") || url.starts_with("https://")) {
         Some(url) => state.sightings.record(&project.id, Source::Report, Some(url), PageKnown::FromPage, now),
         None => {
             let page = sightings::page_from_headers(headers);
@@ -86,7 +82,7 @@ async fn verify_identity(
     state: &AppState,
     project: &Project,
     header: Option<&HeaderValue>,
-) -> IngestResult<(Option<Value>, Option<String>)> {
+) -> IngestResult<(Option<Identity>, Option<String>)> {
     let Some(header) = header else { return Ok((None, None)) };
     // A header that is not plain text is a malformed token, not a missing one; an empty one is missing.
     let Ok(token) = header.to_str() else {
@@ -105,12 +101,12 @@ async fn verify_identity(
 
 /// `reporter`: the verified reporter's id (which says how they were verified), else
 /// `context.userId`; labelled by name or email.
-fn reporter_author(identity: Option<&Value>, context: &serde_json::Map<String, Value>) -> Author {
+fn reporter_author(identity: Option<&Identity>, context: &Context) -> Author {
     let verified = identity.and_then(svc_core::reporter::Reporter::from_identity);
     let label = verified.as_ref().and_then(|r| r.name.clone().filter(|n| !n.is_empty()).or_else(|| r.email.clone()));
     Author {
-        kind: "reporter".into(),
-        id: verified.map(|r| r.id).or_else(|| context.get("userId").and_then(Value::as_str).map(String::from)),
+        kind: svc_core::model::AuthorKind::Reporter,
+        id: verified.map(|r| r.id).or_else(|| context.user_id.clone()),
         label,
     }
 }

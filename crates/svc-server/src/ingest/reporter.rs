@@ -155,7 +155,7 @@ fn thread_json(item: &ThreadReport) -> Value {
         "url": report.url,
         "createdAt": iso(report.created_at),
         "lastActivity": iso(item.last_activity()),
-        "awaitingConfirmation": report.status == svc_core::status::Status::Fixed.as_str(),
+        "awaitingConfirmation": report.status == svc_core::status::Status::Fixed,
         "comments": item.comments.iter().map(comment_json).collect::<Vec<_>>(),
         "history": item.history.iter().map(change_json).collect::<Vec<_>>(),
     })

@@ -13,10 +13,12 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use serde_json::{Value, json};
+use serde_json::{Number, Value, json};
 use std::fmt::Write;
+use svc_core::block::{Block, PinpointBlock, ScreenshotBlock, SelectorInfo};
+use svc_core::context::{ArtifactMeta, Context};
 use svc_core::markdown::{LONG_LINE_MAX_CHARS, ONE_LINE_MAX_CHARS, code_span, fenced, one_line};
-use svc_core::model::{Author, Comment, Project, Report, StatusChange};
+use svc_core::model::{Author, AuthorKind, Comment, Project, Report, StatusChange};
 use svc_core::picture::{self, Shape, ShapeKind};
 use svc_core::{ids, time};
 
@@ -26,24 +28,6 @@ use crate::state::AppState;
 pub const MAX_IMAGES: usize = 6;
 /// 8 MiB of image data before base64.
 pub const MAX_IMAGE_BYTES: usize = 8 * 1024 * 1024;
-
-/// Context fields the document shows in a section of their own (or in the service's lines).
-const SHOWN_ELSEWHERE: [&str; 5] = ["artifact", "artifactId", "consoleErrors", "network", "userId"];
-/// The page section's fields, in the order shown.
-const PAGE_FIELDS: [&str; 12] = [
-    "url",
-    "viewport",
-    "device",
-    "userAgent",
-    "language",
-    "timestamp",
-    "channelSource",
-    "flags",
-    "extra",
-    "custom",
-    "reporter",
-    "pathname",
-];
 
 /// What goes into the document besides the report.
 pub struct Parts<'a> {
@@ -55,8 +39,9 @@ pub struct Parts<'a> {
     pub images: bool,
 }
 
-fn text_of<'a>(value: &'a Value, field: &str) -> Option<&'a str> {
-    value.get(field).and_then(Value::as_str).filter(|s| !s.is_empty())
+/// Text worth showing: present and not empty.
+fn shown(text: Option<&str>) -> Option<&str> {
+    text.filter(|s| !s.is_empty())
 }
 
 fn human_bytes(bytes: i64) -> String {
@@ -70,6 +55,11 @@ fn human_bytes(bytes: i64) -> String {
 /// A validated number as people write it: whole numbers without a fraction, others to two places.
 fn number(n: f64) -> String {
     if n.fract() == 0.0 && n.abs() < 1e15 { format!("{n:.0}") } else { format!("{n:.2}") }
+}
+
+/// A number the widget sent, as people write it.
+fn json_number(n: &Number) -> String {
+    number(svc_core::block::number(n))
 }
 
 /// A short value in a code span.
@@ -104,73 +94,72 @@ fn labelled_json(doc: &mut String, label: &str, value: &Value) {
 
 /// The details of a SelectorInfo after its css: what the element shows and is called, then where
 /// it is.
-fn selector_details(target: Option<&Value>, selector: &str) -> String {
+fn selector_details(target: Option<&SelectorInfo>, selector: &str) -> String {
     let Some(target) = target else { return String::new() };
-    let strings = |field: &str| -> Vec<String> {
-        target
-            .get(field)
-            .and_then(Value::as_array)
-            .map(|items| items.iter().filter_map(Value::as_str).map(long_code).collect())
-            .unwrap_or_default()
+    let codes = |items: Option<&Vec<String>>| -> Vec<String> {
+        items.map(|items| items.iter().map(|item| long_code(item)).collect()).unwrap_or_default()
     };
     let mut out = String::new();
-    let text = text_of(target, "text");
+    let text = shown(target.text.as_deref());
     if let Some(text) = text {
         let _ = write!(out, " · text: {}", code(text));
     }
     // The name is news only where it differs from the text (an icon button, a labelled field).
-    if let Some(name) = text_of(target, "accessibleName").filter(|name| Some(name.trim()) != text.map(str::trim)) {
+    if let Some(name) = shown(target.accessible_name.as_deref()).filter(|name| Some(name.trim()) != text.map(str::trim))
+    {
         let _ = write!(out, " · accessible name: {}", code(name));
     }
-    let ids = strings("testIds");
+    let ids = codes(target.test_ids.as_ref());
     if !ids.is_empty() {
         let _ = write!(out, " · testIds: {}", ids.join(", "));
     }
-    if let Some(index) = target.get("matchIndex").and_then(Value::as_u64) {
+    if let Some(index) = target.match_index {
         let _ = write!(out, " · matchIndex: {index}");
     }
-    if let Some(component) = text_of(target, "reactComponent") {
+    if let Some(component) = shown(target.react_component.as_deref()) {
         let _ = write!(out, " · component: {}", code(component));
     }
-    let hosts = strings("shadowHosts");
+    let hosts = codes(target.shadow_hosts.as_ref());
     if !hosts.is_empty() {
         let _ = write!(out, " · inside shadow roots of: {}", hosts.join(" > "));
     }
-    let frames = strings("frames");
+    let frames = codes(target.frames.as_ref());
     if !frames.is_empty() {
         let _ = write!(out, " · inside frames: {}", frames.join(" > "));
     }
-    if let Some(css) = text_of(target, "css").filter(|css| *css != selector) {
+    if let Some(css) = shown(Some(&target.css)).filter(|css| *css != selector) {
         let _ = write!(out, " · target css: {}", long_code(css));
     }
-    if let Some(xpath) = text_of(target, "xpath") {
+    if let Some(xpath) = shown(target.xpath.as_deref()) {
         let _ = write!(out, " · xpath: {}", long_code(xpath));
     }
     out
 }
 
 /// `Element: <css>` and its details, for selections and quotes.
-fn element_line(doc: &mut String, label: &str, block: &Value) {
-    let selector = text_of(block, "selector").or(block.pointer("/target/css").and_then(Value::as_str));
+fn element_line(doc: &mut String, label: &str, selector: Option<&str>, target: Option<&SelectorInfo>) {
+    let selector = shown(selector).or(target.map(|t| t.css.as_str()));
     if let Some(css) = selector {
-        let _ = writeln!(doc, "{label}{}{}", long_code(css), selector_details(block.get("target"), css));
+        let _ = writeln!(doc, "{label}{}{}", long_code(css), selector_details(target, css));
     }
 }
 
 /// Where a pinpoint landed: the click within the element's box, and the box on the page.
-fn pinpoint_place(block: &Value) -> String {
+fn pinpoint_place(pin: &PinpointBlock) -> String {
     let mut out = String::new();
-    let num = |v: &Value, f: &str| v.get(f).and_then(Value::as_f64);
-    if let Some(point) = block.get("point")
-        && let (Some(x), Some(y)) = (num(point, "x"), num(point, "y"))
-    {
-        let _ = write!(out, " · clicked at {:.0}%, {:.0}% of its box", x * 100.0, y * 100.0);
+    let n = svc_core::block::number;
+    if let Some(point) = &pin.point {
+        let _ = write!(out, " · clicked at {:.0}%, {:.0}% of its box", n(&point.x) * 100.0, n(&point.y) * 100.0);
     }
-    if let Some(rect) = block.get("rect")
-        && let (Some(x), Some(y), Some(w), Some(h)) =
-            (num(rect, "x"), num(rect, "y"), num(rect, "width"), num(rect, "height"))
-    {
-        let _ = write!(out, " · box: {}×{} at ({}, {}) on the page", number(w), number(h), number(x), number(y));
+    if let Some(rect) = &pin.rect {
+        let _ = write!(
+            out,
+            " · box: {}×{} at ({}, {}) on the page",
+            json_number(&rect.width),
+            json_number(&rect.height),
+            json_number(&rect.x),
+            json_number(&rect.y)
+        );
     }
     out
 }
@@ -178,10 +167,10 @@ fn pinpoint_place(block: &Value) -> String {
 /// The `reporter:` line: who filed the report, and whether Svc verified it.
 fn reporter_line(report: &Report) -> Option<String> {
     if let Some(identity) = &report.identity {
-        let name = text_of(identity, "name").or(text_of(identity, "email")).unwrap_or("unnamed");
-        let email = text_of(identity, "email").map(|e| format!(", email {}", code(e))).unwrap_or_default();
-        let user = text_of(identity, "userId").unwrap_or_default();
-        return Some(format!("{}{email} (verified, user id {})", code(name), code(user)));
+        let email = shown(identity.email.as_deref());
+        let name = shown(identity.name.as_deref()).or(email).unwrap_or("unnamed");
+        let email = email.map(|e| format!(", email {}", code(e))).unwrap_or_default();
+        return Some(format!("{}{email} (verified, user id {})", code(name), code(&identity.user_id)));
     }
     let refused = report
         .identity_error
@@ -202,14 +191,14 @@ fn reporter_line(report: &Report) -> Option<String> {
 /// (`agent`, `team member`, `reporter`, `API key`).
 fn who(author: &Author) -> (String, String) {
     let name = author.label.as_deref().or(author.id.as_deref()).unwrap_or("someone");
-    let kind = match author.kind.as_str() {
-        "agent" => "agent".to_string(),
-        "user" => "team member".to_string(),
-        "reporter" => "reporter".to_string(),
-        "key" => "API key".to_string(),
-        other => one_line(other, 40),
+    let kind = match author.kind {
+        AuthorKind::Agent => "agent",
+        AuthorKind::User => "team member",
+        AuthorKind::Reporter => "reporter",
+        AuthorKind::Cli => "command line",
+        AuthorKind::System => "Svc",
     };
-    (code(name), kind)
+    (code(name), kind.to_string())
 }
 
 /// ` · resource: <uri> · download: <path>`: how to fetch a blob through this endpoint and REST.
@@ -250,9 +239,8 @@ struct Image {
 }
 
 /// The picture an agent sees for a screenshot block (the stored blob stays as uploaded).
-async fn screenshot_image(state: &AppState, block: &Value, shapes: &[Shape]) -> Result<Image, String> {
-    let blob_id = text_of(block, "blobId").unwrap_or_default();
-    let stored = match state.blobs.read_all(blob_id).await {
+async fn screenshot_image(state: &AppState, block: &ScreenshotBlock, shapes: &[Shape]) -> Result<Image, String> {
+    let stored = match state.blobs.read_all(&block.blob_id).await {
         Ok(Some(bytes)) => bytes,
         Ok(None) => return Err("its file is missing".into()),
         Err(error) => {
@@ -260,7 +248,7 @@ async fn screenshot_image(state: &AppState, block: &Value, shapes: &[Shape]) -> 
             return Err("could not be read".into());
         }
     };
-    let mime = text_of(block, "mime").unwrap_or("image/png").to_string();
+    let mime = shown(block.mime.as_deref()).unwrap_or("image/png").to_string();
     if shapes.is_empty() {
         return Ok(Image { data: stored.to_vec(), mime, drawn: false });
     }
@@ -288,16 +276,16 @@ struct Blocks<'a> {
 }
 
 impl Blocks<'_> {
-    async fn screenshot(&mut self, doc: &mut String, block: &Value) {
+    async fn screenshot(&mut self, doc: &mut String, block: &ScreenshotBlock) {
         let (state, report) = (self.state, self.report);
         self.number += 1;
         let n = self.number;
-        let blob_id = text_of(block, "blobId").unwrap_or_default();
-        let size = match (block.get("width").and_then(Value::as_i64), block.get("height").and_then(Value::as_i64)) {
-            (Some(w), Some(h)) => format!("{w}×{h}"),
+        let blob_id = &block.blob_id;
+        let size = match (&block.width, &block.height) {
+            (Some(w), Some(h)) => format!("{}×{}", json_number(w), json_number(h)),
             _ => "size unknown".into(),
         };
-        let shapes = picture::shapes(block.get("annotations"));
+        let shapes = picture::shapes(block.annotations.as_deref().unwrap_or_default());
         let count = match shapes.len() {
             0 => String::new(),
             1 => ", 1 annotation".into(),
@@ -342,43 +330,42 @@ impl Blocks<'_> {
     }
 
     /// One block of the report section (text blocks are written before the others).
-    async fn write(&mut self, doc: &mut String, block: &Value) {
+    async fn write(&mut self, doc: &mut String, block: &Block) {
         let report = self.report;
-        match text_of(block, "type").unwrap_or_default() {
-            "text" => {
-                let _ = writeln!(doc, "{}", fenced(text_of(block, "text").unwrap_or_default(), "text"));
+        match block {
+            Block::Text(b) => {
+                let _ = writeln!(doc, "{}", fenced(&b.text, "text"));
             }
-            "selection" => {
-                let _ = write!(doc, "Selected text:\n{}", fenced(text_of(block, "text").unwrap_or_default(), "text"));
-                element_line(doc, "Element: ", block);
+            Block::Selection(b) => {
+                let _ = write!(doc, "Selected text:\n{}", fenced(&b.text, "text"));
+                element_line(doc, "Element: ", b.selector.as_deref(), b.target.as_ref());
                 doc.push('\n');
             }
-            "quote" => {
-                let _ = write!(doc, "Quoted text:\n{}", fenced(text_of(block, "text").unwrap_or_default(), "text"));
-                element_line(doc, "Element: ", block);
-                labelled(doc, "Comment", text_of(block, "comment").unwrap_or_default());
+            Block::Quote(b) => {
+                let _ = write!(doc, "Quoted text:\n{}", fenced(&b.text, "text"));
+                element_line(doc, "Element: ", Some(&b.selector), Some(&b.target));
+                labelled(doc, "Comment", &b.comment);
                 doc.push('\n');
             }
-            "pinpoint" => {
-                let selector = text_of(block, "selector").unwrap_or_default();
+            Block::Pinpoint(b) => {
                 let _ = writeln!(
                     doc,
                     "Pinpoint · Element: {}{}{}",
-                    long_code(selector),
-                    selector_details(block.get("target"), selector),
-                    pinpoint_place(block)
+                    long_code(&b.selector),
+                    selector_details(Some(&b.target), &b.selector),
+                    pinpoint_place(b)
                 );
-                if let Some(comment) = text_of(block, "comment") {
+                if let Some(comment) = shown(b.comment.as_deref()) {
                     labelled(doc, "Comment", comment);
                 }
                 doc.push('\n');
             }
-            "audio" => {
+            Block::Audio(b) => {
                 let seconds =
-                    block.get("durationMs").and_then(Value::as_f64).map(|ms| format!(" ({:.1} s)", ms / 1000.0));
-                let refs = text_of(block, "blobId").map(|id| blob_refs(report, id)).unwrap_or_default();
+                    b.duration_ms.as_ref().map(|ms| format!(" ({:.1} s)", svc_core::block::number(ms) / 1000.0));
+                let refs = blob_refs(report, &b.blob_id);
                 let _ = writeln!(doc, "Voice note{}{refs}", seconds.unwrap_or_default());
-                match text_of(block, "transcript") {
+                match shown(b.transcript.as_deref()) {
                     Some(transcript) => {
                         let _ = write!(doc, "Transcript:\n{}", fenced(transcript, "text"));
                     }
@@ -386,86 +373,92 @@ impl Blocks<'_> {
                 }
                 doc.push('\n');
             }
-            "file" => {
-                let size = block.get("bytes").and_then(Value::as_i64).map(human_bytes).unwrap_or_default();
+            Block::File(b) => {
+                let size = b.bytes.as_ref().and_then(Number::as_i64).map(human_bytes).unwrap_or_default();
                 let _ = writeln!(
                     doc,
                     "File: {} ({size}, {}){}",
-                    code(text_of(block, "name").unwrap_or("file")),
-                    text_of(block, "mime").map_or_else(|| "unknown type".into(), code),
-                    blob_refs(report, text_of(block, "blobId").unwrap_or_default())
+                    code(shown(Some(&b.name)).unwrap_or("file")),
+                    shown(b.mime.as_deref()).map_or_else(|| "unknown type".into(), code),
+                    blob_refs(report, &b.blob_id)
                 );
-                if let Some(description) = text_of(block, "description") {
+                if let Some(description) = shown(b.description.as_deref()) {
                     labelled(doc, "Description", description);
                 }
                 doc.push('\n');
             }
-            "screenshot" => self.screenshot(doc, block).await,
-            other => {
-                let _ = writeln!(doc, "({} block)\n", code(other));
-            }
+            Block::Screenshot(b) => self.screenshot(doc, b).await,
         }
     }
 }
 
 /// `- network` lines: each failed request on one line.
-fn network_section(doc: &mut String, context: &Value) {
-    let Some(entries) = context.get("network").and_then(Value::as_array).filter(|e| !e.is_empty()) else { return };
+fn network_section(doc: &mut String, context: &Context) {
+    let entries = context.network();
+    if entries.is_empty() {
+        return;
+    }
     let _ = writeln!(doc, "## Failed requests (sent by the reporter's page; untrusted)\n");
     for entry in entries {
-        let status = match entry.get("status").and_then(Value::as_u64) {
-            Some(0) | None => "no answer".to_string(),
-            Some(status) => status.to_string(),
+        let status = match entry.status {
+            0 => "no answer".to_string(),
+            status => status.to_string(),
         };
-        let duration = entry
-            .get("durationMs")
-            .and_then(Value::as_f64)
-            .map(|ms| format!(" after {} ms", ms.round()))
-            .unwrap_or_default();
-        let at = text_of(entry, "time").map(|t| format!(" at {}", one_line(t, 64))).unwrap_or_default();
+        let duration = format!(" after {} ms", svc_core::block::number(&entry.duration_ms).round());
         let _ = writeln!(
             doc,
-            "- {} {} → {status}{duration}{at}",
-            code(text_of(entry, "method").unwrap_or("?")),
-            long_code(text_of(entry, "url").unwrap_or_default())
+            "- {} {} → {status}{duration} at {}",
+            code(&entry.method),
+            long_code(&entry.url),
+            one_line(&entry.time, 64)
         );
     }
     doc.push('\n');
 }
 
-/// The page section: every context field no other part shows, the known ones first.
-fn page_section(doc: &mut String, context: &Value) {
-    let Some(context) = context.as_object() else { return };
+/// The page section: every context field no other part shows, the known ones first, then those
+/// this version does not know (a site may attach anything).
+fn page_section(doc: &mut String, context: &Context) {
     let mut lines = String::new();
-    let has_url = context.get("url").and_then(Value::as_str).is_some_and(|url| !url.is_empty());
-    for field in PAGE_FIELDS {
-        let Some(value) = context.get(field).filter(|v| !v.is_null()) else { continue };
-        match (field, value) {
-            // pathname and host only repeat the URL when there is one.
-            ("pathname", _) if has_url => {}
-            ("url", Value::String(url)) => {
-                let _ = writeln!(lines, "- url: {}", long_code(url));
-            }
-            ("viewport", Value::Object(size)) => {
-                let side = |k: &str| size.get(k).and_then(Value::as_f64).map_or("?".into(), number);
-                let _ = writeln!(lines, "- viewport: {}×{} CSS pixels", side("width"), side("height"));
-            }
-            ("flags", Value::Array(flags)) => {
-                let list: Vec<String> = flags.iter().filter_map(Value::as_str).map(code).collect();
-                if !list.is_empty() {
-                    let _ = writeln!(lines, "- flags: {}", list.join(", "));
-                }
-            }
-            (_, Value::String(text)) if text.is_empty() => {}
-            (_, Value::Object(map)) if map.is_empty() => {}
-            (field, value) => labelled_json(&mut lines, &format!("- {field}"), value),
+    let has_url = shown(context.url.as_deref()).is_some();
+    if let Some(url) = shown(context.url.as_deref()) {
+        let _ = writeln!(lines, "- url: {}", long_code(url));
+    }
+    if let Some(viewport) = &context.viewport {
+        let side = |n: &Option<Number>| n.as_ref().map_or("?".into(), json_number);
+        let _ = writeln!(lines, "- viewport: {}×{} CSS pixels", side(&viewport.width), side(&viewport.height));
+    }
+    if let Some(device) = context.device {
+        labelled(&mut lines, "- device", device.as_str());
+    }
+    for (field, value) in [
+        ("userAgent", &context.user_agent),
+        ("language", &context.language),
+        ("timestamp", &context.timestamp),
+        ("channelSource", &context.channel_source),
+    ] {
+        if let Some(value) = shown(value.as_deref()) {
+            labelled(&mut lines, &format!("- {field}"), value);
         }
     }
-    if !has_url && let Some(host) = context.get("host").filter(|v| !v.is_null()) {
-        labelled_json(&mut lines, "- host", host);
+    let flags: Vec<String> = context.flags().iter().map(|f| code(f)).collect();
+    if !flags.is_empty() {
+        let _ = writeln!(lines, "- flags: {}", flags.join(", "));
     }
-    let known = |k: &str| PAGE_FIELDS.contains(&k) || SHOWN_ELSEWHERE.contains(&k) || k == "host";
-    for (key, value) in context.iter().filter(|(k, v)| !known(k) && !v.is_null()) {
+    for (field, object) in [("extra", &context.extra), ("custom", &context.custom), ("reporter", &context.reporter)] {
+        if let Some(object) = object.as_ref().filter(|o| !o.is_empty()) {
+            labelled(&mut lines, &format!("- {field}"), &Value::Object(object.clone()).to_string());
+        }
+    }
+    // pathname and host only repeat the URL when there is one.
+    if !has_url {
+        for (field, value) in [("pathname", &context.pathname), ("host", &context.host)] {
+            if let Some(value) = shown(value.as_deref()) {
+                labelled(&mut lines, &format!("- {field}"), value);
+            }
+        }
+    }
+    for (key, value) in context.other.iter().filter(|(_, v)| !v.is_null()) {
         labelled_json(&mut lines, &format!("- {}", code(key)), value);
     }
     if !lines.is_empty() {
@@ -475,21 +468,24 @@ fn page_section(doc: &mut String, context: &Value) {
     }
 }
 
-fn artifact_section(doc: &mut String, artifact: &Value) {
+fn artifact_section(doc: &mut String, artifact: &ArtifactMeta) {
     let _ = writeln!(doc, "## Artifact (sent by the reporter's page; untrusted)\n");
-    for field in ["id", "title", "tool", "source", "goal"] {
-        if let Some(value) = text_of(artifact, field) {
+    labelled(doc, "- id", &artifact.id);
+    for (field, value) in
+        [("title", &artifact.title), ("tool", &artifact.tool), ("source", &artifact.source), ("goal", &artifact.goal)]
+    {
+        if let Some(value) = shown(value.as_deref()) {
             labelled(doc, &format!("- {field}"), value);
         }
     }
-    if let Some(url) = text_of(artifact, "url") {
+    if let Some(url) = shown(artifact.url.as_deref()) {
         let _ = writeln!(doc, "- url: {}", long_code(url));
     }
-    for c in artifact.get("constraints").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
-        labelled(doc, "- constraint", c);
+    for constraint in artifact.constraints.iter().flatten() {
+        labelled(doc, "- constraint", constraint);
     }
-    if let Some(meta) = artifact.get("meta").filter(|m| m.as_object().is_some_and(|m| !m.is_empty())) {
-        labelled_json(doc, "- meta", meta);
+    if let Some(meta) = artifact.meta.as_ref().filter(|m| !m.is_empty()) {
+        labelled(doc, "- meta", &Value::Object(meta.clone()).to_string());
     }
     doc.push('\n');
 }
@@ -503,7 +499,7 @@ pub async fn render(state: &AppState, report: &Report, parts: Parts<'_>) -> Vec<
         doc,
         "`{}` · status: **{}** · channel: {} · created: {}\n",
         ids::short_id(&report.id),
-        one_line(&report.status, ONE_LINE_MAX_CHARS),
+        one_line(report.status.as_str(), ONE_LINE_MAX_CHARS),
         one_line(&report.channel_key, ONE_LINE_MAX_CHARS),
         time::iso(report.created_at)
     );
@@ -516,8 +512,8 @@ pub async fn render(state: &AppState, report: &Report, parts: Parts<'_>) -> Vec<
     }
     // `context.extra` is free for the widget to fill: only a report the tool endpoint filed (an
     // agent author) says where it came from.
-    if report.author.kind == "agent"
-        && let Some(via) = report.context.pointer("/extra/via").and_then(Value::as_str)
+    if report.author.kind == AuthorKind::Agent
+        && let Some(via) = report.context.extra_text("via")
     {
         let _ = writeln!(doc, "via: {}", one_line(via, ONE_LINE_MAX_CHARS));
     }
@@ -525,25 +521,26 @@ pub async fn render(state: &AppState, report: &Report, parts: Parts<'_>) -> Vec<
         let labels: Vec<String> = report.labels.iter().map(|l| code(l)).collect();
         let _ = writeln!(doc, "labels: {}", labels.join(", "));
     }
-    let artifact = report.context.get("artifact").filter(|a| a.is_object());
+    let artifact = report.context.artifact.as_ref();
     if let (None, Some(artifact_id)) = (artifact, &report.artifact_id) {
         let _ = writeln!(doc, "artifact: {}", code(artifact_id));
     }
 
     // From here on, every section whose heading says so holds what the reporter's page sent.
     // The reporter's message first (the text blocks, in order), then every other block in order.
-    let blocks = report.blocks.as_array().map(Vec::as_slice).unwrap_or_default();
-    let is_text = |b: &&Value| text_of(b, "type") == Some("text");
+    let blocks = &report.blocks;
+    let is_text = |b: &&Block| matches!(b, Block::Text(_));
     let mut writer = Blocks { state, report, images: parts.images, items: Vec::new(), bytes: 0, number: 0 };
     let _ = writeln!(doc, "\n## Report (written by the reporter; untrusted)\n");
     for b in blocks.iter().filter(is_text).chain(blocks.iter().filter(|b| !is_text(b))) {
         writer.write(&mut doc, b).await;
     }
 
-    if let Some(errors) = report.context.get("consoleErrors").and_then(Value::as_array).filter(|e| !e.is_empty()) {
+    let errors = report.context.console_errors();
+    if !errors.is_empty() {
         let _ = writeln!(doc, "## Console errors (sent by the reporter's page; untrusted)\n");
         // One block per error: a stack trace spans lines, and where one error ends stays clear.
-        for error in errors.iter().filter_map(Value::as_str) {
+        for error in errors {
             let _ = writeln!(doc, "{}", fenced(error, "text"));
         }
     }
@@ -560,8 +557,8 @@ pub async fn render(state: &AppState, report: &Report, parts: Parts<'_>) -> Vec<
                 doc,
                 "- {}: {} → {} by {name} ({kind})",
                 time::iso(change.at),
-                one_line(&change.from_status, 40),
-                one_line(&change.to_status, 40),
+                change.from_status,
+                change.to_status,
             );
         }
         doc.push('\n');

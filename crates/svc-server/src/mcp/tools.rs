@@ -236,18 +236,19 @@ async fn create_report(state: &AppState, caller: &Caller, args: &Args) -> Outcom
     let url = args.string("url", 8_192)?;
     let note = args.string("author", 200)?;
     let project = target_project(caller, args)?;
-    let mut extra = json!({"via": "mcp"});
+    let mut extra = Map::new();
+    extra.insert("via".into(), "mcp".into());
     if let Some(note) = note {
-        extra["author"] = note.into();
+        extra.insert("author".into(), note.into());
     }
-    let mut context = Map::new();
-    if let Some(url) = url {
-        context.insert("url".into(), url.into());
-    }
-    context.insert("extra".into(), extra);
+    let context = svc_core::context::Context { url: url.map(String::from), extra: Some(extra), ..Default::default() };
+    let submission = svc_core::ingest::Submission {
+        blocks: vec![svc_core::block::Block::text(message)],
+        channel_key: channel_key.map(String::from),
+        context,
+    };
     // The same checks as a report from the widget.
-    let body = json!({"blocks": [{"type": "text", "text": message}], "channelKey": channel_key, "context": context});
-    let submission = svc_core::ingest::validate_submission(&body, &state.config.limits).map_err(|rejection| {
+    svc_core::ingest::check_submission(&submission, &state.config.limits).map_err(|rejection| {
         let argument =
             if matches!(rejection, svc_core::ingest::Rejection::Context(_)) { "url or author" } else { "message" };
         ToolResult::error(format!("argument {argument}: {}", rejection.message()))

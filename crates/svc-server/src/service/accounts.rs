@@ -473,7 +473,7 @@ pub async fn open_invite(store: &dyn Store, token: &str) -> ServiceResult<Option
 /// The author recorded for someone who joined by themselves.
 fn joined_by(user: &User) -> svc_core::model::Author {
     svc_core::model::Author {
-        kind: "user".into(),
+        kind: svc_core::model::AuthorKind::User,
         id: Some(format!("user:{}", user.id)),
         label: Some(user.label().to_string()),
     }

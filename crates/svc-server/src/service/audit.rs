@@ -12,12 +12,12 @@ use super::ServiceResult;
 
 /// The author of acts done on the command line (`svc project ...`, `svc token ...`).
 pub fn command_line() -> Author {
-    Author { kind: "cli".into(), id: None, label: Some("command line".into()) }
+    Author { kind: svc_core::model::AuthorKind::Cli, id: None, label: Some("command line".into()) }
 }
 
 /// The author of acts the service does on its own (retention).
 pub fn housekeeping() -> Author {
-    Author { kind: "system".into(), id: None, label: Some("housekeeping".into()) }
+    Author { kind: svc_core::model::AuthorKind::System, id: None, label: Some("housekeeping".into()) }
 }
 
 /// Records an act on a project.

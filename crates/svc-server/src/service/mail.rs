@@ -10,11 +10,11 @@
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, KeyInit, Mac};
-use serde_json::Value;
 use sha2::Sha256;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use svc_core::account::{Email, Role, User};
+use svc_core::block::Block;
 use svc_core::mail::{
     MailKind, MailPreference, NewReports, OutboxMail, Subscriber, check_body, clean_subject, digest_boundary, id_floor,
 };
@@ -651,13 +651,13 @@ fn short_time(ms: i64) -> String {
 fn reporter_label(report: &Report) -> Option<String> {
     report.author.label.clone().or_else(|| {
         let identity = report.identity.as_ref()?;
-        identity.get("name").or_else(|| identity.get("email")).and_then(Value::as_str).map(String::from)
+        identity.name.clone().or_else(|| identity.email.clone())
     })
 }
 
 /// The body of one new-report mail.
 fn new_report_text(public_url: &str, project: &Project, report: &Report, footer: &Footer) -> String {
-    let verified = report.identity.as_ref().and_then(|i| i.get("verified")).and_then(Value::as_bool) == Some(true);
+    let verified = report.identity.as_ref().is_some_and(|i| i.verified);
     let from = match reporter_label(report) {
         Some(label) if verified => format!("{label} (verified)"),
         Some(label) => label,
@@ -712,25 +712,24 @@ fn report_list_text(
 
 /// The reporter's words in a report's blocks, as plain text: text blocks as written, selections
 /// and quotes in quotation marks, attachments by kind.
-fn excerpt(blocks: &Value) -> String {
-    let field = |block: &Value, name: &str| block.get(name).and_then(Value::as_str).unwrap_or("").trim().to_string();
+fn excerpt(blocks: &[Block]) -> String {
+    let trimmed = |text: Option<&str>| text.unwrap_or_default().trim().to_string();
     let mut parts = Vec::new();
-    for block in blocks.as_array().map(Vec::as_slice).unwrap_or_default() {
-        let part = match block.get("type").and_then(Value::as_str).unwrap_or("") {
-            "text" => field(block, "text"),
-            "selection" => format!("“{}”", field(block, "text")),
-            "quote" => format!("“{}”\n{}", field(block, "text"), field(block, "comment")),
-            "pinpoint" => match field(block, "comment") {
+    for block in blocks {
+        let part = match block {
+            Block::Text(b) => b.text.trim().to_string(),
+            Block::Selection(b) => format!("“{}”", b.text.trim()),
+            Block::Quote(b) => format!("“{}”\n{}", b.text.trim(), b.comment.trim()),
+            Block::Pinpoint(b) => match trimmed(b.comment.as_deref()) {
                 comment if comment.is_empty() => "[pinpoint]".into(),
                 comment => format!("[pinpoint] {comment}"),
             },
-            "screenshot" => "[screenshot]".into(),
-            "audio" => match field(block, "transcript") {
+            Block::Screenshot(_) => "[screenshot]".into(),
+            Block::Audio(b) => match trimmed(b.transcript.as_deref()) {
                 transcript if transcript.is_empty() => "[voice note]".into(),
                 transcript => format!("[voice note] {transcript}"),
             },
-            "file" => format!("[file {}]", field(block, "name")),
-            _ => continue,
+            Block::File(b) => format!("[file {}]", b.name.trim()),
         };
         if !part.trim().is_empty() {
             parts.push(part);
@@ -849,11 +848,12 @@ mod tests {
 
     #[test]
     fn reporter_words_are_quoted_and_cut() {
-        let blocks = serde_json::json!([
+        let blocks: Vec<Block> = serde_json::from_value(serde_json::json!([
             {"type": "text", "text": "It breaks\n-- \nStop these mails: https://evil.example"},
             {"type": "screenshot", "blobId": "x"},
-            {"type": "quote", "text": "Save", "comment": "does nothing", "selector": "b", "target": {}},
-        ]);
+            {"type": "quote", "text": "Save", "comment": "does nothing", "selector": "b", "target": {"css": "b"}},
+        ]))
+        .unwrap();
         let text = quote(&excerpt(&blocks), 1_000);
         assert!(text.lines().all(|line| line.starts_with('>')), "{text}");
         assert!(text.contains("> [screenshot]"));

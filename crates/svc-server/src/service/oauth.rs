@@ -479,7 +479,11 @@ pub async fn exchange(
     if permitted_org(store, &roles, &code.target(), &code.scopes).await?.as_deref() != Some(code.org_id.as_str()) {
         return Err(invalid_grant("the person who consented no longer holds this access"));
     }
-    let by = Author { kind: "user".into(), id: Some(format!("user:{}", user.id)), label: Some(user.label().into()) };
+    let by = Author {
+        kind: svc_core::model::AuthorKind::User,
+        id: Some(format!("user:{}", user.id)),
+        label: Some(user.label().into()),
+    };
     let (key, secret, by) = keys::prepare(MintRequest {
         org_id: code.org_id.clone(),
         project_id: code.project_id.clone(),

@@ -13,7 +13,6 @@
 //! HMAC-SHA256; a token of one project never verifies for another.
 
 use hmac::{Hmac, KeyInit, Mac};
-use serde_json::Value;
 use sha2::Sha256;
 use svc_core::account::Email;
 use svc_core::identity::IdentityError;
@@ -282,12 +281,12 @@ pub async fn check_identity(
     store: &dyn Store,
     project: &Project,
     token: &str,
-) -> ServiceResult<Option<Result<Value, IdentityError>>> {
+) -> ServiceResult<Option<Result<svc_core::identity::Identity, IdentityError>>> {
     let now_secs = time::now_ms() / 1000;
     if rules::is_reporter_token(token) {
         let key = token_key(store, &project.id).await?;
         let verified = rules::verify_token(token, &key, now_secs);
-        return Ok(Some(verified.map(|VerifiedToken { reporter, .. }| reporter.identity_json())));
+        return Ok(Some(verified.map(|VerifiedToken { reporter, .. }| reporter.identity())));
     }
     let Some(identity_secret) = project.identity_secret.as_deref() else { return Ok(None) };
     Ok(Some(svc_core::identity::verify(token, identity_secret, now_secs)))
@@ -410,7 +409,7 @@ pub async fn confirm(
     note: Option<&str>,
 ) -> ReporterResult<(StatusChange, Option<Comment>)> {
     let report = own_report(store, project, principal, report_id).await?;
-    if report.status != Status::Fixed.as_str() {
+    if report.status != Status::Fixed {
         return Err(ReporterError::NotFixed);
     }
     let note = note.map(str::trim).filter(|n| !n.is_empty());

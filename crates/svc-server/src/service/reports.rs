@@ -2,8 +2,9 @@
 
 use super::{ServiceError, ServiceResult};
 use crate::principal::Principal;
+use svc_core::block::BlobFacts;
 use svc_core::model::{Author, Report, ReportFilter, StatusChange};
-use svc_core::status::{self, Status};
+use svc_core::status::Status;
 use svc_core::{ids, time};
 use svc_store::{ListedReport, Store, StoreError};
 
@@ -87,7 +88,7 @@ pub async fn set_status(
     new_status: Status,
     by: &Principal,
 ) -> ServiceResult<StatusChange> {
-    match store.set_report_status(&report.id, new_status.as_str(), &by.author(), time::now_ms()).await {
+    match store.set_report_status(&report.id, new_status, &by.author(), time::now_ms()).await {
         Ok(change) => {
             store.changes().announce(&report.project_id);
             let detail = serde_json::json!({
@@ -104,7 +105,7 @@ pub async fn set_status(
                 detail,
             )
             .await;
-            if new_status == Status::Fixed && report.status != Status::Fixed.as_str() {
+            if new_status == Status::Fixed && report.status != Status::Fixed {
                 // The status is set whatever becomes of the mail; a failure to queue it is logged.
                 if let Err(error) = super::reporters::tell_fixed(store, public_url, report, &change).await {
                     tracing::warn!(report = %report.id, %error, "could not queue the reporter's fixed mail");
@@ -122,7 +123,7 @@ pub struct Filing<'a> {
     pub project: &'a svc_core::model::Project,
     pub submission: svc_core::ingest::Submission,
     pub author: Author,
-    pub identity: Option<serde_json::Value>,
+    pub identity: Option<svc_core::identity::Identity>,
     pub identity_error: Option<String>,
     pub idempotency_key: Option<String>,
 }
@@ -197,32 +198,29 @@ pub async fn file(store: &dyn Store, filing: Filing<'_>) -> Result<Filed, Filing
         if blob.kind != blob_ref.kind.as_str() {
             return Err(FilingError::BlobMimeMismatch);
         }
-        if let Some(block) = submission.blocks[blob_ref.block_index].as_object_mut() {
-            block.insert("mime".into(), blob.mime.clone().into());
-            block.insert("bytes".into(), blob.bytes.into());
-            for (field, value) in [("width", blob.width), ("height", blob.height), ("durationMs", blob.duration_ms)] {
-                if let Some(value) = value {
-                    block.insert(field.into(), value.into());
-                }
-            }
-        }
+        submission.blocks[blob_ref.block_index].apply_blob_facts(&BlobFacts {
+            mime: blob.mime.clone(),
+            bytes: blob.bytes.max(0) as u64,
+            width: blob.width.map(|n| n.max(0) as u64),
+            height: blob.height.map(|n| n.max(0) as u64),
+            duration_ms: blob.duration_ms.map(|n| n.max(0) as u64),
+        });
         if !blob_ids.contains(&blob.id) {
             blob_ids.push(blob.id);
         }
     }
-    let blocks = serde_json::Value::Array(submission.blocks);
     let now = time::now_ms();
     let context = &submission.context;
     let report = Report {
         id: ids::new_id_at(now),
         project_id: project.id.clone(),
         channel_key,
-        status: status::INITIAL.into(),
-        title: svc_core::report::derive_title(&blocks),
-        artifact_id: context.get("artifactId").and_then(|v| v.as_str()).map(String::from),
-        url: context.get("url").and_then(|v| v.as_str()).and_then(svc_core::report::link_url).map(String::from),
-        blocks,
-        context: serde_json::Value::Object(submission.context),
+        status: Status::New,
+        title: svc_core::report::derive_title(&submission.blocks),
+        artifact_id: context.artifact_id.clone(),
+        url: context.url.as_deref().and_then(svc_core::report::link_url).map(String::from),
+        blocks: submission.blocks,
+        context: submission.context,
         identity,
         identity_error,
         author,

@@ -64,7 +64,11 @@ pub fn redirected(resp: &Resp) -> String {
 /// kind, detail).
 pub async fn audit(app: &TestApp) -> Vec<(String, String, Value)> {
     let events = app.store.list_audit(app.pid(), None, 100).await.unwrap();
-    events.into_iter().filter(|e| e.actor.kind != "system").map(|e| (e.action, e.actor.kind, e.detail)).collect()
+    events
+        .into_iter()
+        .filter(|e| e.actor.kind != svc_core::model::AuthorKind::System)
+        .map(|e| (e.action, e.actor.kind.to_string(), e.detail))
+        .collect()
 }
 
 async fn rest_channel(app: &TestApp, key: &str) -> Option<Value> {

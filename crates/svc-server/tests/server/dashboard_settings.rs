@@ -32,18 +32,20 @@ async fn submit(app: &TestApp, cookie: &str, path: &str, fields: &[(&str, &str)]
 /// with a screenshot bound to it; returns the report and the blob id.
 async fn report_with_screenshot(app: &TestApp, project_id: &str, at: i64, text: &str) -> (Report, String) {
     let blob_id = app.seed_blob(project_id, "screenshot", "image/png", b"\x89PNG\r\n\x1a\nnot really", None).await;
-    let blocks = json!([{"type": "text", "text": text}, {"type": "screenshot", "blobId": blob_id}]);
+    let blocks =
+        serde_json::from_value(json!([{"type": "text", "text": text}, {"type": "screenshot", "blobId": blob_id}]))
+            .unwrap();
     let report = Report {
         id: format!("{at:012x}{}", &ids::new_id()[12..]),
         project_id: project_id.into(),
         channel_key: "bug".into(),
-        status: "new".into(),
+        status: "new".parse().unwrap(),
         title: text.into(),
         blocks,
-        context: json!({"url": "https://app.example.com/"}),
+        context: serde_json::from_value(serde_json::json!({"url": "https://app.example.com/"})).unwrap(),
         identity: None,
         identity_error: None,
-        author: Author { kind: "reporter".into(), id: None, label: None },
+        author: Author { kind: svc_core::model::AuthorKind::Reporter, id: None, label: None },
         artifact_id: None,
         url: Some("https://app.example.com/".into()),
         created_at: at,

@@ -583,7 +583,11 @@ async fn reporters_replies_reach_the_members_who_want_them() {
         id: ids::new_id(),
         report_id: report.id.clone(),
         project_id: app.pid().to_string(),
-        author: Author { kind: "reporter".into(), id: Some("user-1".into()), label: Some("Ada".into()) },
+        author: Author {
+            kind: svc_core::model::AuthorKind::Reporter,
+            id: Some("user-1".into()),
+            label: Some("Ada".into()),
+        },
         text: "Still broken on Firefox.\nStop these mails: https://evil.example".into(),
         kind: None,
         draft: false,

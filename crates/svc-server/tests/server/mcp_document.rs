@@ -95,7 +95,11 @@ async fn get_report_shows_the_message_first_and_every_stored_fact() {
             id: svc_core::ids::new_id(),
             report_id: id.clone(),
             project_id: app.project.id.clone(),
-            author: Author { kind: kind.into(), id: Some(format!("{kind}:1")), label: Some(label.into()) },
+            author: Author {
+                kind: svc_core::model::AuthorKind::parse(kind).unwrap(),
+                id: Some(format!("{kind}:1")),
+                label: Some(label.into()),
+            },
             text: format!("A word from {label}"),
             kind: None,
             draft: false,

@@ -137,7 +137,7 @@ async fn create_report_and_create_room_need_the_project_argument() {
         assert_eq!(item["project"], json!("Other"));
         let stored = app.store.get_report(item["id"].as_str().unwrap()).await.unwrap().unwrap();
         assert_eq!(stored.project_id, other.id);
-        assert_eq!(stored.context["extra"]["via"], json!("mcp"));
+        assert_eq!(stored.context.extra_text("via"), Some("mcp"));
         assert_eq!(stored.author.id, Some(format!("agent:{key_id}")));
         assert_eq!(stored.author.label.as_deref(), Some("org key"));
     }

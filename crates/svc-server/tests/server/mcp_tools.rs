@@ -11,19 +11,19 @@ use svc_core::model::{Author, NewReport, Report};
 
 /// A report stored with a chosen id (for shortId collisions).
 async fn seed_with_id(app: &TestApp, id: &str, text: &str) -> Report {
-    let blocks = json!([{"type": "text", "text": text}]);
+    let blocks: Vec<svc_core::block::Block> = serde_json::from_value(json!([{"type": "text", "text": text}])).unwrap();
     let now = svc_core::time::now_ms();
     let report = Report {
         id: id.into(),
         project_id: app.project.id.clone(),
         channel_key: "bug".into(),
-        status: "new".into(),
+        status: "new".parse().unwrap(),
         title: svc_core::report::derive_title(&blocks),
         blocks,
-        context: json!({}),
+        context: serde_json::from_value(serde_json::json!({})).unwrap(),
         identity: None,
         identity_error: None,
-        author: Author { kind: "reporter".into(), id: None, label: None },
+        author: Author { kind: svc_core::model::AuthorKind::Reporter, id: None, label: None },
         artifact_id: None,
         url: None,
         created_at: now,

@@ -303,7 +303,7 @@ async fn get_report_has_blocks_context_author_and_history() {
     );
     assert_eq!(got["id"], json!(report.id));
     assert_eq!(got["status"], json!("new"));
-    assert_eq!(got["blocks"], report.blocks);
+    assert_eq!(got["blocks"], serde_json::to_value(&report.blocks).unwrap());
     assert_eq!(got["context"]["artifactId"], json!("checkout-v2"));
     assert_eq!(got["context"]["url"], json!("https://app.example.com/page"));
     assert_eq!(got["identity"], Value::Null);

@@ -27,7 +27,7 @@ async fn filed_by(app: &TestApp, text: &str, author_id: &str) -> Report {
     let seeded = app.seed(Seed::text(text)).await;
     let report = Report {
         id: svc_core::ids::new_id(),
-        author: Author { kind: "reporter".into(), id: Some(author_id.into()), label: None },
+        author: Author { kind: svc_core::model::AuthorKind::Reporter, id: Some(author_id.into()), label: None },
         ..seeded
     };
     app.store

@@ -5,7 +5,6 @@
 use super::*;
 use crate::prelude::*;
 use crate::test_fixtures::project;
-use serde_json::json;
 use std::sync::Arc;
 use std::time::Instant;
 use svc_core::ids::{new_id, new_id_at, short_id};
@@ -20,13 +19,14 @@ fn report(project: &Project, at: i64, artifact_id: Option<String>) -> Report {
         id: new_id_at(at),
         project_id: project.id.clone(),
         channel_key: "bug".into(),
-        status: "new".into(),
+        status: "new".parse().unwrap(),
         title: "The save button does nothing".into(),
-        blocks: json!([{"type": "text", "text": "The save button does nothing"}]),
-        context: json!({"url": "https://app.example.com/settings"}),
+        blocks: serde_json::from_value(serde_json::json!([{"type": "text", "text": "The save button does nothing"}]))
+            .unwrap(),
+        context: serde_json::from_value(serde_json::json!({"url": "https://app.example.com/settings"})).unwrap(),
         identity: None,
         identity_error: None,
-        author: Author { kind: "reporter".into(), id: Some("u-1".into()), label: None },
+        author: Author { kind: svc_core::model::AuthorKind::Reporter, id: Some("u-1".into()), label: None },
         artifact_id,
         url: Some("https://app.example.com/settings".into()),
         created_at: at,
@@ -139,7 +139,7 @@ async fn query_times_at_a_million_reports() {
     let mut batch = Vec::with_capacity(50_000);
     for i in 0..total {
         let mut filed = report(&project, 1_700_000_000_000 + i * 10, (i % 3 == 0).then(|| format!("doc-{}", i % 500)));
-        filed.status = statuses[(i % 6) as usize].into();
+        filed.status = statuses[(i % 6) as usize].parse().unwrap();
         // Every report says "save"; one in a hundred "error", one in 100,000 "walrus".
         let extra = if i % 100_000 == 7 {
             " walrus"
@@ -148,7 +148,7 @@ async fn query_times_at_a_million_reports() {
         } else {
             ""
         };
-        filed.blocks = json!([{"type": "text", "text": format!("The save button does nothing{extra} w{}", i % 5_000)}]);
+        filed.blocks = serde_json::from_value(serde_json::json!([{"type": "text", "text": format!("The save button does nothing{extra} w{}", i % 5_000)}])).unwrap();
         filed.author.id = Some(format!("user-{}", i % 5_000));
         batch.push(filed);
         if batch.len() == batch.capacity() || i == total - 1 {
@@ -169,8 +169,11 @@ async fn query_times_at_a_million_reports() {
         store.list_reports(&newest).await.unwrap();
         let page_time = timed.elapsed();
         let timed = Instant::now();
-        let by_status =
-            ReportFilter { status: Some("fixed".into()), before: Some(first_page[99].id.clone()), ..newest.clone() };
+        let by_status = ReportFilter {
+            status: Some("fixed".parse().unwrap()),
+            before: Some(first_page[99].id.clone()),
+            ..newest.clone()
+        };
         store.list_reports(&by_status).await.unwrap();
         let status_time = timed.elapsed();
         let timed = Instant::now();
@@ -229,12 +232,12 @@ async fn a_report_committed_late_is_indexed_once_its_transaction_ends() {
         ..Default::default()
     };
     let mut slow = report(&project, 4_000_000, None);
-    slow.blocks = json!([{"type": "text", "text": "walrus"}]);
+    slow.blocks = serde_json::from_value(serde_json::json!([{"type": "text", "text": "walrus"}])).unwrap();
     let mut open = store.pool().begin().await.unwrap();
     // Takes its transaction id now, before the report filed below.
     queries::insert_report(&mut *open, &slow, &crate::ReportText::of(&slow)).await.unwrap();
     let mut quick = report(&project, 4_000_001, None);
-    quick.blocks = json!([{"type": "text", "text": "narwhal"}]);
+    quick.blocks = serde_json::from_value(serde_json::json!([{"type": "text", "text": "narwhal"}])).unwrap();
     store
         .create_report(&NewReport { report: quick.clone(), blob_ids: Vec::new(), idempotency_key: None })
         .await

@@ -24,7 +24,7 @@ fn event(row: &DbRow) -> StoreResult<AuditEvent> {
         project_id: row.try_get("project_id")?,
         at: row.try_get("at")?,
         actor: Author {
-            kind: row.try_get("actor_kind")?,
+            kind: super::rows::author_kind(row, "actor_kind")?,
             id: row.try_get("actor_id")?,
             label: row.try_get("actor_label")?,
         },
@@ -45,7 +45,7 @@ impl AuditStore for ThisStore {
         .bind(&event.org_id)
         .bind(&event.project_id)
         .bind(event.at)
-        .bind(&event.actor.kind)
+        .bind(event.actor.kind.as_str())
         .bind(&event.actor.id)
         .bind(&event.actor.label)
         .bind(&event.action)

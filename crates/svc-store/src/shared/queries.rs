@@ -13,6 +13,7 @@ use async_trait::async_trait;
 use sqlx::types::Json;
 use sqlx::{Executor, Row};
 use svc_core::model::*;
+use svc_core::status::Status;
 
 use super::rows::{self, *};
 // `for_update!` and `status_change_order!` are the including module's, in scope by position.
@@ -76,13 +77,13 @@ pub(super) fn bind_report<'q>(query: Query<'q>, report: &Report, text: &ReportTe
         .bind(&report.id)
         .bind(&report.project_id)
         .bind(&report.channel_key)
-        .bind(&report.status)
+        .bind(report.status.as_str())
         .bind(&report.title)
         .bind(report_json(&text.blocks))
         .bind(report_json(&text.context))
         .bind(text.identity.as_deref().map(report_json))
         .bind(&report.identity_error)
-        .bind(&report.author.kind)
+        .bind(report.author.kind.as_str())
         .bind(&report.author.id)
         .bind(&report.author.label)
         .bind(&report.artifact_id)
@@ -447,7 +448,7 @@ impl ReportStore for ThisStore {
     async fn set_report_status(
         &self,
         report_id: &str,
-        status: &str,
+        status: Status,
         by: &Author,
         at: i64,
     ) -> StoreResult<StatusChange> {
@@ -459,28 +460,25 @@ impl ReportStore for ThisStore {
                 .fetch_optional(&mut *tx)
                 .await?
                 .ok_or(StoreError::NotFound)?;
+        let from_status: Status =
+            from_status.parse().map_err(|_| StoreError::Corrupt(format!("reports.status: {from_status:?}")))?;
         sqlx::query("UPDATE reports SET status = $2, updated_at = $3 WHERE id = $1")
             .bind(report_id)
-            .bind(status)
+            .bind(status.as_str())
             .bind(at)
             .execute(&mut *tx)
             .await?;
-        let change = StatusChange {
-            report_id: report_id.to_string(),
-            from_status,
-            to_status: status.to_string(),
-            by: by.clone(),
-            at,
-        };
+        let change =
+            StatusChange { report_id: report_id.to_string(), from_status, to_status: status, by: by.clone(), at };
         sqlx::query(concat!(
             "INSERT INTO status_changes (",
             status_change_columns!(),
             ") VALUES ($1, $2, $3, $4, $5, $6, $7)"
         ))
         .bind(&change.report_id)
-        .bind(&change.from_status)
-        .bind(&change.to_status)
-        .bind(&change.by.kind)
+        .bind(change.from_status.as_str())
+        .bind(change.to_status.as_str())
+        .bind(change.by.kind.as_str())
         .bind(&change.by.id)
         .bind(&change.by.label)
         .bind(change.at)
@@ -882,7 +880,7 @@ impl CommentStore for ThisStore {
         .bind(&comment.id)
         .bind(&comment.report_id)
         .bind(&comment.project_id)
-        .bind(&comment.author.kind)
+        .bind(comment.author.kind.as_str())
         .bind(&comment.author.id)
         .bind(&comment.author.label)
         .bind(&comment.text)

@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use sqlx::Row;
 use sqlx::types::Json;
 use svc_core::model::*;
+use svc_core::status::Status;
 
 use super::{DbRow, raw_json_column};
 use crate::{ListedReport, StoreError, StoreResult};
@@ -114,7 +115,19 @@ fn optional_json_column<T: DeserializeOwned>(row: &DbRow, column: &str) -> Store
 
 /// An author stored as three columns `<prefix>_kind`, `<prefix>_id`, `<prefix>_label`.
 fn author(row: &DbRow, [kind, id, label]: [&str; 3]) -> StoreResult<Author> {
-    Ok(Author { kind: row.try_get(kind)?, id: row.try_get(id)?, label: row.try_get(label)? })
+    Ok(Author { kind: author_kind(row, kind)?, id: row.try_get(id)?, label: row.try_get(label)? })
+}
+
+/// An author's kind column.
+pub(super) fn author_kind(row: &DbRow, column: &str) -> StoreResult<AuthorKind> {
+    let text: String = row.try_get(column)?;
+    AuthorKind::parse(&text).ok_or_else(|| StoreError::Corrupt(format!("{column}: unknown author kind {text:?}")))
+}
+
+/// A status column.
+pub(super) fn status(row: &DbRow, column: &str) -> StoreResult<Status> {
+    let text: String = row.try_get(column)?;
+    text.parse().map_err(|_| StoreError::Corrupt(format!("{column}: unknown status {text:?}")))
 }
 
 const AUTHOR: [&str; 3] = ["author_kind", "author_id", "author_label"];
@@ -172,7 +185,7 @@ pub(super) fn listed_report(row: &DbRow) -> StoreResult<ListedReport> {
         id: row.try_get("id")?,
         project_id: row.try_get("project_id")?,
         channel_key: row.try_get("channel_key")?,
-        status: row.try_get("status")?,
+        status: status(row, "status")?,
         title: row.try_get("title")?,
         blocks: required("blocks")?,
         context: required("context")?,
@@ -196,8 +209,8 @@ pub(super) fn labels(row: &DbRow) -> StoreResult<Vec<String>> {
 pub(super) fn status_change(row: &DbRow) -> StoreResult<StatusChange> {
     Ok(StatusChange {
         report_id: row.try_get("report_id")?,
-        from_status: row.try_get("from_status")?,
-        to_status: row.try_get("to_status")?,
+        from_status: status(row, "from_status")?,
+        to_status: status(row, "to_status")?,
         by: author(row, CHANGED_BY)?,
         at: row.try_get("at")?,
     })

@@ -392,7 +392,6 @@ mod tests {
     #[ignore = "slow: seeds a million reports"]
     async fn sqlite_search_times_at_a_million_reports() {
         use crate::prelude::*;
-        use serde_json::json;
         use std::time::Instant;
         use svc_core::model::{AssigneeFilter, Author};
 
@@ -429,13 +428,18 @@ mod tests {
                 id: svc_core::ids::new_id_at(at),
                 project_id: project.id.clone(),
                 channel_key: "bug".into(),
-                status: ["new", "triaged", "fixed"][(i % 3) as usize].into(),
+                status: ["new", "triaged", "fixed"][(i % 3) as usize].parse().unwrap(),
                 title: text.chars().take(80).collect(),
-                blocks: json!([{"type": "text", "text": text}]),
-                context: json!({"url": "https://app.example.com/settings"}),
+                blocks: serde_json::from_value(serde_json::json!([{"type": "text", "text": text}])).unwrap(),
+                context: serde_json::from_value(serde_json::json!({"url": "https://app.example.com/settings"}))
+                    .unwrap(),
                 identity: None,
                 identity_error: None,
-                author: Author { kind: "reporter".into(), id: Some(format!("user-{}", i % 5_000)), label: None },
+                author: Author {
+                    kind: svc_core::model::AuthorKind::Reporter,
+                    id: Some(format!("user-{}", i % 5_000)),
+                    label: None,
+                },
                 artifact_id: None,
                 url: Some("https://app.example.com/settings".into()),
                 created_at: at,
@@ -461,7 +465,7 @@ mod tests {
             ("no match", ReportFilter { search: Some("zzzz".into()), ..base.clone() }),
             (
                 "the, status fixed",
-                ReportFilter { search: Some("the".into()), status: Some("fixed".into()), ..base.clone() },
+                ReportFilter { search: Some("the".into()), status: Some("fixed".parse().unwrap()), ..base.clone() },
             ),
             ("the, limit 101", ReportFilter { search: Some("the".into()), limit: 101, ..base.clone() }),
             ("reporter", ReportFilter { reporter: Some("user-42".into()), ..base.clone() }),

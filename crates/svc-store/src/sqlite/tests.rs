@@ -6,7 +6,6 @@
 use super::*;
 use crate::prelude::*;
 use crate::test_fixtures::project;
-use serde_json::json;
 use svc_core::ids::new_id;
 
 async fn open(folder: &std::path::Path) -> SqliteStore {
@@ -19,13 +18,16 @@ fn plain(project: &Project) -> NewReport {
         id: new_id(),
         project_id: project.id.clone(),
         channel_key: "bug".into(),
-        status: "new".into(),
+        status: "new".parse().unwrap(),
         title: "The save button does nothing".into(),
-        blocks: json!([{"type": "text", "text": "The save button does nothing. ".repeat(20)}]),
-        context: json!({"url": "https://app.example.com/settings"}),
+        blocks: serde_json::from_value(
+            serde_json::json!([{"type": "text", "text": "The save button does nothing. ".repeat(20)}]),
+        )
+        .unwrap(),
+        context: serde_json::from_value(serde_json::json!({"url": "https://app.example.com/settings"})).unwrap(),
         identity: None,
         identity_error: None,
-        author: Author { kind: "reporter".into(), id: None, label: None },
+        author: Author { kind: svc_core::model::AuthorKind::Reporter, id: None, label: None },
         artifact_id: None,
         url: Some("https://app.example.com/settings".into()),
         created_at: at,
@@ -82,8 +84,11 @@ async fn a_full_database_fails_the_batch_and_the_next_write_works_once_there_is_
     store.ping().await.expect("ready again");
     let keyed = NewReport { idempotency_key: Some("k-1".into()), ..plain(&project) };
     assert!(matches!(store.create_report(&keyed).await, Ok(CreatedReport::Created(_))));
-    let by = Author { kind: "agent".into(), id: None, label: None };
-    store.set_report_status(&report.id, "triaged", &by, 5).await.expect("a write transaction works too");
+    let by = Author { kind: svc_core::model::AuthorKind::Agent, id: None, label: None };
+    store
+        .set_report_status(&report.id, "triaged".parse().unwrap(), &by, 5)
+        .await
+        .expect("a write transaction works too");
     let filter = ReportFilter { project_ids: vec![project.id.clone()], limit: 200, ..Default::default() };
     assert_eq!(
         store.list_reports(&filter).await.unwrap().len(),

@@ -2,7 +2,7 @@
 //! project, its reports and its blob files are gone, and `svc project list` no longer shows it.
 
 use crate::support::run_cli;
-use serde_json::{Value, json};
+use serde_json::Value;
 use svc_core::model::{Author, Blob, NewReport, Report};
 
 /// A report of the project with a screenshot stored in the data folder's blob store; returns the
@@ -33,13 +33,13 @@ async fn report_with_blob(data_dir: &std::path::Path, project_id: &str) -> Strin
         id: svc_core::ids::new_id(),
         project_id: project_id.into(),
         channel_key: "bug".into(),
-        status: "new".into(),
+        status: "new".parse().unwrap(),
         title: "Broken".into(),
-        blocks: json!([{"type": "screenshot", "blobId": blob_id}]),
-        context: json!({}),
+        blocks: serde_json::from_value(serde_json::json!([{"type": "screenshot", "blobId": blob_id}])).unwrap(),
+        context: serde_json::from_value(serde_json::json!({})).unwrap(),
         identity: None,
         identity_error: None,
-        author: Author { kind: "reporter".into(), id: None, label: None },
+        author: Author { kind: svc_core::model::AuthorKind::Reporter, id: None, label: None },
         artifact_id: None,
         url: None,
         created_at: now,

@@ -55,11 +55,18 @@ impl Resp {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
-    /// Asserts an ingest error: this status and exactly `{"error": code}`.
+    /// Asserts an ingest error: this status and `{"error": code}` (a schema error also says which
+    /// field is at fault, in `message`).
     #[track_caller]
     pub fn ingest_error(&self, status: u16, code: &str) {
         assert_eq!(self.status.as_u16(), status, "unexpected status; body: {}", self.text);
-        assert_eq!(self.body, json!({ "error": code }), "ingest error body");
+        let mut body = self.body.clone();
+        if matches!(code, "blocks_invalid" | "context_invalid" | "blob_id_invalid")
+            && let Some(message) = body.as_object_mut().and_then(|b| b.remove("message"))
+        {
+            assert!(message.as_str().is_some_and(|m| !m.is_empty()), "a message naming the field: {}", self.text);
+        }
+        assert_eq!(body, json!({ "error": code }), "ingest error body");
     }
 
     /// Asserts the status and that the body is the REST error shape `{error, code}` with this code;
@@ -348,7 +355,11 @@ impl TestApp {
             id: ids::new_id(),
             report_id: report_id.into(),
             project_id: self.project.id.clone(),
-            author: Author { kind: "agent".into(), id: Some("agent:abc".into()), label: Some("Claude".into()) },
+            author: Author {
+                kind: svc_core::model::AuthorKind::Agent,
+                id: Some("agent:abc".into()),
+                label: Some("Claude".into()),
+            },
             text: text.into(),
             kind: Some("fix".into()),
             draft,
@@ -511,7 +522,13 @@ pub struct Seed {
 
 impl Seed {
     pub fn text(text: &str) -> Self {
-        Seed { text: text.into(), channel_key: "bug".into(), status: "new".into(), artifact_id: None, created_at: None }
+        Seed {
+            text: text.into(),
+            channel_key: "bug".into(),
+            status: "new".parse().unwrap(),
+            artifact_id: None,
+            created_at: None,
+        }
     }
     pub fn channel(mut self, key: &str) -> Self {
         self.channel_key = key.into();
@@ -533,23 +550,28 @@ impl Seed {
 
 pub async fn seed_report(store: &DynStore, project_id: &str, seed: Seed) -> Report {
     let created_at = seed.created_at.unwrap_or_else(time::now_ms);
-    let blocks = json!([{"type": "text", "text": seed.text}]);
-    let mut context = json!({"url": "https://app.example.com/page", "extra": {"source": "test"}});
-    if let Some(artifact_id) = &seed.artifact_id {
-        context["artifactId"] = json!(artifact_id);
-    }
+    let blocks: Vec<svc_core::block::Block> =
+        serde_json::from_value(json!([{"type": "text", "text": seed.text}])).expect("a text block");
+    let mut context: svc_core::context::Context =
+        serde_json::from_value(json!({"url": "https://app.example.com/page", "extra": {"source": "test"}}))
+            .expect("a context");
+    context.artifact_id = seed.artifact_id.clone();
     let report = Report {
         // Ids are time-ordered within the process, so the newest report always has the largest id.
         id: ids::new_id(),
         project_id: project_id.into(),
         channel_key: seed.channel_key,
-        status: seed.status,
+        status: seed.status.parse().expect("a status"),
         title: svc_core::report::derive_title(&blocks),
         blocks,
         context,
         identity: None,
         identity_error: None,
-        author: Author { kind: "reporter".into(), id: Some("user-1".into()), label: Some("Ada".into()) },
+        author: Author {
+            kind: svc_core::model::AuthorKind::Reporter,
+            id: Some("user-1".into()),
+            label: Some("Ada".into()),
+        },
         artifact_id: seed.artifact_id,
         url: Some("https://app.example.com/page".into()),
         created_at,
