@@ -1,13 +1,18 @@
 // Builds the widget into dist/ (committed, embedded in the svc binary):
 //   dist/svc.js                  the loader (IIFE); the per-project loader is this file wrapped by the server
 //   dist/parts/<name>.<hash>.js  lazy parts, content-hashed
-//   dist/svc.d.ts                TypeScript declarations of `Svc`
+//   dist/svc.d.ts                TypeScript declarations of `Svc`, generated from src/public.ts
+//                                (scripts/declarations.mjs)
 //   dist/mascots/<name>.svg      the ten launcher mascots (the server bakes the configured one into
 //                                the per-project loader; the `mascots` part carries all of them)
 //   dist/manifest.json           part name -> file
-// and crates/svc-server/src/widget/assets.rs, which embeds them with include_str!.
+// and crates/svc-server/src/widget/assets.rs, which embeds them with include_str!. Before bundling it
+// reads the mascot list from the server's source (`MASCOTS` in crates/svc-core/src/lib.rs, the one
+// list) and generates src/generated/mascots.ts and mascot-svgs.ts (committed; scripts/mascots.mjs);
+// a mascot without its SVG in src/mascots/ fails the build.
 //
-// `node build.mjs --check` builds in memory and fails when the committed files differ or a file is
+// `node build.mjs --check` builds in memory and fails when the committed files (dist/, the generated
+// sources and assets.rs) differ from what it would write, or a file is
 // over its gzip budget (loader as served with a typical baked-in config and its mascot <= 8 KB; panel
 // <= 20 KB, pinpoint <= 4 KB, screenshot <= 14 KB, voice <= 3 KB; everything together <= 45 KB).
 
@@ -17,9 +22,12 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { declarations } from './scripts/declarations.mjs';
+import { checkSvgs, mascotModules, readMascots } from './scripts/mascots.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = join(here, 'dist');
+const generatedDir = join(here, 'src', 'generated');
 const assetsRs = join(here, '..', 'crates', 'svc-server', 'src', 'widget', 'assets.rs');
 const check = process.argv.includes('--check');
 const version = JSON.parse(readFileSync(join(here, 'package.json'), 'utf8')).version;
@@ -33,7 +41,24 @@ export const BUDGETS = {
   total: 45 * 1024,
 };
 const PARTS = ['core', 'panel', 'selector', 'mascots', 'screenshot', 'voice', 'pinpoint'];
-export const MASCOTS = ['gecko', 'owl', 'fox', 'cat', 'axolotl', 'raccoon', 'chameleon', 'otter', 'robot', 'blob'];
+
+/** Stops the build with a message (no stack trace): what is wrong and where to fix it. */
+function fail(e) {
+  console.error('widget build failed: ' + (e && e.message ? e.message : String(e)));
+  process.exit(1);
+}
+
+let mascotList;
+try {
+  mascotList = readMascots(join(here, '..', 'crates', 'svc-core', 'src', 'lib.rs'), join(here, '..'));
+  checkSvgs(mascotList, join(here, 'src', 'mascots'), here);
+} catch (e) {
+  fail(e);
+}
+/** The mascots, as crates/svc-core/src/lib.rs lists them. */
+export const MASCOTS = mascotList;
+/** The generated sources (path relative to widget/ -> text); bundled from memory, so --check needs them current on disk only to compare. */
+const generated = mascotModules(MASCOTS);
 
 /**
  * An SVG source file without comments, needless white space and the namespace declaration: the
@@ -57,6 +82,21 @@ const svgPlugin = {
   },
 };
 
+/** `../generated/<name>` imports get this build's generated sources. */
+const generatedPlugin = {
+  name: 'generated-sources',
+  setup(b) {
+    b.onResolve({ filter: /(^|\/)generated\/[\w-]+$/ }, (args) => {
+      const path = join(args.resolveDir, args.path + '.ts');
+      return generated.has(relative(here, path)) ? { path } : undefined;
+    });
+    b.onLoad({ filter: /\.ts$/ }, (args) => {
+      const text = generated.get(relative(here, args.path));
+      return text === undefined ? undefined : { contents: text, loader: 'ts', resolveDir: dirname(args.path) };
+    });
+  },
+};
+
 const common = {
   bundle: true,
   format: 'iife',
@@ -68,7 +108,7 @@ const common = {
   mangleProps: /^_[a-z]/,
   write: false,
   logLevel: 'warning',
-  plugins: [svgPlugin],
+  plugins: [svgPlugin, generatedPlugin],
 };
 
 async function bundle(entry, define = {}) {
@@ -93,7 +133,8 @@ async function outputs() {
     __SVC_VERSION__: JSON.stringify(version),
   });
   files.set('dist/svc.js', loader);
-  files.set('dist/svc.d.ts', readFileSync(join(here, 'src', 'svc.d.ts'), 'utf8'));
+  files.set('dist/svc.d.ts', declarations(join(here, 'src', 'public.ts'), new Map([...generated].map(([p, t]) => [join(here, p), t])), here));
+  for (const [path, text] of generated) files.set(path, text);
   for (const m of MASCOTS) files.set(`dist/mascots/${m}.svg`, mascotSvg(m) + '\n');
   files.set('dist/manifest.json', JSON.stringify(manifest, null, 2) + '\n');
   files.set('../crates/svc-server/src/widget/assets.rs', rustAssets(manifest));
@@ -169,7 +210,8 @@ function sizes(files, manifest) {
   return ok;
 }
 
-function listDist() {
+/** Files now in dist/ and src/generated/ (each must be one the build writes). */
+function listBuilt() {
   const out = [];
   const walk = (dir) => {
     if (!existsSync(dir)) return;
@@ -180,10 +222,11 @@ function listDist() {
     }
   };
   walk(dist);
+  walk(generatedDir);
   return out;
 }
 
-const { files, manifest } = await outputs();
+const { files, manifest } = await outputs().catch(fail);
 if (check) {
   const problems = [];
   for (const [path, text] of files) {
@@ -191,7 +234,7 @@ if (check) {
     if (!existsSync(full)) problems.push(`missing: ${path}`);
     else if (readFileSync(full, 'utf8') !== text) problems.push(`stale: ${path}`);
   }
-  for (const path of listDist()) if (!files.has(path)) problems.push(`not produced by the build: ${path}`);
+  for (const path of listBuilt()) if (!files.has(path)) problems.push(`not produced by the build: ${path}`);
   console.log('widget sizes:');
   const withinBudget = sizes(files, manifest);
   if (problems.length) {
@@ -203,12 +246,13 @@ if (check) {
   console.log('widget build is up to date');
 } else {
   rmSync(dist, { recursive: true, force: true });
+  rmSync(generatedDir, { recursive: true, force: true });
   for (const [path, text] of files) {
     const full = join(here, path);
     mkdirSync(dirname(full), { recursive: true });
     writeFileSync(full, text);
   }
-  console.log('built widget/dist:');
+  console.log('built widget/dist and widget/src/generated:');
   const withinBudget = sizes(files, manifest);
   if (!withinBudget) {
     console.error('A widget file is over its gzip budget.');

@@ -2,9 +2,10 @@
 
 import type { Outcome, QueueItem } from './queue';
 import { retryable } from './queue';
+import type { SvcError as PublicSvcError } from './types';
 
 /** A failed report or upload: `code` is the ingest error code (or `network_error`, `offline`, ...). */
-export class SvcError extends Error {
+export class SvcError extends Error implements PublicSvcError {
   code: string;
   status: number;
   /** the report is in the retry queue and will be delivered later */

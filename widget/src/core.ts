@@ -8,7 +8,7 @@ import type { NetEntry } from './network-capture';
 import { complete, type normalize, type Settings } from './options';
 import { redactText, redactUrl } from './redact';
 import { DeliveryQueue, type QueueItem } from './queue';
-import type { Block, FileInput, Hint, InitOptions, Payload, Preset, Reporter, SignInAnswer, ThreadReport } from './types';
+import type { RawBlock, FileAttachmentInput, Hint, InitOptions, Payload, Preset, Reporter, SignInAnswer, ThreadReport } from './types';
 import type { Ui } from './ui';
 import { isObject, load, newId, plain, save, warn } from './util';
 
@@ -75,8 +75,8 @@ export interface CoreHost {
   errors(): string[];
   /** failed requests to attach, as recorded (empty when capture is off or the page is outside urlPatterns) */
   network(): NetEntry[];
-  draft(): Block[];
-  saveDraft(blocks: Block[]): void;
+  draft(): RawBlock[];
+  saveDraft(blocks: RawBlock[]): void;
   /** ids of the reports this browser sent (History) */
   sent(): string[];
   /** the launcher's host (null before it is drawn) */
@@ -91,9 +91,9 @@ export interface ReporterAuth {
 }
 
 export interface Core {
-  report(input: { message: string; extra?: Record<string, unknown>; files?: FileInput[] }): Promise<{ reportId: string }>;
-  attachFile(input: FileInput): Promise<Block>;
-  submit(blocks: Block[], extra?: Record<string, unknown>): Promise<{ reportId: string }>;
+  report(input: { message: string; extra?: Record<string, unknown>; files?: FileAttachmentInput[] }): Promise<{ reportId: string }>;
+  attachFile(input: FileAttachmentInput): Promise<RawBlock>;
+  submit(blocks: RawBlock[], extra?: Record<string, unknown>): Promise<{ reportId: string }>;
   alpha(key: string): Promise<boolean>;
   /**
    * Sends the draft thread plus `text` as one report (to `channelKey` when the reporter picked one);
@@ -131,14 +131,14 @@ export interface Core {
 }
 
 /** Splits a message into text blocks of at most 10,000 characters. */
-export function textBlocks(message: string): Block[] {
-  const out: Block[] = [];
+export function textBlocks(message: string): RawBlock[] {
+  const out: RawBlock[] = [];
   for (let i = 0; i < message.length; i += TEXT_MAX) out.push({ type: 'text', text: message.slice(i, i + TEXT_MAX) });
   return out;
 }
 
 /** The attachFile input rules: a File keeps its name, a bare Blob is `file`, the object form builds one. */
-export function toFile(input: FileInput): { blob: Blob; name: string; description?: string } {
+export function toFile(input: FileAttachmentInput): { blob: Blob; name: string; description?: string } {
   if (typeof Blob !== 'undefined' && input instanceof Blob) {
     const name = typeof File !== 'undefined' && input instanceof File && input.name ? input.name : 'file';
     return { blob: input, name };
@@ -327,13 +327,13 @@ export function makeCore(h: CoreHost): Core {
     }
   }
 
-  async function submit(blocks: Block[], extra?: Record<string, unknown>, picked?: string): Promise<{ reportId: string }> {
+  async function submit(blocks: RawBlock[], extra?: Record<string, unknown>, picked?: string): Promise<{ reportId: string }> {
     await fresh();
     const routed = picked ? { key: picked, source: 'panel' } : h.channel();
     const hook = await beforeReport();
     const all = blocks.slice();
     if (Array.isArray(hook.messages)) for (const m of hook.messages) if (typeof m === 'string' && m) all.push(...textBlocks(m));
-    if (Array.isArray(hook.blocks)) for (const b of hook.blocks) if (isObject(b)) all.push(b as Block);
+    if (Array.isArray(hook.blocks)) for (const b of hook.blocks) if (isObject(b)) all.push(b as RawBlock);
     let channelKey = routed.key || undefined;
     let source = routed.source;
     if (typeof hook.channelKey === 'string' && hook.channelKey) {
@@ -371,11 +371,11 @@ export function makeCore(h: CoreHost): Core {
     return uploadBlob(client, kind, blob, name, fields);
   }
 
-  async function upload(input: FileInput): Promise<Block> {
+  async function upload(input: FileAttachmentInput): Promise<RawBlock> {
     const f = toFile(input);
     const name = f.name.slice(0, 255);
     const up = await uploadKind('file', f.blob, name);
-    const block: Block = { type: 'file', blobId: up.blobId, name, mime: up.mime, bytes: up.bytes };
+    const block: RawBlock = { type: 'file', blobId: up.blobId, name, mime: up.mime, bytes: up.bytes };
     if (f.description) block.description = f.description.slice(0, TEXT_MAX);
     return block;
   }
@@ -446,7 +446,7 @@ export function makeCore(h: CoreHost): Core {
       if (input.extra != null && !isObject(input.extra)) throw new TypeError('[Svc] report: extra must be an object');
       const files = input.files == null ? [] : input.files;
       if (!Array.isArray(files)) throw new TypeError('[Svc] report: files must be an array');
-      const fileBlocks: Block[] = [];
+      const fileBlocks: RawBlock[] = [];
       for (const f of files) fileBlocks.push(await upload(f));
       return submit([...textBlocks(input.message), ...fileBlocks], input.extra as Record<string, unknown> | undefined);
     },

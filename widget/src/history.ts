@@ -2,7 +2,7 @@
 // for retry, from local storage only.
 
 import { load, save } from './util';
-import type { Block, HistoryEntry } from './types';
+import type { RawBlock, HistoryEntry } from './types';
 import type { QueueItem } from './queue';
 
 export const HISTORY_MAX = 20;
@@ -11,7 +11,7 @@ export const HISTORY_MAX = 20;
  * As the server makes it: the first non-empty line of the first text block, else of the first
  * comment, transcript or file description; cut to 80 characters; else after the first block.
  */
-export function titleOf(blocks: Block[]): string {
+export function titleOf(blocks: RawBlock[]): string {
   const line = (v: unknown) => (typeof v === 'string' ? v.split('\n').map((l) => l.trim()).find(Boolean) : undefined);
   const words =
     blocks.map((b) => (b.type === 'text' ? line(b.text) : undefined)).find(Boolean) ||

@@ -5,7 +5,7 @@
 import { ErrorBuffer, installCapture } from './console-capture';
 import { installNetwork, type NetEntry } from './network-capture';
 import { fromScriptTag } from './options';
-import type { InitOptions, Preset } from './types';
+import type { Api, InitOptions, Preset } from './types';
 import { warn } from './util';
 import { Widget, type Env } from './widget';
 
@@ -81,7 +81,7 @@ const env: Env = { partsBase: scriptOrigin, nonce, errors, net, loadPart };
 const METHODS = [
   'report', 'attachFile', 'alpha', 'show', 'hide', 'openForm', 'setAttribute', 'setAttributes',
   'setChannel', 'clearChannel', 'getChannel', 'getChannels', 'getHistory', 'selectorFor',
-] as const;
+] as const satisfies readonly (keyof Api)[];
 
 export function makeApi(initialPreset: Preset | null) {
   let current: Widget | null = null;

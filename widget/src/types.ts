@@ -1,50 +1,15 @@
-// Shapes shared by the loader and the lazy parts. The public declarations served at /v1/svc.d.ts
-// live in src/svc.d.ts; keep the two in step.
+// Shapes shared by the loader and the lazy parts. The public ones (what a site's TypeScript sees)
+// are written once, in public.ts, which dist/svc.d.ts is generated from; they are re-exported here
+// with the internal ones.
 
-export interface SelectorInfo {
-  css: string;
-  xpath: string;
-  testIds: string[];
-  reactComponent?: string;
-  matchIndex?: number;
-  /** css of each open shadow host from the document down, each relative to its own root */
-  shadowHosts?: string[];
-  /** css of each same-origin iframe from the top document down, each relative to its own document */
-  frames?: string[];
-  /** the element's visible text, white space collapsed, at most 200 characters (never a form field's value) */
-  text?: string;
-  /** the element's accessible name (aria-labelledby, aria-label, label, alt, title, its text), at most 200 characters */
-  accessibleName?: string;
-}
+import type { Channel, InitOptions } from './public';
 
-export interface StructuredAttribute {
-  attr: string;
-  keys: string[];
-}
+export type { Anchor, Api, ArtifactMeta, BeforeReportResult, Block, Channel, FileAttachmentInput, HistoryEntry, InitOptions, SelectorInfo, Shape, SvcError } from './public';
+export type { Mascot } from './generated/mascots';
 
-export interface Condition {
-  field: string;
-  op: string;
-  value?: string | string[];
-}
-
-export interface Matcher {
-  conditions: Condition[];
-  weight: number;
-  note?: string;
-}
-
-/** A channel in the ingest form (the fields the widget uses). */
-export interface Channel {
-  key: string;
-  name?: string;
-  color?: string;
-  mascot?: string;
-  baseWeight?: number;
-  matchers?: Matcher[];
-  createdAt?: string;
-  [more: string]: unknown;
-}
+export type StructuredAttribute = NonNullable<InitOptions['structuredAttributes']>[number];
+export type Matcher = NonNullable<Channel['matchers']>[number];
+export type Condition = Matcher['conditions'][number];
 
 export type Weight = number | 'max' | 'suggest';
 
@@ -54,18 +19,11 @@ export interface Hint {
   userId?: string | null;
 }
 
-export type Block = { type: string; [field: string]: unknown };
-
-export interface ArtifactMeta {
-  id: string;
-  title?: string;
-  tool?: string;
-  source?: string;
-  goal?: string;
-  constraints?: string[];
-  url?: string;
-  meta?: Record<string, string>;
-}
+/**
+ * A block as the widget stores and sends it: drafts and queued reports in local storage may come
+ * from another widget version, so fields are read defensively. Every public `Block` is one.
+ */
+export type RawBlock = { type: string; [field: string]: unknown };
 
 export interface Reporter {
   token?: string;
@@ -95,47 +53,6 @@ export interface ThreadReport {
   comments: { id: string; author: { kind: string; label?: string | null }; text: string; publishedAt?: string }[];
 }
 
-export interface BeforeReportResult {
-  extra?: Record<string, unknown>;
-  messages?: string[];
-  blocks?: Block[];
-  channelKey?: string;
-}
-
-export type FileInput = File | Blob | { name: string; content: string | Blob; mime?: string; description?: string };
-
-/** What `Svc.init` accepts. */
-export interface InitOptions {
-  projectKey: string;
-  locale?: 'en' | 'ru';
-  apiUrl?: string;
-  userId?: string;
-  extra?: Record<string, unknown>;
-  captureConsoleErrors?: boolean;
-  /** the last 10 failed fetch and XHR requests travel in `context.network` (default true) */
-  captureNetworkErrors?: boolean;
-  mascot?: string;
-  shape?: string;
-  anchor?: string;
-  triggerVariant?: 'frame-tab' | 'devwidget' | 'none';
-  size?: number;
-  offsetX?: number;
-  offsetY?: number;
-  widgetId?: string;
-  attributes?: Record<string, unknown>;
-  onChannelChange?: (next: { key: string } | null, prev: { key: string } | null) => void;
-  beforeReport?: () => BeforeReportResult | void | Promise<BeforeReportResult | void>;
-  pushToTalkKey?: string;
-  mode?: 'default' | 'artifact-review';
-  artifact?: ArtifactMeta;
-  reporter?: Reporter;
-  selector?: (node: Element) => Partial<SelectorInfo> | null;
-  testIdAttributes?: string[];
-  structuredAttributes?: StructuredAttribute[];
-  /** show the launcher and capture as if the page matched `urlPatterns` (Svc's own /demo page) */
-  ignoreUrlPatterns?: boolean;
-}
-
 /** Project data the per-project loader bakes in (or the shared bundle fetches). */
 export interface Preset {
   projectKey: string;
@@ -149,18 +66,7 @@ export interface Preset {
 }
 
 export interface Payload {
-  blocks: Block[];
+  blocks: RawBlock[];
   channelKey?: string;
   context: Record<string, unknown>;
-}
-
-export interface HistoryEntry {
-  reportId?: string;
-  id: string;
-  title: string;
-  channelKey?: string;
-  at: number;
-  status: 'sent' | 'queued' | 'failed';
-  /** why a failed report was not delivered (an ingest error code) */
-  error?: string;
 }

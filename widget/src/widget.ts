@@ -10,7 +10,7 @@ import { detectLocale, normalize, type Settings } from './options';
 import type { QueueItem } from './queue';
 import { route, type Override, type RouteEnv } from './routing';
 import type { SelectorOptions } from './selector';
-import type { Block, Channel, FileInput, Hint, HistoryEntry, InitOptions, Preset, SelectorInfo, Weight } from './types';
+import type { RawBlock, Channel, FileAttachmentInput, Hint, HistoryEntry, InitOptions, Preset, SelectorInfo, Weight } from './types';
 import { Ui } from './ui';
 import { isObject, load, save, warn } from './util';
 
@@ -268,12 +268,12 @@ export class Widget {
     return this._ns + 'draft:' + id;
   }
 
-  draft(): Block[] {
-    const d = load<Block[]>(this.draftKey(), []);
+  draft(): RawBlock[] {
+    const d = load<RawBlock[]>(this.draftKey(), []);
     return Array.isArray(d) ? d : [];
   }
 
-  saveDraft(blocks: Block[]): void {
+  saveDraft(blocks: RawBlock[]): void {
     save(this.draftKey(), blocks.length ? blocks : null);
   }
 
@@ -359,11 +359,11 @@ export class Widget {
     };
   }
 
-  async report(input: { message: string; extra?: Record<string, unknown>; files?: FileInput[] }): Promise<{ reportId: string }> {
+  async report(input: { message: string; extra?: Record<string, unknown>; files?: FileAttachmentInput[] }): Promise<{ reportId: string }> {
     return (await this._core()).report(input);
   }
 
-  async attachFile(input: FileInput): Promise<Block> {
+  async attachFile(input: FileAttachmentInput): Promise<RawBlock> {
     return (await this._core()).attachFile(input);
   }
 

@@ -6,7 +6,7 @@
 
 import { button, deepActive, el, focusables, icon, ours, trapTab } from '../dom';
 import { fill, formatBytes, formatDuration, plural, STRINGS, type Locale } from '../i18n';
-import type { Block, HistoryEntry, SelectorInfo } from '../types';
+import type { RawBlock, HistoryEntry, SelectorInfo } from '../types';
 import type { PartHost, PartInstance } from '../widget';
 import type { Annotated } from '../capture/annotate';
 import type { Recording } from './voice';
@@ -273,7 +273,7 @@ function panel(host: PartHost): PartInstance {
   let mascots: Record<string, string> | null = null;
   // Thumbnails of this session's screenshots (object URLs of the uploaded pictures), by blob id.
   const thumbs = new Map<string, string>();
-  const dropThumbs = (keep: Block[]) => {
+  const dropThumbs = (keep: RawBlock[]) => {
     for (const [id, url] of thumbs) if (!keep.some((b) => b.blobId === id)) URL.revokeObjectURL(url), thumbs.delete(id);
   };
   const textKey = widget.draftKey() + ':text';
@@ -301,7 +301,7 @@ function panel(host: PartHost): PartInstance {
   const errorCode = (e: unknown) => String((e as { code?: string }).code || (e as Error).message || e);
 
   // ---- blocks --------------------------------------------------------------------------------
-  function describe(b: Block): [string, string, string] {
+  function describe(b: RawBlock): [string, string, string] {
     const str = (v: unknown) => (typeof v === 'string' ? v : '');
     switch (b.type) {
       case 'text':
@@ -324,7 +324,7 @@ function panel(host: PartHost): PartInstance {
     return ['file', b.type, ''];
   }
 
-  function addBlock(block: Block): void {
+  function addBlock(block: RawBlock): void {
     widget.saveDraft([...widget.draft(), block]);
     render();
     say(fill(t.added, { what: describe(block)[1] }));
@@ -479,7 +479,7 @@ function panel(host: PartHost): PartInstance {
     try {
       const info = (await host.part<SelectorPart>('selector')).selectorInfo(target, s);
       const comment = selComment.value.trim();
-      const block: Block = comment
+      const block: RawBlock = comment
         ? { type: 'quote', text, selector: info.css, target: info, comment: comment.slice(0, TEXT_MAX) }
         : { type: 'selection', text, selector: info.css, target: info };
       dropSelection(false);
@@ -520,7 +520,7 @@ function panel(host: PartHost): PartInstance {
 
   async function addPin(): Promise<void> {
     if (!pin || !pin.info) return;
-    const block: Block = { type: 'pinpoint', selector: pin.info.css, target: pin.info, point: pin.point, rect: pin.rect };
+    const block: RawBlock = { type: 'pinpoint', selector: pin.info.css, target: pin.info, point: pin.point, rect: pin.rect };
     const comment = pinComment.value.trim();
     if (comment) block.comment = comment.slice(0, TEXT_MAX);
     dropPin(false);
@@ -544,7 +544,7 @@ function panel(host: PartHost): PartInstance {
           width: String(result.width),
           height: String(result.height),
         });
-        const block: Block = { type: 'screenshot', blobId: up.blobId, width: result.width, height: result.height, mime: up.mime, bytes: up.bytes };
+        const block: RawBlock = { type: 'screenshot', blobId: up.blobId, width: result.width, height: result.height, mime: up.mime, bytes: up.bytes };
         if (result.annotations.length) block.annotations = result.annotations;
         thumbs.set(up.blobId, URL.createObjectURL(result.blob));
         addBlock(block);

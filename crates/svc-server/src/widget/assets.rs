@@ -9,10 +9,10 @@ pub const LOADER: &str = include_str!("../../../../widget/dist/svc.js");
 pub const TYPES: &str = include_str!("../../../../widget/dist/svc.d.ts");
 /// Lazy parts: (file name with its content hash, contents), served at `/v1/parts/<file>`.
 pub const PARTS: &[(&str, &str)] = &[
-    ("core.2a2abb6591.js", include_str!("../../../../widget/dist/parts/core.2a2abb6591.js")),
+    ("core.08ef6aa0ce.js", include_str!("../../../../widget/dist/parts/core.08ef6aa0ce.js")),
     ("panel.6f03a2e40d.js", include_str!("../../../../widget/dist/parts/panel.6f03a2e40d.js")),
     ("selector.c0772bb60e.js", include_str!("../../../../widget/dist/parts/selector.c0772bb60e.js")),
-    ("mascots.2e91b736e0.js", include_str!("../../../../widget/dist/parts/mascots.2e91b736e0.js")),
+    ("mascots.a37f5db80a.js", include_str!("../../../../widget/dist/parts/mascots.a37f5db80a.js")),
     ("screenshot.e96881dd39.js", include_str!("../../../../widget/dist/parts/screenshot.e96881dd39.js")),
     ("voice.c3a57d32bc.js", include_str!("../../../../widget/dist/parts/voice.c3a57d32bc.js")),
     ("pinpoint.2b98d71858.js", include_str!("../../../../widget/dist/parts/pinpoint.2b98d71858.js")),
