@@ -30,12 +30,12 @@ pub struct ServerConfig {
     pub mcp_allowed_origins: Vec<String>,
     /// SMTP and the sender address (`SVC_SMTP_URL`, `SVC_MAIL_FROM`); without SMTP, mail waits in
     /// the outbox.
-    pub mail: crate::mailer::MailConfig,
+    pub mail: svc_service::mailer::MailConfig,
     /// Where OAuth client ID metadata documents may be read from: public addresses only, unless
     /// `SVC_OAUTH_METADATA_ALLOW_PRIVATE` allows the private network too (a service whose agents'
     /// documents are served inside it). Allowing it also lets `http://127.0.0.1:<port>/...` be a
     /// client id (the service's own tests, and development against a local client).
-    pub client_metadata: crate::outbound::OutboundPolicy,
+    pub client_metadata: svc_service::outbound::OutboundPolicy,
 }
 
 impl Default for ServerConfig {
@@ -51,13 +51,18 @@ impl Default for ServerConfig {
             trusted_proxies: vec![],
             limits: Limits::default(),
             mcp_allowed_origins: vec![],
-            mail: crate::mailer::MailConfig::default(),
-            client_metadata: crate::outbound::OutboundPolicy::default(),
+            mail: svc_service::mailer::MailConfig::default(),
+            client_metadata: svc_service::outbound::OutboundPolicy::default(),
         }
     }
 }
 
 impl ServerConfig {
+    /// The URLs OAuth speaks of, and where client metadata documents may be read from.
+    pub fn oauth_endpoints(&self) -> svc_service::oauth::Endpoints {
+        svc_service::oauth::Endpoints::new(&self.public_url).with_client_metadata(self.client_metadata.clone())
+    }
+
     /// Whether a browser page of `origin` may call the tool endpoint: the service's own origin,
     /// a loopback page (a local tool; a DNS-rebinding page has its own, non-loopback origin), or
     /// one listed in `SVC_MCP_ALLOWED_ORIGINS`. Requests without `Origin` (every CLI and server-side

@@ -7,7 +7,7 @@ use serde::Serialize;
 use svc_store::StoreError;
 
 use crate::principal::{AuthError, Refusal};
-use crate::service::ServiceError;
+use svc_service::ServiceError;
 
 #[derive(Debug)]
 pub enum ApiError {

@@ -12,14 +12,11 @@ pub mod error;
 pub mod health;
 pub mod http_server;
 pub mod ingest;
-pub mod mailer;
 pub mod mcp;
 pub mod metrics;
 pub mod oauth;
-pub mod outbound;
 pub mod principal;
 pub mod rate_limit;
-pub mod service;
 pub mod state;
 pub mod widget;
 

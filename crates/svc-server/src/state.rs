@@ -5,11 +5,11 @@ use svc_blob::BlobStore;
 use svc_store::DynStore;
 
 use crate::config::ServerConfig;
-use crate::health::Readiness;
 use crate::metrics::Metrics;
 use crate::rate_limit::RateLimits;
-use crate::service::sightings::Sightings;
-use crate::service::usage::Usage;
+use svc_service::readiness::Readiness;
+use svc_service::sightings::Sightings;
+use svc_service::usage::Usage;
 
 #[derive(Clone)]
 pub struct AppState {

@@ -529,10 +529,10 @@ conformance! {
         for index in 0..5i64 {
             let mut report = report_at(&project.id, now_ms() + index);
             report.blocks = serde_json::from_value(serde_json::json!([{"type": "text", "text": format!("é \"{index}\" \\ \u{1f600}\n")},
-                                   {"type": "pinpoint", "selector": "#a", "point": {"x": 0.1, "y": 1e-7}}])).unwrap();
+                                   {"type": "pinpoint", "selector": "#a", "target": {"css": "#a"}, "point": {"x": 0.1, "y": 1e-7}}])).unwrap();
             report.context = serde_json::from_value(serde_json::json!({"url": "https://x.example/?a=1", "n": -12, "big": 18446744073709551615u64,
                                     "f": 1.5e300, "nested": {"b": [1, 2.5, null], "a": true}})).unwrap();
-            report.identity = (index % 2 == 0).then(|| serde_json::from_value(serde_json::json!({"userId": "u-1", "name": "Zoë"})).unwrap());
+            report.identity = (index % 2 == 0).then(|| serde_json::from_value(serde_json::json!({"userId": "u-1", "name": "Zoë", "verified": true})).unwrap());
             made.push(create(&store, filed(report)).await);
         }
         for status in [None, Some("new".to_string())] {
@@ -1373,10 +1373,10 @@ conformance! {
         let base = now_ms();
         let mut quoted = saying(&project.id, base, "Prices look off", "u-1");
         quoted.blocks = serde_json::from_value(serde_json::json!([
-            {"type": "quote", "text": "Pay now", "comment": "label is misleading", "selector": "#pay"},
+            {"type": "quote", "text": "Pay now", "comment": "label is misleading", "selector": "#pay", "target": {"css": "#pay"}},
             {"type": "audio", "blobId": new_id(), "transcript": "the spinner never stops"}
         ])).unwrap();
-        quoted.identity = Some(serde_json::from_value(serde_json::json!({"userId": "u-1", "email": "ann@example.com", "name": "Ann Smith"})).unwrap());
+        quoted.identity = Some(serde_json::from_value(serde_json::json!({"userId": "u-1", "email": "ann@example.com", "name": "Ann Smith", "verified": true})).unwrap());
         quoted.url = Some("https://shop.example.com/basket/summary".into());
         let quoted = create(&store, filed(quoted)).await;
         let plain = create(&store, filed(saying(&project.id, base + 1, "The spinner stops and never loads", "u-2"))).await;

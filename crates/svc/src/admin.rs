@@ -8,8 +8,8 @@ use svc_core::key::NewKey;
 use svc_core::model::{KeyOrigin, Organization, Project};
 use svc_core::secret::Secret;
 use svc_core::{ids, time};
-use svc_server::service::accounts::{self, NewUser};
-use svc_server::service::{ServiceError, audit, keys, projects};
+use svc_service::accounts::{self, NewUser};
+use svc_service::{ServiceError, audit, keys, projects};
 use svc_store::{DynStore, Store};
 
 use crate::cli::{ProjectCommand, StorageArgs, TokenCommand, UserCommand};

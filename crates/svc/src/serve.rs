@@ -6,9 +6,9 @@ use svc_blob::BlobStore;
 use svc_core::ingest::FILE_MAX_BYTES_CEILING;
 use svc_server::config::parse_cidr_list;
 use svc_server::http_server::{self, ConnectionSettings};
-use svc_server::mailer::{MailConfig, Mailer};
-use svc_server::service::{bootstrap, housekeeping, mail};
 use svc_server::{AppState, ServerConfig};
+use svc_service::mailer::{MailConfig, Mailer};
+use svc_service::{bootstrap, housekeeping, mail};
 use tokio::net::TcpListener;
 
 use crate::cli::{ServeArgs, StorageArgs};
@@ -68,7 +68,7 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
             .map(str::to_string)
             .collect(),
         mail: mail.clone(),
-        client_metadata: svc_server::outbound::OutboundPolicy {
+        client_metadata: svc_service::outbound::OutboundPolicy {
             allow_private: args.oauth_metadata_allow_private,
             ..Default::default()
         },

@@ -6,8 +6,8 @@ use svc_core::scope;
 
 use super::extract::{ApiCaller, ApiPath};
 use crate::error::{ApiError, ApiResult, ErrorBody};
-use crate::service::blobs;
 use crate::state::AppState;
+use svc_service::blobs;
 
 /// The blob's bytes with its stored type. File attachments come only as downloads
 /// (`Content-Disposition: attachment`); nothing is served for the browser to sniff.

@@ -8,8 +8,8 @@ use svc_core::scope;
 use super::extract::{ApiCaller, ApiPath, JsonBody, QueryMap};
 use super::views::{ChannelCreate, ChannelList, ChannelPatch, ChannelView, HintCreate, OkView};
 use crate::error::{ApiResult, ErrorBody};
-use crate::service::channels;
 use crate::state::AppState;
+use svc_service::channels;
 
 /// Channels oldest first; archived ones only with `?archived=true`.
 #[utoipa::path(get, path = "/projects/{projectId}/channels", tag = "channels", security(("bearer" = [])),

@@ -9,10 +9,10 @@ use std::collections::HashMap;
 use crate::body::{BodyError, read_limited};
 use crate::error::ApiError;
 use crate::principal::Principal;
-use crate::service::projects;
 use crate::state::AppState;
 use svc_core::ids;
 use svc_core::model::Project;
+use svc_service::projects;
 
 /// JSON request bodies are at most 1 MB.
 pub const JSON_BODY_LIMIT: usize = 1024 * 1024;
@@ -100,7 +100,7 @@ impl FromRequestParts<AppState> for ApiCaller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
-        let principal = Principal::resolve(state, &parts.headers).await?;
+        let principal = crate::principal::resolve(state, &parts.headers).await?;
         if principal.bound_project().is_none() {
             return Err(ApiError::forbidden(
                 "this is an org-wide key: it works on the tool endpoint (/mcp) only; the REST API needs a project key",

@@ -13,8 +13,8 @@ use super::views::{
     CommentList, ListedPage, ListedReportView, ReportChanges, ReportPage, ReportPatch, ReportPatchView, ReportView,
 };
 use crate::error::{ApiError, ApiResult, ErrorBody};
-use crate::service::{comments, reports, triage};
 use crate::state::AppState;
+use svc_service::{comments, reports, triage};
 
 pub const DEFAULT_LIMIT: u32 = 20;
 pub const MAX_LIMIT: u32 = 100;

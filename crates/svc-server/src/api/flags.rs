@@ -7,8 +7,8 @@ use svc_core::scope;
 use super::extract::{ApiCaller, ApiPath, JsonBody};
 use super::views::{FlagList, FlagSet, FlagView};
 use crate::error::{ApiResult, ErrorBody};
-use crate::service::flags;
 use crate::state::AppState;
+use svc_service::flags;
 
 /// Every flag of the project.
 #[utoipa::path(get, path = "/projects/{projectId}/flags", tag = "flags", security(("bearer" = [])),

@@ -9,8 +9,8 @@ use svc_core::{scope, time};
 use super::extract::{ApiCaller, ApiPath, JsonBody};
 use super::views::{KeyCreate, MintedKeyView, RevokedKeyView};
 use crate::error::{ApiResult, ErrorBody};
-use crate::service::keys;
 use crate::state::AppState;
+use svc_service::keys;
 
 /// Mints a key with a subset of the project's scopes (`*` and `apikey:write` cannot be minted).
 /// The plaintext `key` is in this response only.

@@ -6,8 +6,8 @@ use axum::extract::State;
 use super::extract::ApiCaller;
 use super::views::MeView;
 use crate::error::{ApiError, ApiResult, ErrorBody};
-use crate::service::projects;
 use crate::state::AppState;
+use svc_service::projects;
 
 /// The calling key: its id, project, name and scopes. Step 1 of the agent self-setup flow.
 #[utoipa::path(get, path = "/me", tag = "keys", security(("bearer" = [])),

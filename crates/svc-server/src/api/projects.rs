@@ -7,8 +7,8 @@ use svc_core::scope;
 use super::extract::{ApiCaller, ApiPath, JsonBody};
 use super::views::{ProjectPatch, ProjectView};
 use crate::error::{ApiResult, ErrorBody};
-use crate::service::projects;
 use crate::state::AppState;
+use svc_service::projects;
 
 /// The project's settings.
 #[utoipa::path(get, path = "/projects/{projectId}", tag = "projects", security(("bearer" = [])),

@@ -8,8 +8,8 @@ use svc_core::scope;
 use super::extract::{ApiCaller, ApiPath, JsonBody, QueryMap};
 use super::views::{RoomCreate, RoomList, RoomPatch, RoomView};
 use crate::error::{ApiResult, ErrorBody};
-use crate::service::rooms;
 use crate::state::AppState;
+use svc_service::rooms;
 
 /// Stored rooms and rooms implied by reports' `context.artifactId`, most recent activity first.
 /// Archived rooms only with `?archived=true`.

@@ -20,11 +20,11 @@ use super::redirect::see_other_local;
 use super::session::Person;
 use super::view::When;
 use super::{Submitted, render};
-use crate::service::mail::{self, Choice};
-use crate::service::oauth;
-use crate::service::{ServiceError, accounts};
 use crate::state::AppState;
 use svc_core::secret::Secret;
+use svc_service::mail::{self, Choice};
+use svc_service::oauth;
+use svc_service::{ServiceError, accounts};
 
 struct AgentRow {
     key_id: String,

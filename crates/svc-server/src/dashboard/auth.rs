@@ -15,9 +15,9 @@ use super::error::{PageError, PageResult};
 use super::redirect::{local_target, see_other_local};
 use super::session;
 use super::{Submitted, render};
-use crate::service::ServiceError;
-use crate::service::accounts::{self, NewUser};
 use crate::state::AppState;
+use svc_service::ServiceError;
+use svc_service::accounts::{self, NewUser};
 
 #[derive(Template)]
 #[template(path = "dashboard/sign_in.html")]

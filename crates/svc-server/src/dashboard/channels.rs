@@ -23,8 +23,8 @@ use super::projects::{self, OpenedProject, ProjectFrame};
 use super::redirect::see_other_local;
 use super::session::Person;
 use super::{Submitted, render};
-use crate::service::{ServiceError, channels};
 use crate::state::AppState;
+use svc_service::{ServiceError, channels};
 
 /// The fields a condition reads, as the editor offers them (`attr` takes a name).
 const FIELD_KINDS: [(&str, &str); 6] = [

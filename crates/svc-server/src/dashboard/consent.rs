@@ -20,8 +20,8 @@ use super::assets::{self, Assets};
 use super::error::{PageError, PageResult};
 use super::session::Person;
 use super::{CONTENT_SECURITY_POLICY, Submitted, render};
-use crate::service::oauth::{self as service, AuthorizationRequest, AuthorizeParams, AuthorizeProblem, Endpoints};
 use crate::state::AppState;
+use svc_service::oauth::{self as service, AuthorizationRequest, AuthorizeParams, AuthorizeProblem, Endpoints};
 
 struct ProjectChoice {
     value: String,
@@ -62,7 +62,7 @@ fn handle(query: &str) -> String {
 }
 
 fn endpoints(state: &AppState) -> Endpoints {
-    Endpoints::for_config(&state.config)
+    state.config.oauth_endpoints()
 }
 
 /// A 303 to `location`.
@@ -262,7 +262,7 @@ pub async fn decide(State(state): State<AppState>, Submitted(person, form): Subm
                             }
                             return see_other(&service::redirect_with(&request.redirect_uri, &pairs, &issuer));
                         }
-                        Err(crate::service::ServiceError::NotFound(message)) => message,
+                        Err(svc_service::ServiceError::NotFound(message)) => message,
                         Err(error) => return PageError::from(error).into_response(),
                     }
                 }

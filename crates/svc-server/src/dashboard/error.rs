@@ -6,7 +6,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::error::InternalErrorMarker;
-use crate::service::ServiceError;
+use svc_service::ServiceError;
 use svc_store::StoreError;
 
 #[derive(Debug)]

@@ -18,8 +18,8 @@ use tokio::sync::broadcast::error::RecvError;
 use super::error::PageResult;
 use super::session::Person;
 use crate::principal::Principal;
-use crate::service::{accounts, projects, reports};
 use crate::state::AppState;
+use svc_service::{accounts, projects, reports};
 
 /// How often an open stream checks its session even when nothing was announced.
 const SESSION_RECHECK: Duration = Duration::from_secs(5);

@@ -11,8 +11,8 @@ use super::error::{PageError, PageResult};
 use super::inbox::InboxQuery;
 use super::session::Person;
 use crate::api::views::ListedReportView;
-use crate::service::{comments, projects, reports};
 use crate::state::AppState;
+use svc_service::{comments, projects, reports};
 
 /// Reports per store page while exporting.
 const EXPORT_PAGE: u32 = 500;

@@ -19,11 +19,11 @@ use super::projects::{self, OpenedProject, ProjectFrame};
 use super::redirect::see_other_local;
 use super::session::Person;
 use super::{Submitted, render};
-use crate::service::projects as project_service;
-use crate::service::reporter_oidc;
 use crate::state::AppState;
 use svc_core::project::ProjectChanges;
 use svc_core::reporter::{OidcSettings, ReporterAuth, ReporterAuthChange, ReporterMode, SecretChange};
+use svc_service::projects as project_service;
+use svc_service::reporter_oidc;
 
 /// Generated secrets: 48 base62 characters (about 285 random bits).
 const GENERATED_SECRET_CHARS: usize = 48;
@@ -200,7 +200,7 @@ pub async fn change(
             let secret = form.secret.trim();
             match project_service::set_identity_secret(store, &opened.project, Some(secret), &by).await {
                 Ok(()) => Ok(see_other_local(Some(&format!("/projects/{}/identity?done=set", opened.project.id)))),
-                Err(crate::service::ServiceError::Invalid(message)) => {
+                Err(svc_service::ServiceError::Invalid(message)) => {
                     Ok(respond(&state, &person, opened, None, None, Some(message), None, StatusCode::BAD_REQUEST))
                 }
                 Err(other) => Err(other.into()),
@@ -235,7 +235,7 @@ pub async fn change(
             };
             match saved {
                 Ok(project) => Ok(see_other_local(Some(&format!("/projects/{}/identity?done=reporters", project.id)))),
-                Err(crate::service::ServiceError::Invalid(message)) => {
+                Err(svc_service::ServiceError::Invalid(message)) => {
                     let entered = Some(form.reporter.clone());
                     Ok(respond(&state, &person, opened, None, None, Some(message), entered, StatusCode::BAD_REQUEST))
                 }

@@ -19,8 +19,8 @@ use super::redirect::{local_target, see_other_local};
 use super::session::Person;
 use super::view::{self, BlockView, ChangeView, CommentView, Fact, Reporter, Segment, When};
 use super::{Submitted, render};
-use crate::service::{accounts, comments, projects, reports, triage};
 use crate::state::AppState;
+use svc_service::{accounts, comments, projects, reports, triage};
 
 const PAGE_SIZE: u32 = 50;
 
@@ -265,7 +265,7 @@ pub async fn page(
     let mut channels = std::collections::BTreeSet::new();
     let mut labels = std::collections::BTreeSet::new();
     for project in projects.iter().filter(|p| query.project.is_empty() || p.id == query.project) {
-        channels.extend(crate::service::channels::list(store, &project.id, false).await?.into_iter().map(|c| c.key));
+        channels.extend(svc_service::channels::list(store, &project.id, false).await?.into_iter().map(|c| c.key));
         labels.extend(triage::labels(store, project).await?.into_iter().map(|l| l.label));
     }
     let getting_started = (page.items.is_empty() && !query.narrows()).then(|| GettingStarted {
@@ -331,7 +331,7 @@ async fn detail(
     let store = &*state.store;
     let comments = comments::list(store, &report).await?;
     let history = reports::history(store, &report).await?;
-    let viewers = crate::service::usage::viewers(store, &report).await?;
+    let viewers = svc_service::usage::viewers(store, &report).await?;
     let markdown = markdown_of(state, &report, project, &comments, &history).await;
     let can_write = project.is_some_and(|p| principal.require(scope::FEEDBACK_WRITE, Some(p)).is_ok());
     let assignable = match project {
@@ -558,7 +558,7 @@ pub async fn blob(State(state): State<AppState>, person: Person, Path(id): Path<
     let not_found = || PageError::NotFound("No such file.".into());
     let projects = projects::reachable(&*state.store, &person.principal()).await?;
     let ids: Vec<String> = projects.iter().map(|p| p.id.clone()).collect();
-    let blob = crate::service::blobs::get_in_projects(&*state.store, &ids, &id).await?.ok_or_else(not_found)?;
+    let blob = svc_service::blobs::get_in_projects(&*state.store, &ids, &id).await?.ok_or_else(not_found)?;
     let (size, stream) =
         state.blobs.get(&blob.id).await.map_err(|e| PageError::Internal(e.into()))?.ok_or_else(not_found)?;
     Ok(crate::blob_response::download(&blob, size, stream))

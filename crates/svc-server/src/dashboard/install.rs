@@ -15,8 +15,8 @@ use super::projects::{self, ProjectFrame};
 use super::session::Person;
 use super::view::When;
 use super::{Submitted, render};
-use crate::service::keys;
 use crate::state::AppState;
+use svc_service::keys;
 
 /// The lifetimes a setup token can be given here (seconds, label); one hour is the default.
 pub const SETUP_TOKEN_TTLS: [(i64, &str); 4] =

@@ -20,8 +20,8 @@ use super::redirect::see_other_local;
 use super::session::Person;
 use super::view::When;
 use super::{Submitted, render};
-use crate::service::keys;
 use crate::state::AppState;
+use svc_service::keys;
 
 /// The lifetimes offered when minting: the form value, its label.
 const LIFETIMES: [(&str, &str); 7] = [
@@ -104,7 +104,7 @@ pub(super) async fn rows(
     now: i64,
     revoke_action: impl Fn(&ApiKey) -> String,
 ) -> PageResult<Vec<KeyRow>> {
-    let mut grants = crate::service::oauth::grants_of(&*state.store, &keys).await?;
+    let mut grants = svc_service::oauth::grants_of(&*state.store, &keys).await?;
     Ok(keys
         .into_iter()
         .map(|key| {
@@ -322,7 +322,7 @@ pub async fn revoke(
     let opened = projects::open(&state, &person, &project_id, scope::APIKEY_WRITE, "keys").await?;
     keys::revoke(&*state.store, &opened.project, &key_id, &opened.principal.author()).await.map_err(
         |error| match error {
-            crate::service::ServiceError::NotFound(_) => {
+            svc_service::ServiceError::NotFound(_) => {
                 PageError::NotFound("This key is not active in this project (already revoked or expired).".into())
             }
             other => other.into(),

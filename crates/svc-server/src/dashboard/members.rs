@@ -25,9 +25,9 @@ use super::redirect::see_other_local;
 use super::session::{self, Person};
 use super::view::When;
 use super::{Submitted, render};
-use crate::service::accounts::{self, Invitation, NewUser, SignedIn};
-use crate::service::{ServiceError, audit, keys, projects};
 use crate::state::AppState;
+use svc_service::accounts::{self, Invitation, NewUser, SignedIn};
+use svc_service::{ServiceError, audit, keys, projects};
 
 /// Entries of an organization's log shown under its members.
 const LOG_ENTRIES: u32 = 20;

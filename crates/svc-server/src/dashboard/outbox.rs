@@ -17,8 +17,8 @@ use super::error::PageResult;
 use super::render;
 use super::session::Person;
 use super::view::When;
-use crate::service::{mail, projects};
 use crate::state::AppState;
+use svc_service::{mail, projects};
 
 /// Messages per page.
 const PAGE: u32 = 50;

@@ -17,8 +17,8 @@ use super::session::Person;
 use super::view::When;
 use super::{Submitted, render};
 use crate::principal::Principal;
-use crate::service::projects;
 use crate::state::AppState;
+use svc_service::projects;
 
 /// A settings tab of a project: its path segment and its label.
 pub const TABS: [(&str, &str); 9] = [

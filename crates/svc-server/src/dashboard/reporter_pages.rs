@@ -20,10 +20,10 @@ use super::error::{PageError, PageResult};
 use super::render;
 use super::session::require_same_origin;
 use crate::ingest::access;
-use crate::service::reporter_oidc::{self, Callback, OidcError};
-use crate::service::reporters::{self, ReporterError};
-use crate::service::{ServiceError, projects};
 use crate::state::AppState;
+use svc_service::reporter_oidc::{self, Callback, OidcError};
+use svc_service::reporters::{self, ReporterError};
+use svc_service::{ServiceError, projects};
 
 /// The `type` of every message the popup posts.
 const MESSAGE_TYPE: &str = "svc:reporter-sign-in";

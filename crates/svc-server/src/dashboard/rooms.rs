@@ -16,8 +16,8 @@ use super::redirect::see_other_local;
 use super::session::Person;
 use super::view::When;
 use super::{Submitted, render};
-use crate::service::{projects, rooms};
 use crate::state::AppState;
+use svc_service::{projects, rooms};
 
 struct RoomRow {
     title: String,

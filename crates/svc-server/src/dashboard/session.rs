@@ -15,8 +15,8 @@ use svc_core::secret::constant_time_eq;
 
 use super::error::PageError;
 use crate::principal::Principal;
-use crate::service::accounts::{self, SignedIn};
 use crate::state::AppState;
+use svc_service::accounts::{self, SignedIn};
 
 const PLAIN_COOKIE: &str = "svc_session";
 const SECURE_COOKIE: &str = "__Host-svc_session";

@@ -17,8 +17,8 @@ use super::redirect::see_other_local;
 use super::session::Person;
 use super::view::When;
 use super::{Submitted, render};
-use crate::service::{audit, projects};
 use crate::state::AppState;
+use svc_service::{audit, projects};
 
 /// Events per page of the audit log.
 const AUDIT_PAGE: u32 = 50;
@@ -102,7 +102,7 @@ pub async fn rename(
     };
     match outcome {
         Ok(_) => Ok(see_other_local(Some(&format!("/projects/{}/settings?saved=name", opened.project.id)))),
-        Err(crate::service::ServiceError::Invalid(message)) => {
+        Err(svc_service::ServiceError::Invalid(message)) => {
             let mut page = settings_page(&person, opened);
             page.name_value = form.name;
             page.rename_error = Some(message);

@@ -13,8 +13,8 @@ use serde::Deserialize;
 use super::assets::{self, Assets};
 use super::error::{PageError, PageResult};
 use super::render;
-use crate::service::mail::{self, Unsubscription};
 use crate::state::AppState;
+use svc_service::mail::{self, Unsubscription};
 
 #[derive(Template)]
 #[template(path = "dashboard/unsubscribe.html")]

@@ -27,8 +27,8 @@ use super::session::Person;
 use super::{Submitted, render};
 use crate::ingest::access::PROJECT_KEY_HEADER;
 use crate::ingest::widget_config::channel_json;
-use crate::service::{ServiceError, channels, projects as project_service};
 use crate::state::AppState;
+use svc_service::{ServiceError, channels, projects as project_service};
 
 /// Where the preview's ingest requests go (its `apiUrl`).
 pub const PREVIEW_API_PATH: &str = "/dashboard/widget-preview";

@@ -7,8 +7,8 @@ use std::net::{IpAddr, SocketAddr};
 use svc_core::model::Project;
 
 use super::error::IngestError;
-use crate::service::projects;
 use crate::state::AppState;
+use svc_service::projects;
 
 pub const PROJECT_KEY_HEADER: &str = "x-svc-project-key";
 pub const IDENTITY_HEADER: &str = "x-svc-identity";
@@ -54,4 +54,12 @@ pub fn client_ip(state: &AppState, parts: &Parts) -> Option<IpAddr> {
         .filter_map(|entry| entry.trim().parse::<IpAddr>().ok())
         .find(|ip| !state.config.is_trusted_proxy(*ip))
         .or(Some(peer))
+}
+
+/// The page a request came from: its `Referer`, else its `Origin`.
+pub fn page_from_headers(headers: &axum::http::HeaderMap) -> Option<&str> {
+    [axum::http::header::REFERER, axum::http::header::ORIGIN]
+        .into_iter()
+        .filter_map(|name| headers.get(name).and_then(|value| value.to_str().ok()))
+        .find(|value| svc_service::sightings::page_url(value).is_some())
 }

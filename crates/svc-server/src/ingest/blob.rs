@@ -13,8 +13,8 @@ use svc_core::{ids, time};
 
 use super::access::{self, IngestProject};
 use super::error::{IngestError, IngestResult};
-use crate::service::blobs;
 use crate::state::AppState;
+use svc_service::blobs;
 
 /// The streamed file, stored under its blob id, not yet accepted.
 struct Upload {

@@ -67,17 +67,17 @@ impl From<svc_store::StoreError> for IngestError {
     }
 }
 
-impl From<crate::service::ServiceError> for IngestError {
+impl From<svc_service::ServiceError> for IngestError {
     /// Ingest reads only what its key reaches: any service failure here is the server's.
-    fn from(error: crate::service::ServiceError) -> Self {
+    fn from(error: svc_service::ServiceError) -> Self {
         IngestError::Internal(error.into())
     }
 }
 
-impl From<crate::service::reporters::ReporterError> for IngestError {
-    fn from(error: crate::service::reporters::ReporterError) -> Self {
-        use crate::service::ServiceError;
-        use crate::service::reporters::ReporterError;
+impl From<svc_service::reporters::ReporterError> for IngestError {
+    fn from(error: svc_service::reporters::ReporterError) -> Self {
+        use svc_service::ServiceError;
+        use svc_service::reporters::ReporterError;
         match error {
             ReporterError::NotOffered => IngestError::SIGN_IN_NOT_OFFERED,
             ReporterError::TooManyCodes { retry_after_secs } => IngestError::RateLimited { retry_after_secs },

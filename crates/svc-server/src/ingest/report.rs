@@ -13,10 +13,10 @@ use svc_core::model::{Author, Project};
 use super::access::{self, IDENTITY_HEADER, IngestProject};
 use super::error::{IngestError, IngestResult};
 use crate::body::{BodyError, read_limited};
-use crate::service::reporters;
-use crate::service::reports::{self, Filing, FilingError};
-use crate::service::sightings::{self, PageKnown, Source};
 use crate::state::AppState;
+use svc_service::reporters;
+use svc_service::reports::{self, Filing, FilingError};
+use svc_service::sightings::{PageKnown, Source};
 
 const IDEMPOTENCY_KEY_MAX_CHARS: usize = 200;
 
@@ -68,7 +68,7 @@ fn record_sighting(state: &AppState, project: &Project, headers: &HeaderMap, con
     match context.url.as_deref().filter(|url| url.starts_with("http://") || url.starts_with("https://")) {
         Some(url) => state.sightings.record(&project.id, Source::Report, Some(url), PageKnown::FromPage, now),
         None => {
-            let page = sightings::page_from_headers(headers);
+            let page = crate::ingest::access::page_from_headers(headers);
             state.sightings.record(&project.id, Source::Report, page, PageKnown::FromHeaders, now);
         }
     }

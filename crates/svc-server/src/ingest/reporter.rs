@@ -22,8 +22,8 @@ use super::access::{self, IDENTITY_HEADER, IngestProject};
 use super::error::{IngestError, IngestResult};
 use crate::body::read_limited;
 use crate::principal::Principal;
-use crate::service::reporters::{self, SignedIn, ThreadReport};
 use crate::state::AppState;
+use svc_service::reporters::{self, SignedIn, ThreadReport};
 
 /// Bodies of these routes are a few fields of text (a reply is at most 20,000 characters).
 const BODY_MAX_BYTES: usize = 128 * 1024;

@@ -10,9 +10,9 @@ use svc_core::time::iso;
 
 use super::access::{self, IngestProject};
 use super::error::IngestResult;
-use crate::service::sightings::{self, PageKnown, Source};
-use crate::service::{channels, flags};
 use crate::state::AppState;
+use svc_service::sightings::{PageKnown, Source};
+use svc_service::{channels, flags};
 
 #[derive(Deserialize)]
 pub struct ConfigQuery {
@@ -28,7 +28,7 @@ pub async fn config(
     Query(query): Query<ConfigQuery>,
     headers: HeaderMap,
 ) -> IngestResult<Json<Value>> {
-    let page = sightings::page_from_headers(&headers);
+    let page = crate::ingest::access::page_from_headers(&headers);
     state.sightings.record(&project.id, Source::Config, page, PageKnown::FromHeaders, svc_core::time::now_ms());
     let user_id = query.user_id.filter(|u| !u.is_empty());
     let hints = channels::active_hints(&*state.store, &project.id, user_id.as_deref()).await?;

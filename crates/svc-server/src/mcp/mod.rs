@@ -20,11 +20,10 @@ use axum::routing::post;
 use serde_json::{Map, Value, json};
 
 use crate::body::{BodyError, read_limited};
-use crate::principal::Principal;
-use crate::service::projects;
 use crate::state::AppState;
 use error::McpError;
 use jsonrpc::{Call, error, result};
+use svc_service::projects;
 use tools::Caller;
 
 pub const PROTOCOL_VERSION: &str = "2024-11-05";
@@ -55,14 +54,14 @@ async fn handle(State(state): State<AppState>, parts: Parts, body: Body) -> Resp
         Ok(response) => response,
         Err(error) => {
             let resource_metadata =
-                crate::service::oauth::Endpoints::new(&state.config.public_url).resource_metadata_url();
+                svc_service::oauth::Endpoints::new(&state.config.public_url).resource_metadata_url();
             error.respond(&resource_metadata)
         }
     }
 }
 
 async fn answer(state: &AppState, parts: Parts, body: Body) -> Result<Response, McpError> {
-    let principal = Principal::resolve(state, &parts.headers).await?;
+    let principal = crate::principal::resolve(state, &parts.headers).await?;
     // After the key (a missing key is always 401, so OAuth discovery starts): a browser page of
     // another origin is refused, whatever key it carries.
     if let Some(origin) = parts.headers.get(header::ORIGIN)

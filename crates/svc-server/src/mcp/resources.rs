@@ -19,9 +19,9 @@ use svc_core::{ids, time};
 
 use super::jsonrpc::{self, error, result};
 use super::tools::{self, Caller};
-use crate::service::blobs::{self, BlobRead};
-use crate::service::reports;
 use crate::state::AppState;
+use svc_service::blobs::{self, BlobRead};
+use svc_service::reports;
 
 pub const REPORT_PREFIX: &str = "svc://reports/";
 pub const BLOB_PREFIX: &str = "svc://blobs/";

@@ -12,9 +12,9 @@ use svc_core::{ids, time};
 use super::arguments::Args;
 use super::markdown::{self, Parts};
 use crate::principal::Principal;
-use crate::service::reports::{self, Filed, Filing, FilingError};
-use crate::service::{comments, keys, rooms};
 use crate::state::AppState;
+use svc_service::reports::{self, Filed, Filing, FilingError};
+use svc_service::{comments, keys, rooms};
 
 pub const LIST_DEFAULT_LIMIT: u32 = 50;
 pub const LIST_MAX_LIMIT: u32 = 200;
@@ -199,7 +199,7 @@ pub async fn report_document(
     caller: &Caller,
     report: &Report,
     images: bool,
-) -> crate::service::ServiceResult<Vec<Value>> {
+) -> svc_service::ServiceResult<Vec<Value>> {
     let comments = comments::list(&*state.store, report).await?;
     let history = reports::history(&*state.store, report).await?;
     // The project is news only to a key that reaches several.

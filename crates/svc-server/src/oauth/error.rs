@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::error::InternalErrorMarker;
-use crate::service::oauth::OAuthFailure;
+use svc_service::oauth::OAuthFailure;
 
 #[derive(Debug)]
 pub enum OAuthError {

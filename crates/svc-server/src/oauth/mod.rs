@@ -20,9 +20,9 @@ use serde_json::{Value, json};
 use tower_http::cors::{Any, CorsLayer};
 
 use crate::body::{BodyError, read_limited};
-use crate::service::oauth::{self as service, CodeExchange, Endpoints};
 use crate::state::AppState;
 use error::OAuthError;
+use svc_service::oauth::{self as service, CodeExchange, Endpoints};
 
 /// Registration and token requests are small forms and JSON objects.
 const BODY_LIMIT: usize = 64 * 1024;
@@ -45,7 +45,7 @@ pub fn router() -> axum::Router<AppState> {
 }
 
 fn endpoints(state: &AppState) -> Endpoints {
-    Endpoints::for_config(&state.config)
+    state.config.oauth_endpoints()
 }
 
 /// `GET /.well-known/oauth-protected-resource[/mcp]`

@@ -19,10 +19,10 @@ use serde_json::{Value, json};
 use std::sync::OnceLock;
 
 use crate::ingest::widget_config::channel_json;
-use crate::service::sightings::{self, PageKnown, Source};
-use crate::service::{ServiceError, channels, projects};
 use crate::state::AppState;
 use svc_core::time;
+use svc_service::sightings::{PageKnown, Source};
+use svc_service::{ServiceError, channels, projects};
 
 const JS: &str = "text/javascript; charset=utf-8";
 /// Loaders change when the project's configuration does: cached briefly, revalidated by ETag.
@@ -85,7 +85,7 @@ async fn project_loader(State(state): State<AppState>, Path(file): Path<String>,
     match project {
         Ok(Some(project)) => match preset(&state, &project).await {
             Ok(preset) => {
-                let page = sightings::page_from_headers(&headers);
+                let page = crate::ingest::access::page_from_headers(&headers);
                 state.sightings.record(&project.id, Source::Loader, page, PageKnown::FromHeaders, time::now_ms());
                 cached(&headers, JS, LOADER_CACHE, per_project_loader(&preset))
             }

@@ -7,7 +7,7 @@
 
 use crate::common::{PASSWORD, Resp, TestApp, csrf_of, no_rate_limits};
 use svc_server::ServerConfig;
-use svc_server::service::accounts;
+use svc_service::accounts;
 
 const WRONG: &str = "not the password";
 const NO_MATCH: &str = "That email and password do not match an account.";

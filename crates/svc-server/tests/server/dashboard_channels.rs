@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use serde_json::{Value, json};
 use svc_core::account::Role;
 use svc_core::secret::Secret;
-use svc_server::service::accounts::{self, NewUser};
+use svc_service::accounts::{self, NewUser};
 
 use super::common::*;
 
@@ -409,7 +409,7 @@ async fn channels_created_and_changed_through_rest_are_in_the_audit_log_too() {
 async fn another_organizations_project_is_not_found() {
     let app = TestApp::new().await;
     let owner = Tab::owner(&app).await;
-    use svc_server::service::{audit as by, projects};
+    use svc_service::{audit as by, projects};
     let org = projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
     let other = projects::create_project(app.store.as_ref(), &org.id, "Theirs", &by::command_line()).await.unwrap();
     for tab in ["channels", "identity", "flags"] {

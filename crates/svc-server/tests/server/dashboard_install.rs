@@ -9,8 +9,8 @@ use axum::http::{Request, header};
 use serde_json::{Value, json};
 use svc_core::account::Role;
 use svc_core::secret::Secret;
-use svc_server::service::accounts::{self, NewUser};
-use svc_server::service::sightings::{PageKnown, RESOLUTION_MS, Source};
+use svc_service::accounts::{self, NewUser};
+use svc_service::sightings::{PageKnown, RESOLUTION_MS, Source};
 
 use super::common::ingest::*;
 use super::common::*;

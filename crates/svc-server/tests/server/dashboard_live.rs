@@ -7,7 +7,7 @@ use futures_util::StreamExt;
 use std::time::Duration;
 use svc_core::account::Role;
 use svc_core::secret::Secret;
-use svc_server::service::accounts::{self, NewUser};
+use svc_service::accounts::{self, NewUser};
 
 use super::common::ingest::*;
 use super::common::*;
@@ -109,7 +109,7 @@ async fn an_open_stream_ends_with_its_session() {
         .await
         .unwrap()
         .unwrap();
-    let owner = svc_server::principal::Principal::User(Box::new(owner));
+    let owner = svc_service::principal::Principal::User(Box::new(owner));
 
     // Sign-out.
     let (cookie, _) = member_session(&app, "a@example.com").await;

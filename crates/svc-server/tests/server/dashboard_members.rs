@@ -5,7 +5,7 @@
 
 use svc_core::account::{LinkPurpose, OneTimeLink, Role};
 use svc_core::secret::{Secret, hash_secret};
-use svc_server::service::accounts::{self, NewUser};
+use svc_service::accounts::{self, NewUser};
 
 use super::common::*;
 
@@ -58,7 +58,7 @@ async fn role_of(app: &TestApp, user_id: &str) -> Option<Role> {
 }
 
 async fn org_actions(app: &TestApp) -> Vec<String> {
-    let log = svc_server::service::audit::list_for_org(app.store.as_ref(), org(app), None, 50).await.unwrap();
+    let log = svc_service::audit::list_for_org(app.store.as_ref(), org(app), None, 50).await.unwrap();
     log.into_iter().map(|e| e.action).collect()
 }
 
@@ -158,7 +158,7 @@ async fn an_expired_or_withdrawn_invitation_no_longer_works() {
 async fn a_signed_in_person_joins_with_one_click_and_keeps_their_role_if_already_a_member() {
     let app = TestApp::with_config(no_rate_limits()).await;
     let (_, owner) = person(&app, "olivia@example.com", "", Role::Owner).await;
-    let elsewhere = svc_server::service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
+    let elsewhere = svc_service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
     let (sam_id, sam) = person_in(&app, &elsewhere.id, "sam@example.com", "Sam Signed", Role::Owner).await;
 
     let token = token_of(&invite(&app, &owner, "owner").await);
@@ -207,7 +207,7 @@ async fn a_signed_in_person_joins_with_one_click_and_keeps_their_role_if_already
 async fn an_existing_email_is_asked_to_sign_in_first_and_comes_back_to_the_invitation() {
     let app = TestApp::with_config(no_rate_limits()).await;
     let (_, owner) = person(&app, "olivia@example.com", "", Role::Owner).await;
-    let elsewhere = svc_server::service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
+    let elsewhere = svc_service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
     person_in(&app, &elsewhere.id, "sam@example.com", "", Role::Owner).await;
     let token = token_of(&invite(&app, &owner, "member").await);
 
@@ -388,7 +388,7 @@ async fn organization_wide_keys_are_listed_on_members_and_revoked_by_owners() {
 #[tokio::test]
 async fn with_an_smtp_server_an_invitation_is_mailed_and_member_changes_show_in_each_project_log() {
     let mut config = no_rate_limits();
-    config.mail = svc_server::mailer::MailConfig::parse(Some("smtp://127.0.0.1:9?tls=none"), None, &config.public_url)
+    config.mail = svc_service::mailer::MailConfig::parse(Some("smtp://127.0.0.1:9?tls=none"), None, &config.public_url)
         .expect("mail settings");
     let app = TestApp::with_config(config).await;
     let (_, owner) = person(&app, "olivia@example.com", "Olivia Owner", Role::Owner).await;

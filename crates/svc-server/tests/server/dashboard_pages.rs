@@ -7,7 +7,7 @@ use axum::http::{Request, header};
 use serde_json::{Value, json};
 use svc_core::account::Role;
 use svc_core::secret::Secret;
-use svc_server::service::accounts::{self, NewUser};
+use svc_service::accounts::{self, NewUser};
 
 use super::common::ingest::*;
 use super::common::*;
@@ -217,12 +217,12 @@ async fn a_person_triages_and_publishes_an_agents_draft() {
 async fn a_person_sees_only_their_organizations_reports() {
     let app = TestApp::new().await;
     let browser = Browser::sign_in(&app, Role::Member).await;
-    let org = svc_server::service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
-    let foreign = svc_server::service::projects::create_project(
+    let org = svc_service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
+    let foreign = svc_service::projects::create_project(
         app.store.as_ref(),
         &org.id,
         "Secret",
-        &svc_server::service::audit::command_line(),
+        &svc_service::audit::command_line(),
     )
     .await
     .unwrap();

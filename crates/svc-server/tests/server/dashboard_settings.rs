@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use svc_core::account::Role;
 use svc_core::model::{Author, NewReport, Project, Report};
 use svc_core::{ids, time};
-use svc_server::service::{accounts, audit, housekeeping, projects};
+use svc_service::{accounts, audit, housekeeping, projects};
 
 use super::common::*;
 

@@ -183,7 +183,7 @@ async fn a_few_busy_addresses_cannot_silence_a_project_and_an_ipv6_64_is_one_add
 
 #[tokio::test]
 async fn unbound_blobs_older_than_a_day_are_deleted_and_bound_ones_kept() {
-    use svc_server::service::blobs::delete_stale_unbound;
+    use svc_service::blobs::delete_stale_unbound;
     let app = TestApp::new().await;
     let bound = app.blob("screenshot", "image/png", &png(2, 2)).await;
     let unbound = app.blob("audio", "audio/ogg", &ogg()).await;

@@ -15,9 +15,9 @@ use svc_core::model::{Author, Comment};
 use svc_core::secret::Secret;
 use svc_core::{ids, time};
 use svc_server::ServerConfig;
-use svc_server::mailer::{MailConfig, Mailer, SmtpSettings};
-use svc_server::service::accounts::{self, NewUser};
-use svc_server::service::mail::{self, Mail};
+use svc_service::accounts::{self, NewUser};
+use svc_service::mail::{self, Mail};
+use svc_service::mailer::{MailConfig, Mailer, SmtpSettings};
 
 use super::common::ingest::text_report;
 use super::common::*;
@@ -397,7 +397,7 @@ async fn without_smtp_mail_waits_in_the_outbox_its_owners_read() {
     let org = app.project.org_id.clone();
     let (_, owner) = person_in(&app, &org, "owner@example.com", Role::Owner).await;
     let (_, member) = person_in(&app, &org, "member@example.com", Role::Member).await;
-    let elsewhere = svc_server::service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
+    let elsewhere = svc_service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
     let (_, stranger) = person_in(&app, &elsewhere.id, "stranger@example.com", Role::Owner).await;
 
     let mut code = Mail::new(
@@ -574,7 +574,7 @@ async fn reporters_replies_reach_the_members_who_want_them() {
     let org = app.project.org_id.clone();
     let (_, _ann) = person_in(&app, &org, "ann@example.com", Role::Member).await;
     let (_, bob) = person_in(&app, &org, "bob@example.com", Role::Owner).await;
-    let elsewhere = svc_server::service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
+    let elsewhere = svc_service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
     person_in(&app, &elsewhere.id, "eve@example.com", Role::Owner).await;
     assert_eq!(choose(&app, &bob, app.pid(), "off", "off").await.status, 303);
 
@@ -633,12 +633,12 @@ async fn the_account_page_lists_every_project_with_its_choices() {
 
     // Not a choice, a project of another organization, or no CSRF token: refused, nothing stored.
     assert_eq!(choose(&app, &cookie, app.pid(), "hourly", "on").await.status, 400);
-    let foreign = svc_server::service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
-    let theirs = svc_server::service::projects::create_project(
+    let foreign = svc_service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
+    let theirs = svc_service::projects::create_project(
         app.store.as_ref(),
         &foreign.id,
         "Theirs",
-        &svc_server::service::audit::command_line(),
+        &svc_service::audit::command_line(),
     )
     .await
     .unwrap();

@@ -13,7 +13,7 @@ use svc_core::account::Role;
 use svc_core::oauth::{OAuthCode, s256};
 use svc_core::secret::{Secret, hash_secret};
 use svc_server::ServerConfig;
-use svc_server::service::accounts::{self, NewUser};
+use svc_service::accounts::{self, NewUser};
 
 use super::common::*;
 use super::mcp_support::{self, expect_error, req, tool};
@@ -772,10 +772,10 @@ async fn housekeeping_deletes_registrations_never_used_within_a_day() {
     let (used, _) = connect(&app, &cookie, "Kept", &project_grant(&app), "read").await;
     let now = svc_core::time::now_ms();
 
-    svc_server::service::housekeeping::run_once(app.store.as_ref(), &app.state.blobs, now).await;
+    svc_service::housekeeping::run_once(app.store.as_ref(), &app.state.blobs, now).await;
     assert_eq!(app.get_page(&authorize_path(&unused, &[]), None).await.status.as_u16(), 303, "a fresh one stays");
 
-    svc_server::service::housekeeping::run_once(app.store.as_ref(), &app.state.blobs, now + 25 * 3600 * 1000).await;
+    svc_service::housekeeping::run_once(app.store.as_ref(), &app.state.blobs, now + 25 * 3600 * 1000).await;
     let gone = app.get_page(&authorize_path(&unused, &[]), Some(&cookie)).await;
     assert_eq!(gone.status.as_u16(), 400, "the abandoned registration is gone");
     assert!(app.get_page(&authorize_path(&used, &[]), Some(&cookie)).await.status.is_success(), "a used one stays");
@@ -852,7 +852,7 @@ async fn metadata_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicU
 #[tokio::test]
 async fn a_client_id_metadata_document_stands_for_a_registration() {
     let config = ServerConfig {
-        client_metadata: svc_server::outbound::OutboundPolicy { allow_private: true, ..Default::default() },
+        client_metadata: svc_service::outbound::OutboundPolicy { allow_private: true, ..Default::default() },
         ..no_rate_limits()
     };
     let app = TestApp::with_config(config).await;
@@ -900,7 +900,7 @@ async fn a_metadata_document_on_a_name_that_resolves_to_a_private_address_is_nev
         "client.example.test".to_string(),
         vec!["127.0.0.1".parse::<std::net::IpAddr>().unwrap()],
     )]);
-    let policy = svc_server::outbound::OutboundPolicy {
+    let policy = svc_service::outbound::OutboundPolicy {
         allow_private: false,
         resolve_overrides: std::sync::Arc::new(overrides),
     };

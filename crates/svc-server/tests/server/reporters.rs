@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use svc_core::mail::{MailKind, OutboxMail};
 use svc_core::reporter::{Reporter, SignInCode};
 use svc_core::{ids, time};
-use svc_server::service::reporters;
+use svc_service::reporters;
 
 use crate::common::ingest::{IDENTITY, text_report};
 use crate::common::{Resp, TestApp};

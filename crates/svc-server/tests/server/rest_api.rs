@@ -1246,8 +1246,8 @@ async fn patch_tells_an_absent_field_from_null() {
 
 #[tokio::test]
 async fn a_draft_comment_is_published_on_its_own_report_only() {
-    use svc_server::principal::Principal;
-    use svc_server::service::{ServiceError, comments};
+    use svc_service::principal::Principal;
+    use svc_service::{ServiceError, comments};
     let app = TestApp::new().await;
     let report = app.seed(Seed::text("a report")).await;
     let report = app.store.get_report(&report.id).await.unwrap().unwrap();
@@ -1260,14 +1260,12 @@ async fn a_draft_comment_is_published_on_its_own_report_only() {
     assert!(draft.draft && draft.published_at.is_none());
     assert_eq!(draft.author.id, Some(format!("agent:{key_id}")));
 
-    let refused = comments::publish(app.store.as_ref(), &other, &draft.id, &svc_server::service::audit::command_line())
+    let refused = comments::publish(app.store.as_ref(), &other, &draft.id, &svc_service::audit::command_line())
         .await
         .unwrap_err();
     assert!(matches!(refused, ServiceError::NotFound(_)), "{refused}");
     let published =
-        comments::publish(app.store.as_ref(), &report, &draft.id, &svc_server::service::audit::command_line())
-            .await
-            .unwrap();
+        comments::publish(app.store.as_ref(), &report, &draft.id, &svc_service::audit::command_line()).await.unwrap();
     assert!(!published.draft && published.published_at.is_some());
     let listed = app.get(&app.p(&format!("/feedback/{}/comments", report.id)), &app.token).await.ok(200).clone();
     assert_eq!(listed["items"][0]["draft"], json!(false));
@@ -1280,8 +1278,8 @@ async fn a_draft_comment_is_published_on_its_own_report_only() {
 
 #[tokio::test]
 async fn a_draft_comment_can_be_edited_or_discarded_before_it_is_published() {
-    use svc_server::principal::Principal;
-    use svc_server::service::{ServiceError, comments};
+    use svc_service::principal::Principal;
+    use svc_service::{ServiceError, comments};
     let app = TestApp::new().await;
     let report = app.seed(Seed::text("a report")).await;
     let report = app.store.get_report(&report.id).await.unwrap().unwrap();

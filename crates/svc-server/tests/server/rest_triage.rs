@@ -5,8 +5,8 @@ use crate::common::*;
 use serde_json::{Value, json};
 use svc_core::model::{Author, NewReport, Report};
 use svc_core::triage::{Label, LabelSet, ReportIds};
-use svc_server::principal::Principal;
-use svc_server::service::{ServiceError, triage};
+use svc_service::principal::Principal;
+use svc_service::{ServiceError, triage};
 
 fn ids(page: &Value) -> Vec<String> {
     page["items"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap().to_string()).collect()
@@ -338,7 +338,7 @@ async fn the_openapi_document_shows_the_triage_fields_and_filters() {
 
 /// A new member of the app's organization; returns their user id.
 async fn member(app: &TestApp, email: &str) -> String {
-    use svc_server::service::accounts::{self, NewUser};
+    use svc_service::accounts::{self, NewUser};
     let new = NewUser::parse(email, "Member", svc_core::secret::Secret::new("a long enough password")).unwrap();
     let role = svc_core::account::Role::Member;
     accounts::create_user(app.store.as_ref(), new, Some((&app.project.org_id, role))).await.unwrap().id

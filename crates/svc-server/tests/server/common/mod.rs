@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use svc_blob::BlobStore;
 use svc_core::model::{ApiKey, Author, Blob, Comment, KeyOrigin, NewReport, Project, Report};
 use svc_core::{ids, time};
-use svc_server::service::keys::{self, MintRequest};
 use svc_server::{AppState, ServerConfig};
+use svc_service::keys::{self, MintRequest};
 use svc_store::DynStore;
 use tower::ServiceExt;
 
@@ -152,7 +152,7 @@ impl TestApp {
     }
 
     async fn over(dir: tempfile::TempDir, store: DynStore, config: ServerConfig) -> Self {
-        let boot = svc_server::service::bootstrap::ensure_default(store.as_ref())
+        let boot = svc_service::bootstrap::ensure_default(store.as_ref())
             .await
             .expect("bootstrap")
             .expect("an empty database is bootstrapped");
@@ -266,7 +266,7 @@ impl TestApp {
                 scopes: scopes.iter().map(|s| s.to_string()).collect(),
                 ttl_secs: None,
                 origin: KeyOrigin::Cli,
-                by: svc_server::service::audit::command_line(),
+                by: svc_service::audit::command_line(),
             },
         )
         .await
@@ -276,11 +276,11 @@ impl TestApp {
 
     /// A second project in the same organization, with a `*` key of its own.
     pub async fn other_project(&self) -> (Project, String) {
-        let project = svc_server::service::projects::create_project(
+        let project = svc_service::projects::create_project(
             self.store.as_ref(),
             &self.project.org_id,
             "Other",
-            &svc_server::service::audit::command_line(),
+            &svc_service::audit::command_line(),
         )
         .await
         .expect("create project");
@@ -462,7 +462,7 @@ impl TestApp {
 
     /// A dashboard user with [`PASSWORD`], owner of the organization "Default".
     pub async fn user(&self, email: &str) -> svc_core::account::User {
-        use svc_server::service::accounts::{self, NewUser};
+        use svc_service::accounts::{self, NewUser};
         let new = NewUser::parse(email, "", svc_core::secret::Secret::new(PASSWORD)).expect("a valid new user");
         let join = Some((self.project.org_id.as_str(), svc_core::account::Role::Owner));
         accounts::create_user(self.store.as_ref(), new, join).await.expect("create user")
@@ -501,7 +501,7 @@ pub async fn mint_for(store: &DynStore, project: &Project, scopes: &[&str]) -> (
             scopes: scopes.iter().map(|s| s.to_string()).collect(),
             ttl_secs: None,
             origin: KeyOrigin::Api,
-            by: svc_server::service::audit::command_line(),
+            by: svc_service::audit::command_line(),
         },
     )
     .await

@@ -1,5 +1,10 @@
-//! Operations shared by every surface (REST, ingest, tool endpoint, dashboard, CLI). Each is written
-//! once here; surfaces only translate requests and errors.
+//! The service layer: every operation a person, an agent, a script or a reporter can do, written
+//! once for every surface (REST, ingest, the tool endpoint, the dashboard, the CLI), over the store
+//! and the blob store. Nothing here speaks HTTP: surfaces resolve who is acting (a
+//! [`principal::Principal`]), translate a request into a call, and translate the result and
+//! [`ServiceError`] back into their wire format.
+
+#![forbid(unsafe_code)]
 
 pub mod accounts;
 pub mod audit;
@@ -11,7 +16,10 @@ pub mod flags;
 pub mod housekeeping;
 pub mod keys;
 pub mod mail;
+pub mod mailer;
 pub mod oauth;
+pub mod outbound;
+pub mod principal;
 pub mod projects;
 pub mod readiness;
 pub mod reporter_oidc;

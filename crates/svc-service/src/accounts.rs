@@ -14,21 +14,7 @@ use svc_store::{MemberChange, Store};
 use super::{ServiceError, ServiceResult, audit};
 use crate::principal::{Principal, Refusal};
 
-/// A person with a live session, and the organizations they belong to.
-#[derive(Debug, Clone)]
-pub struct SignedIn {
-    pub user: User,
-    pub memberships: Vec<Membership>,
-    /// The SHA-256 of the session cookie (to end this session).
-    pub session_hash: String,
-}
-
-impl SignedIn {
-    /// The person's role in an organization, if they belong to it.
-    pub fn role_in(&self, org_id: &str) -> Option<Role> {
-        self.memberships.iter().find(|m| m.org_id == org_id).map(|m| m.role)
-    }
-}
+pub use crate::principal::SignedIn;
 
 /// A new user with a chosen password, optionally joining an organization with a role.
 pub struct NewUser {
@@ -300,7 +286,7 @@ mod password {
     use std::sync::OnceLock;
     use svc_core::secret::Secret;
 
-    use crate::service::{ServiceError, ServiceResult};
+    use crate::{ServiceError, ServiceResult};
 
     fn blocking_failed(error: tokio::task::JoinError) -> ServiceError {
         ServiceError::Internal(format!("password hashing task failed: {error}"))

@@ -41,8 +41,9 @@ impl Endpoints {
         Endpoints { mcp_url: format!("{issuer}/mcp"), issuer, client_metadata: OutboundPolicy::default() }
     }
 
-    pub fn for_config(config: &crate::config::ServerConfig) -> Self {
-        Endpoints { client_metadata: config.client_metadata.clone(), ..Self::new(&config.public_url) }
+    /// Client metadata documents read under `policy` (see [`Endpoints::client_metadata`]).
+    pub fn with_client_metadata(self, policy: OutboundPolicy) -> Self {
+        Endpoints { client_metadata: policy, ..self }
     }
 
     /// RFC 9728 protected-resource metadata.

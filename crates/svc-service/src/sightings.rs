@@ -13,7 +13,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use axum::http::{HeaderMap, header};
 use svc_store::{DynStore, WidgetSighting};
 
 use super::ServiceResult;
@@ -138,14 +137,6 @@ async fn write_periodically(sightings: Weak<Sightings>) {
         let Some(sightings) = sightings.upgrade() else { return };
         sightings.flush().await;
     }
-}
-
-/// The page a request came from: its `Referer`, else its `Origin`.
-pub fn page_from_headers(headers: &HeaderMap) -> Option<&str> {
-    [header::REFERER, header::ORIGIN]
-        .into_iter()
-        .filter_map(|name| headers.get(name).and_then(|value| value.to_str().ok()))
-        .find(|value| page_url(value).is_some())
 }
 
 /// An http(s) URL as it is kept (at most 2,000 characters), or `None`.
