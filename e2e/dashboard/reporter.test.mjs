@@ -110,10 +110,23 @@ async function mailTo(address, subjectPart) {
 
 const report = (id) => api.get(`/api/v1/projects/${svc.projectId}/feedback/${id}`);
 
+const panel = (page) => page.getByRole('dialog', { name: 'Feedback' });
+
 async function openPanel(page) {
   await page.getByRole('button', { name: /Send feedback/ }).click();
-  await page.getByRole('dialog', { name: 'Feedback' }).waitFor();
+  await panel(page).waitFor();
 }
+
+/**
+ * The panel's line that says who is signed in (beside its Sign out button). Not `getByText`: the
+ * panel's status line announces the same words for a while after signing in, and two matches break
+ * Playwright's strict mode.
+ */
+const signedInLine = (page, who) =>
+  panel(page).locator('p', { has: page.getByRole('button', { name: 'Sign out' }) }).filter({ hasText: `Signed in as ${who}` });
+
+/** What the panel's status line (its live region) says. */
+const panelStatus = (page, text) => panel(page).getByRole('status').filter({ hasText: text });
 
 describe('reporter sign-in by email', { skip: missing.length ? missing.join('; ') : false }, () => {
   let context;
@@ -130,7 +143,8 @@ describe('reporter sign-in by email', { skip: missing.length ? missing.join('; '
     await page.getByText('Sign in to send: we answer you here.').waitFor();
     await page.getByLabel('Message').fill('The Pay now button does nothing');
     await page.getByRole('button', { name: 'Send', exact: true }).click();
-    await page.getByText('Sign in to send: we answer you here.').first().waitFor();
+    // Refused: the status line says so (the sign-in step already showed these words before Send).
+    await panelStatus(page, 'Sign in to send: we answer you here.').waitFor();
     assert.equal((await api.get(`/api/v1/projects/${svc.projectId}/feedback`)).items.length, 0, 'nothing is sent before signing in');
 
     await page.getByLabel('Your email').fill('Ada@Example.com');
@@ -141,7 +155,7 @@ describe('reporter sign-in by email', { skip: missing.length ? missing.join('; '
     assert.ok(code, mail.body);
     await page.getByLabel('Code from the mail').fill(code[1] + code[2]);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await page.getByText('Signed in as ada@example.com').waitFor();
+    await signedInLine(page, 'ada@example.com').waitFor();
 
     await page.getByRole('button', { name: 'Send', exact: true }).click();
     await until(async () => (await api.get(`/api/v1/projects/${svc.projectId}/feedback`)).items.length === 1, 10000, 'the report');
@@ -228,7 +242,7 @@ describe('reporter sign-in with the project\'s provider', { skip: missing.length
     await popup.locator('button[type=submit]').click();
     await popup.locator('button[type=submit]').click(); // the provider's consent
     await popup.waitForEvent('close');
-    await page.getByText('Signed in as Grace').waitFor();
+    await signedInLine(page, 'Grace').waitFor();
     await page.getByLabel('Message').fill('Coupon field rejects SAVE10');
     await page.getByRole('button', { name: 'Send', exact: true }).click();
     let filed;
