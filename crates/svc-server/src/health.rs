@@ -19,7 +19,7 @@ async fn healthz() -> impl IntoResponse {
 }
 
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
-    match state.readiness.check(&*state.store, &state.blobs).await {
+    match state.readiness.check(&state.service, &state.blobs).await {
         (Ok(()), Ok(())) => (StatusCode::OK, Json(json!({"ok": true}))),
         (database, blobs) => (
             StatusCode::SERVICE_UNAVAILABLE,

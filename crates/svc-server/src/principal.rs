@@ -36,7 +36,7 @@ impl AuthError {
 /// off the request path).
 pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<Principal, AuthError> {
     let header = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok());
-    let key = match keys::authenticate(&*state.store, header).await {
+    let key = match keys::authenticate(&state.service, header).await {
         Ok(key) => key,
         Err(AuthResultError::Denied(failure)) => return Err(AuthError::Unauthenticated(failure)),
         Err(AuthResultError::Store(error)) => return Err(AuthError::Internal(error.into())),

@@ -7,13 +7,17 @@ use svc_store::DynStore;
 use crate::config::ServerConfig;
 use crate::metrics::Metrics;
 use crate::rate_limit::RateLimits;
+use svc_service::Service;
 use svc_service::readiness::Readiness;
 use svc_service::sightings::Sightings;
 use svc_service::usage::Usage;
 
 #[derive(Clone)]
 pub struct AppState {
-    pub store: DynStore,
+    /// Every operation: the surfaces reach the store only through it.
+    pub service: Arc<Service>,
+    /// Kept to rebuild the service around another blob store ([`AppState::with_blob_store`]).
+    store: DynStore,
     pub blobs: Arc<BlobStore>,
     pub config: Arc<ServerConfig>,
     pub metrics: Arc<Metrics>,
@@ -31,11 +35,13 @@ impl AppState {
     /// [`AppState::with_blob_store`]. Must be called inside a Tokio runtime.
     pub fn new(store: DynStore, config: ServerConfig) -> Self {
         let rate_limits = Arc::new(RateLimits::new(&config));
+        let blobs = Arc::new(BlobStore::memory());
         AppState {
             usage: Usage::start(store.clone()),
             sightings: Sightings::start(store.clone()),
+            service: Arc::new(Service::new(store.clone(), blobs.clone())),
             store,
-            blobs: Arc::new(BlobStore::memory()),
+            blobs,
             config: Arc::new(config),
             metrics: Arc::new(Metrics::default()),
             rate_limits,
@@ -45,6 +51,7 @@ impl AppState {
 
     pub fn with_blob_store(mut self, blobs: BlobStore) -> Self {
         self.blobs = Arc::new(blobs);
+        self.service = Arc::new(Service::new(self.store.clone(), self.blobs.clone()));
         self
     }
 }

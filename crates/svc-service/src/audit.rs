@@ -2,11 +2,11 @@
 //! status records who did it here. Recording never fails the act it records (the act is already
 //! done); a failure to record is logged.
 
+use crate::Service;
 use serde_json::Value;
 use svc_core::audit::AuditEvent;
 use svc_core::model::{Author, Project};
 use svc_core::{ids, time};
-use svc_store::Store;
 
 use super::ServiceResult;
 
@@ -21,25 +21,27 @@ pub fn housekeeping() -> Author {
 }
 
 /// Records an act on a project.
-pub async fn record(store: &dyn Store, project: &Project, by: &Author, action: &str, detail: Value) {
-    write(store, &project.org_id, Some(&project.id), by, action, detail).await;
+pub async fn record(svc: &Service, project: &Project, by: &Author, action: &str, detail: Value) {
+    write(svc, &project.org_id, Some(&project.id), by, action, detail).await;
 }
 
 /// Records an act on an organization itself (members, projects created or deleted).
-pub async fn record_for_org(store: &dyn Store, org_id: &str, by: &Author, action: &str, detail: Value) {
-    write(store, org_id, None, by, action, detail).await;
+pub async fn record_for_org(svc: &Service, org_id: &str, by: &Author, action: &str, detail: Value) {
+    write(svc, org_id, None, by, action, detail).await;
 }
 
 /// Records an act on a report (status changes, drafts published) in its project's log.
-pub async fn record_for_report(store: &dyn Store, project_id: &str, by: &Author, action: &str, detail: Value) {
+pub async fn record_for_report(svc: &Service, project_id: &str, by: &Author, action: &str, detail: Value) {
+    let store = svc.store();
     match store.get_project(project_id).await {
-        Ok(Some(project)) => record(store, &project, by, action, detail).await,
+        Ok(Some(project)) => record(svc, &project, by, action, detail).await,
         Ok(None) => {}
         Err(error) => tracing::warn!(%error, action, "could not record an audit event"),
     }
 }
 
-async fn write(store: &dyn Store, org_id: &str, project_id: Option<&str>, by: &Author, action: &str, detail: Value) {
+async fn write(svc: &Service, org_id: &str, project_id: Option<&str>, by: &Author, action: &str, detail: Value) {
+    let store = svc.store();
     let at = time::now_ms();
     let event = AuditEvent {
         id: ids::new_id_at(at),
@@ -59,11 +61,12 @@ async fn write(store: &dyn Store, org_id: &str, project_id: Option<&str>, by: &A
 /// and those of its organization that change who reaches the project: members added, removed,
 /// invited or given another role, and organization-wide keys minted or revoked.
 pub async fn list(
-    store: &dyn Store,
+    svc: &Service,
     project: &Project,
     before: Option<&str>,
     limit: u32,
 ) -> ServiceResult<Vec<AuditEvent>> {
+    let store = svc.store();
     let limit = limit.clamp(1, 200);
     let mut events = store.list_audit(&project.id, before, limit).await?;
     let reach = |event: &AuditEvent| event.action.starts_with("member.") || event.action.starts_with("key.");
@@ -76,10 +79,11 @@ pub async fn list(
 
 /// An organization's own log (members, projects created or deleted), newest first.
 pub async fn list_for_org(
-    store: &dyn Store,
+    svc: &Service,
     org_id: &str,
     before: Option<&str>,
     limit: u32,
 ) -> ServiceResult<Vec<AuditEvent>> {
+    let store = svc.store();
     Ok(store.list_org_audit(org_id, before, limit.clamp(1, 200)).await?)
 }

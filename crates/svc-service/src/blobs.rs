@@ -1,14 +1,15 @@
 //! Blob housekeeping.
 
+use crate::Service;
 use svc_blob::BlobStore;
-use svc_store::Store;
 
 /// Unbound blobs older than this are deleted.
 pub const UNBOUND_BLOB_TTL_MS: i64 = 24 * 60 * 60 * 1000;
 
 /// Deletes unbound blobs older than 24 hours: the row first (only while still unbound, so a report
 /// binding it at this moment wins), then the bytes. Returns how many went.
-pub async fn delete_stale_unbound(store: &dyn Store, blobs: &BlobStore, now: i64) -> anyhow::Result<u64> {
+pub async fn delete_stale_unbound(svc: &Service, blobs: &BlobStore, now: i64) -> anyhow::Result<u64> {
+    let store = svc.store();
     let mut deleted = 0;
     loop {
         let batch = store.list_unbound_blobs(now - UNBOUND_BLOB_TTL_MS, 500).await?;
@@ -31,19 +32,20 @@ pub async fn delete_stale_unbound(store: &dyn Store, blobs: &BlobStore, now: i64
 
 /// A blob of the project by id; `None` for a malformed, unknown or foreign id.
 pub async fn get_in_project(
-    store: &dyn Store,
+    svc: &Service,
     project_id: &str,
     blob_id: &str,
 ) -> super::ServiceResult<Option<svc_core::model::Blob>> {
-    get_in_projects(store, &[project_id.to_string()], blob_id).await
+    get_in_projects(svc, &[project_id.to_string()], blob_id).await
 }
 
 /// A blob of any of `project_ids` by id; `None` for a malformed, unknown or foreign id.
 pub async fn get_in_projects(
-    store: &dyn Store,
+    svc: &Service,
     project_ids: &[String],
     blob_id: &str,
 ) -> super::ServiceResult<Option<svc_core::model::Blob>> {
+    let store = svc.store();
     if !svc_core::ids::is_object_id(blob_id) {
         return Ok(None);
     }
@@ -64,15 +66,15 @@ pub enum BlobRead {
 /// most `max_bytes` long. A blob belongs to the report that bound it: an unbound upload, or one
 /// whose report is gone or in another project, is not found.
 pub async fn read_reachable(
-    store: &dyn Store,
+    svc: &Service,
     blobs: &BlobStore,
     project_ids: &[String],
     blob_id: &str,
     max_bytes: i64,
 ) -> anyhow::Result<BlobRead> {
-    let Some(blob) = get_in_projects(store, project_ids, blob_id).await? else { return Ok(BlobRead::NotFound) };
+    let Some(blob) = get_in_projects(svc, project_ids, blob_id).await? else { return Ok(BlobRead::NotFound) };
     let Some(report_id) = blob.report_id.as_deref() else { return Ok(BlobRead::NotFound) };
-    if super::reports::get_in(store, project_ids, report_id).await?.is_none() {
+    if super::reports::get_in(svc, project_ids, report_id).await?.is_none() {
         return Ok(BlobRead::NotFound);
     }
     if blob.bytes > max_bytes {
@@ -84,16 +86,18 @@ pub async fn read_reachable(
     })
 }
 
-/// Records an uploaded blob (its bytes are already in the blob store), unbound until a report
+/// Records an uploaded blob (its bytes are already in the blob svc), unbound until a report
 /// references it.
-pub async fn record_upload(store: &dyn Store, blob: &svc_core::model::Blob) -> super::ServiceResult<()> {
+pub async fn record_upload(svc: &Service, blob: &svc_core::model::Blob) -> super::ServiceResult<()> {
+    let store = svc.store();
     Ok(store.create_blob(blob).await?)
 }
 
 /// Deletes blob objects whose rows are gone (queued by the store with the rows' deletion), then
 /// takes them off the queue. An object the blob store fails to delete stays queued: housekeeping
 /// tries again ([`delete_queued`]). Failures are logged, never returned: the rows are gone already.
-pub async fn delete_objects(store: &dyn Store, blobs: &BlobStore, blob_ids: &[String]) -> u64 {
+pub async fn delete_objects(svc: &Service, blobs: &BlobStore, blob_ids: &[String]) -> u64 {
+    let store = svc.store();
     let mut deleted = Vec::with_capacity(blob_ids.len());
     let mut failed = 0usize;
     for blob_id in blob_ids {
@@ -121,7 +125,8 @@ pub async fn delete_objects(store: &dyn Store, blobs: &BlobStore, blob_ids: &[St
 
 /// Deletes the blob objects still queued for deletion (an earlier attempt failed, or the process
 /// stopped in between). Returns how many went.
-pub async fn delete_queued(store: &dyn Store, blobs: &BlobStore) -> anyhow::Result<u64> {
+pub async fn delete_queued(svc: &Service, blobs: &BlobStore) -> anyhow::Result<u64> {
+    let store = svc.store();
     const BATCH: u32 = 500;
     let mut total = 0;
     loop {
@@ -129,7 +134,7 @@ pub async fn delete_queued(store: &dyn Store, blobs: &BlobStore) -> anyhow::Resu
         if queued.is_empty() {
             return Ok(total);
         }
-        let deleted = delete_objects(store, blobs, &queued).await;
+        let deleted = delete_objects(svc, blobs, &queued).await;
         total += deleted;
         // Some failed (the blob store is unreachable): the rest waits for the next pass.
         if deleted < queued.len() as u64 || queued.len() < BATCH as usize {

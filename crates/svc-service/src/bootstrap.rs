@@ -3,10 +3,10 @@
 //! which the first person creates theirs and becomes owner of "Default".
 
 use super::{ServiceResult, accounts, keys, projects};
+use crate::Service;
 use svc_core::account::LINK_LIFETIME_MS;
 use svc_core::model::Project;
 use svc_core::secret::Secret;
-use svc_store::Store;
 
 /// The organization an empty database gets, and the one the first owner joins.
 pub const DEFAULT_ORGANIZATION: &str = "Default";
@@ -20,18 +20,19 @@ pub struct Bootstrap {
 /// Creates the default organization and project when the database has no organization yet, or
 /// only the "Default" organization without a project (as `svc user create` leaves it when it runs
 /// before the first start).
-pub async fn ensure_default(store: &dyn Store) -> ServiceResult<Option<Bootstrap>> {
+pub async fn ensure_default(svc: &Service) -> ServiceResult<Option<Bootstrap>> {
+    let store = svc.store();
     let org = match store.count_organizations().await? {
-        0 => projects::create_organization(store, DEFAULT_ORGANIZATION).await?,
-        1 => match projects::find_organization(store, DEFAULT_ORGANIZATION).await? {
+        0 => projects::create_organization(svc, DEFAULT_ORGANIZATION).await?,
+        1 => match projects::find_organization(svc, DEFAULT_ORGANIZATION).await? {
             Some(org) if store.list_projects(&org.id).await?.is_empty() => org,
             _ => return Ok(None),
         },
         _ => return Ok(None),
     };
     let by = super::audit::housekeeping();
-    let project = projects::create_project(store, &org.id, "Default", &by).await?;
-    let (key, secret) = keys::mint_setup_token(store, &org.id, &project.id, None, &by).await?;
+    let project = projects::create_project(svc, &org.id, "Default", &by).await?;
+    let (key, secret) = keys::mint_setup_token(svc, &org.id, &project.id, None, &by).await?;
     Ok(Some(Bootstrap { project, setup_token: secret, setup_token_expires_at: key.expires_at.unwrap_or_default() }))
 }
 
@@ -75,11 +76,11 @@ pub struct FirstOwnerLink {
 /// While nobody has an account: a new first-owner link for the "Default" organization. `None` once
 /// anyone has an account (and, with a warning in the log, when there is no organization "Default":
 /// then `svc user create --org ... --role owner` makes the first owner).
-pub async fn first_owner_link(store: &dyn Store) -> ServiceResult<Option<FirstOwnerLink>> {
-    if !accounts::no_users_yet(store).await? {
+pub async fn first_owner_link(svc: &Service) -> ServiceResult<Option<FirstOwnerLink>> {
+    if !accounts::no_users_yet(svc).await? {
         return Ok(None);
     }
-    let Some(org) = projects::find_organization(store, DEFAULT_ORGANIZATION).await? else {
+    let Some(org) = projects::find_organization(svc, DEFAULT_ORGANIZATION).await? else {
         tracing::warn!(
             "nobody has a dashboard account yet and there is no organization \"{DEFAULT_ORGANIZATION}\" for a \
              first-owner link; create the first owner with `svc user create --email E --password-stdin --org ORG \
@@ -88,7 +89,7 @@ pub async fn first_owner_link(store: &dyn Store) -> ServiceResult<Option<FirstOw
         return Ok(None);
     };
     let expires_at = svc_core::time::now_ms() + LINK_LIFETIME_MS;
-    let token = accounts::first_owner_link(store, &org.id).await?;
+    let token = accounts::first_owner_link(svc, &org.id).await?;
     Ok(Some(FirstOwnerLink { token, expires_at }))
 }
 

@@ -1,20 +1,23 @@
 //! Channels (decisions §5) and their hints: listing, creation, changes.
 
 use super::{ServiceError, ServiceResult, audit};
+use crate::Service;
 use serde_json::json;
 use svc_core::audit::action;
 use svc_core::channel::{ChannelChanges, NewChannel, NewHint};
 use svc_core::model::{Author, Channel, HINT_TTL_MS, Hint, Project};
 use svc_core::{ids, time};
-use svc_store::{Store, StoreError};
+use svc_store::StoreError;
 
 /// Channels oldest first; archived ones only when asked.
-pub async fn list(store: &dyn Store, project_id: &str, include_archived: bool) -> ServiceResult<Vec<Channel>> {
+pub async fn list(svc: &Service, project_id: &str, include_archived: bool) -> ServiceResult<Vec<Channel>> {
+    let store = svc.store();
     Ok(store.list_channels(project_id, include_archived).await?)
 }
 
 /// Adds a channel; a duplicate key is a conflict. Recorded in the audit log.
-pub async fn create(store: &dyn Store, project: &Project, new: NewChannel, by: &Author) -> ServiceResult<Channel> {
+pub async fn create(svc: &Service, project: &Project, new: NewChannel, by: &Author) -> ServiceResult<Channel> {
+    let store = svc.store();
     let NewChannel { key, name, color, mascot, base_weight, matchers } = new;
     let now = time::now_ms();
     let channel = Channel {
@@ -33,7 +36,7 @@ pub async fn create(store: &dyn Store, project: &Project, new: NewChannel, by: &
     match store.create_channel(&channel).await {
         Ok(()) => {
             let detail = json!({"key": channel.key, "name": channel.name});
-            audit::record(store, project, by, action::CHANNEL_CREATED, detail).await;
+            audit::record(svc, project, by, action::CHANNEL_CREATED, detail).await;
             Ok(channel)
         }
         Err(StoreError::Conflict(_)) => {
@@ -46,12 +49,13 @@ pub async fn create(store: &dyn Store, project: &Project, new: NewChannel, by: &
 /// Applies changes to the channel `key`; 404 when there is none. A change that changes something
 /// is recorded in the audit log with the fields it changed.
 pub async fn update(
-    store: &dyn Store,
+    svc: &Service,
     project: &Project,
     key: &str,
     changes: ChannelChanges,
     by: &Author,
 ) -> ServiceResult<Channel> {
+    let store = svc.store();
     let mut channel = store
         .get_channel(&project.id, key)
         .await?
@@ -76,13 +80,14 @@ pub async fn update(
         if before.archived != channel.archived {
             detail["archived"] = json!(channel.archived);
         }
-        audit::record(store, project, by, action::CHANNEL_CHANGED, detail).await;
+        audit::record(svc, project, by, action::CHANNEL_CHANGED, detail).await;
     }
     Ok(channel)
 }
 
 /// Adds a hint for an active channel; it lives [`HINT_TTL_MS`].
-pub async fn add_hint(store: &dyn Store, project_id: &str, new: NewHint) -> ServiceResult<Hint> {
+pub async fn add_hint(svc: &Service, project_id: &str, new: NewHint) -> ServiceResult<Hint> {
+    let store = svc.store();
     match store.get_channel(project_id, &new.channel_key).await? {
         Some(channel) if !channel.archived => {}
         _ => return Err(ServiceError::Invalid(format!("channelKey: no active channel {}", new.channel_key))),
@@ -102,11 +107,13 @@ pub async fn add_hint(store: &dyn Store, project_id: &str, new: NewHint) -> Serv
 }
 
 /// The unexpired hints for everyone plus those for `user_id` (never other users').
-pub async fn active_hints(store: &dyn Store, project_id: &str, user_id: Option<&str>) -> ServiceResult<Vec<Hint>> {
+pub async fn active_hints(svc: &Service, project_id: &str, user_id: Option<&str>) -> ServiceResult<Vec<Hint>> {
+    let store = svc.store();
     Ok(store.list_active_hints(project_id, user_id, time::now_ms()).await?)
 }
 
 /// Every unexpired hint of the project, whoever it is for (the dashboard's list).
-pub async fn live_hints(store: &dyn Store, project_id: &str) -> ServiceResult<Vec<Hint>> {
+pub async fn live_hints(svc: &Service, project_id: &str) -> ServiceResult<Vec<Hint>> {
+    let store = svc.store();
     Ok(store.list_all_active_hints(project_id, time::now_ms()).await?)
 }

@@ -2,14 +2,15 @@
 //! publishes drafts from the dashboard.
 
 use super::{ServiceError, ServiceResult};
+use crate::Service;
 use crate::principal::Principal;
 use svc_core::model::{Author, Comment, Report};
 use svc_core::status::NewComment;
 use svc_core::{ids, time};
-use svc_store::Store;
 
 /// Adds a comment to `report` by `by`; a comment that is not a draft is published at once.
-pub async fn add(store: &dyn Store, report: &Report, by: &Principal, new: NewComment) -> ServiceResult<Comment> {
+pub async fn add(svc: &Service, report: &Report, by: &Principal, new: NewComment) -> ServiceResult<Comment> {
+    let store = svc.store();
     let NewComment { text, kind, draft } = new;
     let now = time::now_ms();
     let comment = Comment {
@@ -29,12 +30,14 @@ pub async fn add(store: &dyn Store, report: &Report, by: &Principal, new: NewCom
 }
 
 /// The report's comments, oldest first, drafts included.
-pub async fn list(store: &dyn Store, report: &Report) -> ServiceResult<Vec<Comment>> {
+pub async fn list(svc: &Service, report: &Report) -> ServiceResult<Vec<Comment>> {
+    let store = svc.store();
     Ok(store.list_comments(&report.id).await?)
 }
 
 /// Publishes a draft of `report`; 404 when the report has no such comment.
-pub async fn publish(store: &dyn Store, report: &Report, comment_id: &str, by: &Author) -> ServiceResult<Comment> {
+pub async fn publish(svc: &Service, report: &Report, comment_id: &str, by: &Author) -> ServiceResult<Comment> {
+    let store = svc.store();
     let not_found = || ServiceError::NotFound("no comment with that id on this report".into());
     if !ids::is_object_id(comment_id) {
         return Err(not_found());
@@ -52,13 +55,14 @@ pub async fn publish(store: &dyn Store, report: &Report, comment_id: &str, by: &
         "commentId": published.id,
         "author": published.author.label,
     });
-    super::audit::record_for_report(store, &report.project_id, by, svc_core::audit::action::DRAFT_PUBLISHED, detail)
+    super::audit::record_for_report(svc, &report.project_id, by, svc_core::audit::action::DRAFT_PUBLISHED, detail)
         .await;
     Ok(published)
 }
 
 /// A draft of `report` by id; a published comment is no draft and cannot change.
-async fn draft_of(store: &dyn Store, report: &Report, comment_id: &str) -> ServiceResult<Comment> {
+async fn draft_of(svc: &Service, report: &Report, comment_id: &str) -> ServiceResult<Comment> {
+    let store = svc.store();
     let not_found = || ServiceError::NotFound("no draft with that id on this report".into());
     if !ids::is_object_id(comment_id) {
         return Err(not_found());
@@ -68,9 +72,10 @@ async fn draft_of(store: &dyn Store, report: &Report, comment_id: &str) -> Servi
 }
 
 /// Replaces the text of a draft before it is published.
-pub async fn edit_draft(store: &dyn Store, report: &Report, comment_id: &str, text: &str) -> ServiceResult<Comment> {
+pub async fn edit_draft(svc: &Service, report: &Report, comment_id: &str, text: &str) -> ServiceResult<Comment> {
+    let store = svc.store();
     let text = svc_core::status::validate_comment_text(text)?;
-    let draft = draft_of(store, report, comment_id).await?;
+    let draft = draft_of(svc, report, comment_id).await?;
     let edited = store
         .edit_draft_comment(&draft.id, &text)
         .await?
@@ -80,8 +85,9 @@ pub async fn edit_draft(store: &dyn Store, report: &Report, comment_id: &str, te
 }
 
 /// Deletes a draft that will not be published.
-pub async fn discard(store: &dyn Store, report: &Report, comment_id: &str) -> ServiceResult<()> {
-    let draft = draft_of(store, report, comment_id).await?;
+pub async fn discard(svc: &Service, report: &Report, comment_id: &str) -> ServiceResult<()> {
+    let store = svc.store();
+    let draft = draft_of(svc, report, comment_id).await?;
     if store.discard_draft_comment(&draft.id).await? {
         store.changes().announce(&report.project_id);
         Ok(())

@@ -1,7 +1,7 @@
 //! Periodic clean-up, one pass at a time: `svc serve` runs it every minute, tests call it directly.
 
+use crate::Service;
 use svc_blob::BlobStore;
-use svc_store::Store;
 
 /// Deletes expired hints, idempotency keys, dashboard sessions and one-time links, expired OAuth
 /// codes and OAuth registrations never used within a day, reporters' sign-in codes older than the
@@ -9,7 +9,8 @@ use svc_store::Store;
 /// older than a day, and reports older than their project's retention period (with their blobs);
 /// deletes blob objects still queued for deletion. Each part runs whatever the others do; failures
 /// are logged.
-pub async fn run_once(store: &dyn Store, blobs: &BlobStore, now: i64) {
+pub async fn run_once(svc: &Service, blobs: &BlobStore, now: i64) {
+    let store = svc.store();
     if let Err(error) = store.delete_expired_hints(now).await {
         tracing::warn!(%error, "hint clean-up failed");
     }
@@ -19,7 +20,7 @@ pub async fn run_once(store: &dyn Store, blobs: &BlobStore, now: i64) {
     if let Err(error) = store.delete_expired_accounts_rows(now).await {
         tracing::warn!(%error, "session and link clean-up failed");
     }
-    match super::oauth::clean_up(store, now).await {
+    match super::oauth::clean_up(svc, now).await {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "deleted expired OAuth codes and unused OAuth registrations"),
         Err(error) => tracing::warn!(%error, "OAuth clean-up failed"),
@@ -29,17 +30,17 @@ pub async fn run_once(store: &dyn Store, blobs: &BlobStore, now: i64) {
         Ok(count) => tracing::info!(count, "deleted old reporter sign-in codes, sessions and sign-ins"),
         Err(error) => tracing::warn!(%error, "reporter sign-in clean-up failed"),
     }
-    match super::blobs::delete_stale_unbound(store, blobs, now).await {
+    match super::blobs::delete_stale_unbound(svc, blobs, now).await {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "deleted unbound blobs older than 24 hours"),
         Err(error) => tracing::warn!(error = %format!("{error:#}"), "unbound blob clean-up failed"),
     }
-    match super::retention::run_once(store, blobs, now).await {
+    match super::retention::run_once(svc, blobs, now).await {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "deleted reports older than their project's retention period"),
         Err(error) => tracing::warn!(%error, "retention clean-up failed"),
     }
-    match super::blobs::delete_queued(store, blobs).await {
+    match super::blobs::delete_queued(svc, blobs).await {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "deleted blob objects queued for deletion"),
         Err(error) => tracing::warn!(error = %format!("{error:#}"), "queued blob deletion failed"),

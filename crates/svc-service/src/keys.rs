@@ -1,6 +1,7 @@
 //! API keys: minting (plaintext returned once, only the hash stored) and authentication.
 
 use super::{ServiceError, ServiceResult, audit};
+use crate::Service;
 use crate::principal::Principal;
 use svc_core::audit::action;
 use svc_core::key::{AgentLabel, NewKey};
@@ -9,7 +10,6 @@ use svc_core::model::Project;
 use svc_core::model::{ApiKey, KeyOrigin};
 use svc_core::secret::{Secret, constant_time_eq, hash_secret};
 use svc_core::{ids, scope, time};
-use svc_store::Store;
 
 /// Setup tokens (scope `*`) live one hour unless told otherwise.
 pub const SETUP_TOKEN_TTL_SECS: i64 = 3600;
@@ -26,10 +26,11 @@ pub struct MintRequest {
 }
 
 /// Mints a key and returns it with its plaintext, which is never stored.
-pub async fn mint(store: &dyn Store, request: MintRequest) -> ServiceResult<(ApiKey, Secret)> {
+pub async fn mint(svc: &Service, request: MintRequest) -> ServiceResult<(ApiKey, Secret)> {
+    let store = svc.store();
     let (key, secret, by) = prepare(request)?;
     store.create_key(&key).await?;
-    announce_minted(store, &key, &by).await;
+    announce_minted(svc, &key, &by).await;
     Ok((key, secret))
 }
 
@@ -61,7 +62,7 @@ pub(crate) fn prepare(request: MintRequest) -> ServiceResult<(ApiKey, Secret, Au
 
 /// Records a stored key's minting in the audit log (the project's, or the organization's for an
 /// org-wide key).
-pub(crate) async fn announce_minted(store: &dyn Store, key: &ApiKey, by: &Author) {
+pub(crate) async fn announce_minted(svc: &Service, key: &ApiKey, by: &Author) {
     let detail = serde_json::json!({
         "keyId": key.id,
         "name": key.name,
@@ -70,14 +71,14 @@ pub(crate) async fn announce_minted(store: &dyn Store, key: &ApiKey, by: &Author
         "expiresAt": key.expires_at,
     });
     match &key.project_id {
-        Some(project_id) => audit::record_for_report(store, project_id, by, action::KEY_MINTED, detail).await,
-        None => audit::record_for_org(store, &key.org_id, by, action::KEY_MINTED, detail).await,
+        Some(project_id) => audit::record_for_report(svc, project_id, by, action::KEY_MINTED, detail).await,
+        None => audit::record_for_org(svc, &key.org_id, by, action::KEY_MINTED, detail).await,
     }
 }
 
 /// Mints a project key through the API (the plaintext is returned this once).
 pub async fn mint_for_project(
-    store: &dyn Store,
+    svc: &Service,
     project: &Project,
     new: NewKey,
     origin: KeyOrigin,
@@ -93,12 +94,13 @@ pub async fn mint_for_project(
         origin,
         by: by.clone(),
     };
-    mint(store, request).await
+    mint(svc, request).await
 }
 
 /// Every key of the project, as the dashboard lists them: active keys first, then revoked and
 /// expired ones; newest first within each.
-pub async fn list(store: &dyn Store, project: &Project) -> ServiceResult<Vec<ApiKey>> {
+pub async fn list(svc: &Service, project: &Project) -> ServiceResult<Vec<ApiKey>> {
+    let store = svc.store();
     Ok(active_first(store.list_keys(&project.id).await?))
 }
 
@@ -111,12 +113,14 @@ fn active_first(mut keys: Vec<ApiKey>) -> Vec<ApiKey> {
 
 /// The organization's own keys (bound to no project: `svc token org`, OAuth grants for a whole
 /// organization), listed like a project's.
-pub async fn list_org_wide(store: &dyn Store, org_id: &str) -> ServiceResult<Vec<ApiKey>> {
+pub async fn list_org_wide(svc: &Service, org_id: &str) -> ServiceResult<Vec<ApiKey>> {
+    let store = svc.store();
     Ok(active_first(store.list_org_keys(org_id).await?))
 }
 
 /// Revokes an organization-wide key (owners of the organization); its next request gets 401.
-pub async fn revoke_org_wide(store: &dyn Store, by: &Principal, org_id: &str, key_id: &str) -> ServiceResult<i64> {
+pub async fn revoke_org_wide(svc: &Service, by: &Principal, org_id: &str, key_id: &str) -> ServiceResult<i64> {
+    let store = svc.store();
     super::accounts::require_owner(by, org_id)?;
     let not_found = || ServiceError::NotFound("no active organization-wide key with that id".into());
     if !ids::is_object_id(key_id) {
@@ -129,13 +133,14 @@ pub async fn revoke_org_wide(store: &dyn Store, by: &Principal, org_id: &str, ke
     };
     let revoked_at = store.revoke_org_key(org_id, key_id, now).await?.ok_or_else(not_found)?;
     let detail = serde_json::json!({"keyId": key.id, "name": key.name});
-    audit::record_for_org(store, org_id, &by.author(), action::KEY_REVOKED, detail).await;
+    audit::record_for_org(svc, org_id, &by.author(), action::KEY_REVOKED, detail).await;
     Ok(revoked_at)
 }
 
 /// Revokes an active key of the project and returns when. Only an active key can be revoked: an
 /// expired one is already unusable (spec: 404 when there is no active key with that id).
-pub async fn revoke(store: &dyn Store, project: &Project, key_id: &str, by: &Author) -> ServiceResult<i64> {
+pub async fn revoke(svc: &Service, project: &Project, key_id: &str, by: &Author) -> ServiceResult<i64> {
+    let store = svc.store();
     let project_id = project.id.as_str();
     let not_found = || ServiceError::NotFound("no active key with that id in this project".into());
     if !ids::is_object_id(key_id) {
@@ -148,26 +153,27 @@ pub async fn revoke(store: &dyn Store, project: &Project, key_id: &str, by: &Aut
     };
     let revoked_at = store.revoke_key(project_id, key_id, now).await?.ok_or_else(not_found)?;
     let detail = serde_json::json!({"keyId": key.id, "name": key.name});
-    audit::record(store, project, by, action::KEY_REVOKED, detail).await;
+    audit::record(svc, project, by, action::KEY_REVOKED, detail).await;
     Ok(revoked_at)
 }
 
 /// Labels what a key does from now on (the tool endpoint's `introduce`).
-pub async fn introduce(store: &dyn Store, by: &Principal, label: &AgentLabel) -> ServiceResult<()> {
+pub async fn introduce(svc: &Service, by: &Principal, label: &AgentLabel) -> ServiceResult<()> {
+    let store = svc.store();
     let key = by.key().ok_or_else(|| ServiceError::Invalid("only a key can introduce itself".into()))?;
     Ok(store.set_key_agent(&key.id, &label.name, label.owner.as_deref()).await?)
 }
 
 /// Mints a setup token (scope `*`) for a project.
 pub async fn mint_setup_token(
-    store: &dyn Store,
+    svc: &Service,
     org_id: &str,
     project_id: &str,
     ttl_secs: Option<i64>,
     by: &Author,
 ) -> ServiceResult<(ApiKey, Secret)> {
     mint(
-        store,
+        svc,
         MintRequest {
             org_id: org_id.to_string(),
             project_id: Some(project_id.to_string()),
@@ -203,7 +209,8 @@ impl AuthFailure {
 }
 
 /// Resolves an `Authorization` header value to an active key.
-pub async fn authenticate(store: &dyn Store, authorization: Option<&str>) -> Result<ApiKey, AuthResultError> {
+pub async fn authenticate(svc: &Service, authorization: Option<&str>) -> Result<ApiKey, AuthResultError> {
+    let store = svc.store();
     let header = authorization.ok_or(AuthResultError::Denied(AuthFailure::Missing))?;
     let token = header
         .strip_prefix("Bearer ")

@@ -31,9 +31,33 @@ pub mod sightings;
 pub mod triage;
 pub mod usage;
 
-use svc_store::StoreError;
+use std::sync::Arc;
+use svc_blob::BlobStore;
+use svc_store::{DynStore, Store, StoreError};
 
 use crate::principal::Refusal;
+
+/// What every operation works with: the store and the blob store. Surfaces hold one (in their
+/// state) and reach the store only through the operations: the store is private to this crate.
+pub struct Service {
+    store: DynStore,
+    blobs: Arc<BlobStore>,
+}
+
+impl Service {
+    pub fn new(store: DynStore, blobs: Arc<BlobStore>) -> Self {
+        Service { store, blobs }
+    }
+
+    pub(crate) fn store(&self) -> &dyn Store {
+        &*self.store
+    }
+
+    /// The blob store (surfaces stream uploads and downloads through it).
+    pub fn blobs(&self) -> &BlobStore {
+        &self.blobs
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {

@@ -7,6 +7,7 @@
 //! For other parts of the service: build a [`Mail`] and call [`queue`]; the mail task does the
 //! rest.
 
+use crate::Service;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, KeyInit, Mac};
@@ -20,7 +21,6 @@ use svc_core::mail::{
 };
 use svc_core::model::{Comment, Organization, Project, Report, ReportFilter};
 use svc_core::{ids, time};
-use svc_store::Store;
 use tokio::sync::Notify;
 
 use super::accounts::SignedIn;
@@ -101,7 +101,8 @@ impl Mail {
 /// Queues a message; returns its outbox id, or `None` when a message with its dedupe key is
 /// queued already. Never waits for SMTP: the mail task delivers it (within seconds when an SMTP
 /// server is set), else it waits in the outbox.
-pub async fn queue(store: &dyn Store, mail: Mail) -> ServiceResult<Option<String>> {
+pub async fn queue(svc: &Service, mail: Mail) -> ServiceResult<Option<String>> {
+    let store = svc.store();
     let subject = clean_subject(&mail.subject);
     if subject.is_empty() {
         return Err(ServiceError::Invalid("a mail needs a subject".into()));
@@ -163,7 +164,8 @@ pub fn backoff_ms(attempts: i64) -> i64 {
 /// server it does nothing: messages wait in the outbox. A failure is recorded on the message
 /// (`last_error`) and retried after [`backoff_ms`], up to [`MAX_ATTEMPTS`]; a message past its
 /// `expires_at` is dropped. The mail task calls this; tests call it directly.
-pub async fn deliver_pending(store: &dyn Store, mailer: &Mailer, now: i64) -> ServiceResult<Delivery> {
+pub async fn deliver_pending(svc: &Service, mailer: &Mailer, now: i64) -> ServiceResult<Delivery> {
+    let store = svc.store();
     let mut done = Delivery::default();
     if !mailer.delivers() || !store.mail_due(now).await? {
         return Ok(done);
@@ -212,14 +214,14 @@ pub async fn deliver_pending(store: &dyn Store, mailer: &Mailer, now: i64) -> Se
 
 /// One round of the mail task: queue instant notifications and due digests, then deliver. Each
 /// part runs whatever the others do; failures are logged. A round with nothing to do only reads.
-pub async fn run_once(store: &dyn Store, mailer: &Mailer, public_url: &str, now: i64) {
-    if let Err(error) = queue_instant(store, public_url, now).await {
+pub async fn run_once(svc: &Service, mailer: &Mailer, public_url: &str, now: i64) {
+    if let Err(error) = queue_instant(svc, public_url, now).await {
         tracing::warn!(%error, "queuing new-report mail failed");
     }
-    if let Err(error) = queue_digests(store, public_url, now).await {
+    if let Err(error) = queue_digests(svc, public_url, now).await {
         tracing::warn!(%error, "queuing digests failed");
     }
-    match deliver_pending(store, mailer, now).await {
+    match deliver_pending(svc, mailer, now).await {
         Ok(Delivery { sent: 0, retrying: 0, given_up: 0 }) => {}
         Ok(done) => {
             tracing::info!(sent = done.sent, retrying = done.retrying, given_up = done.given_up, "mail delivered")
@@ -229,21 +231,22 @@ pub async fn run_once(store: &dyn Store, mailer: &Mailer, public_url: &str, now:
 }
 
 /// Deletes sent and given-up messages older than [`KEEP_MS`]; how many went.
-pub async fn delete_old(store: &dyn Store, now: i64) -> ServiceResult<u64> {
+pub async fn delete_old(svc: &Service, now: i64) -> ServiceResult<u64> {
+    let store = svc.store();
     Ok(store.delete_old_mail(now - KEEP_MS).await?)
 }
 
 /// Starts the mail task (`svc serve`): a round every few seconds, and at once when this process
 /// queues a message; old mail is deleted once an hour.
-pub fn spawn(store: svc_store::DynStore, mailer: Mailer, public_url: String) {
+pub fn spawn(svc: std::sync::Arc<Service>, mailer: Mailer, public_url: String) {
     tokio::spawn(async move {
         let mut cleaned_at = 0;
         loop {
             let now = time::now_ms();
-            run_once(&*store, &mailer, &public_url, now).await;
+            run_once(&svc, &mailer, &public_url, now).await;
             if now - cleaned_at >= 3600 * 1000 {
                 cleaned_at = now;
-                if let Err(error) = delete_old(&*store, now).await {
+                if let Err(error) = delete_old(&svc, now).await {
                     tracing::warn!(%error, "outbox clean-up failed");
                 }
             }
@@ -294,7 +297,8 @@ impl Topic {
 
 /// The key unsubscribe links are signed with: made once, kept in the database (every instance
 /// signs with the same key).
-async fn signing_key(store: &dyn Store) -> ServiceResult<Vec<u8>> {
+async fn signing_key(svc: &Service) -> ServiceResult<Vec<u8>> {
+    let store = svc.store();
     let key = match store.mail_state(UNSUBSCRIBE_KEY).await? {
         Some(key) => key,
         None => store.init_mail_state(UNSUBSCRIBE_KEY, &ids::new_random_secret(43)).await?,
@@ -335,7 +339,8 @@ pub struct Unsubscription {
 
 /// Reads an unsubscribe token: `None` when it is forged, malformed, or names a person or project
 /// that no longer exists (or a project of an organization the person left).
-pub async fn check_unsubscribe(store: &dyn Store, token: &str) -> ServiceResult<Option<Unsubscription>> {
+pub async fn check_unsubscribe(svc: &Service, token: &str) -> ServiceResult<Option<Unsubscription>> {
+    let store = svc.store();
     let mut parts = token.trim().split('.');
     let (Some(user_id), Some(project_id), Some(code), Some(mac), None) =
         (parts.next(), parts.next(), parts.next(), parts.next(), parts.next())
@@ -347,7 +352,7 @@ pub async fn check_unsubscribe(store: &dyn Store, token: &str) -> ServiceResult<
         return Ok(None);
     }
     let Ok(mac) = URL_SAFE_NO_PAD.decode(mac) else { return Ok(None) };
-    let key = signing_key(store).await?;
+    let key = signing_key(svc).await?;
     if !svc_core::secret::constant_time_eq(&mac, &signature(&key, user_id, project_id, topic)) {
         return Ok(None);
     }
@@ -357,7 +362,7 @@ pub async fn check_unsubscribe(store: &dyn Store, token: &str) -> ServiceResult<
     if !store.list_memberships(user_id).await?.iter().any(|m| m.org_id == project.org_id) {
         return Ok(None);
     }
-    let preference = preference_of(store, user_id, project_id).await?;
+    let preference = preference_of(svc, user_id, project_id).await?;
     let already_off = match topic {
         Topic::NewReports => preference.new_reports == NewReports::Off,
         Topic::Replies => !preference.replies,
@@ -367,9 +372,10 @@ pub async fn check_unsubscribe(store: &dyn Store, token: &str) -> ServiceResult<
 
 /// Turns off what a valid unsubscribe token names (no sign-in needed: the token is the proof);
 /// `None` when the token is not valid (see [`check_unsubscribe`]).
-pub async fn unsubscribe(store: &dyn Store, token: &str) -> ServiceResult<Option<Unsubscription>> {
-    let Some(found) = check_unsubscribe(store, token).await? else { return Ok(None) };
-    let mut preference = preference_of(store, &found.user.id, &found.project.id).await?;
+pub async fn unsubscribe(svc: &Service, token: &str) -> ServiceResult<Option<Unsubscription>> {
+    let store = svc.store();
+    let Some(found) = check_unsubscribe(svc, token).await? else { return Ok(None) };
+    let mut preference = preference_of(svc, &found.user.id, &found.project.id).await?;
     match found.topic {
         Topic::NewReports => preference.new_reports = NewReports::Off,
         Topic::Replies => preference.replies = false,
@@ -379,7 +385,8 @@ pub async fn unsubscribe(store: &dyn Store, token: &str) -> ServiceResult<Option
     Ok(Some(found))
 }
 
-async fn preference_of(store: &dyn Store, user_id: &str, project_id: &str) -> ServiceResult<MailPreference> {
+async fn preference_of(svc: &Service, user_id: &str, project_id: &str) -> ServiceResult<MailPreference> {
+    let store = svc.store();
     Ok(store
         .mail_preferences(user_id)
         .await?
@@ -390,12 +397,13 @@ async fn preference_of(store: &dyn Store, user_id: &str, project_id: &str) -> Se
 
 /// The reports of a project made in `[from, until)` (ms): the newest `limit`, oldest first.
 async fn reports_between(
-    store: &dyn Store,
+    svc: &Service,
     project_id: &str,
     from: i64,
     until: i64,
     limit: u32,
 ) -> ServiceResult<Vec<Report>> {
+    let store = svc.store();
     let filter = ReportFilter {
         project_ids: vec![project_id.to_string()],
         before: Some(id_floor(until)),
@@ -414,7 +422,8 @@ async fn reports_between(
 struct Projects(BTreeMap<String, Option<Project>>);
 
 impl Projects {
-    async fn get(&mut self, store: &dyn Store, id: &str) -> ServiceResult<Option<Project>> {
+    async fn get(&mut self, svc: &Service, id: &str) -> ServiceResult<Option<Project>> {
+        let store = svc.store();
         if !self.0.contains_key(id) {
             let project = store.get_project(id).await?;
             self.0.insert(id.to_string(), project);
@@ -429,7 +438,8 @@ impl Projects {
 /// nothing for mail; this runs in the mail task every few seconds. A durable mark (swapped only
 /// from the value read) and one dedupe key per report and person keep several instances from
 /// mailing a report twice.
-pub async fn queue_instant(store: &dyn Store, public_url: &str, now: i64) -> ServiceResult<usize> {
+pub async fn queue_instant(svc: &Service, public_url: &str, now: i64) -> ServiceResult<usize> {
+    let store = svc.store();
     let subscribers = store.report_subscribers(NewReports::Instant).await?;
     if subscribers.is_empty() {
         return Ok(0);
@@ -443,7 +453,7 @@ pub async fn queue_instant(store: &dyn Store, public_url: &str, now: i64) -> Ser
     if until <= from {
         return Ok(0);
     }
-    let key = signing_key(store).await?;
+    let key = signing_key(svc).await?;
     let mut by_project: BTreeMap<&str, Vec<&Subscriber>> = BTreeMap::new();
     for subscriber in &subscribers {
         by_project.entry(subscriber.project_id.as_str()).or_default().push(subscriber);
@@ -453,7 +463,7 @@ pub async fn queue_instant(store: &dyn Store, public_url: &str, now: i64) -> Ser
         let Some(project) = store.get_project(project_id).await? else { continue };
         let earliest = subscribers.iter().map(|s| s.preference.reports_since).min().unwrap_or(from).max(from);
         let limit = (INSTANT_PER_ROUND + 1) as u32;
-        let reports = reports_between(store, project_id, earliest, until, limit).await?;
+        let reports = reports_between(svc, project_id, earliest, until, limit).await?;
         if reports.is_empty() {
             continue;
         }
@@ -478,7 +488,7 @@ pub async fn queue_instant(store: &dyn Store, public_url: &str, now: i64) -> Ser
                     mail.project_id = Some(project.id.clone());
                     mail.dedupe_key = Some(format!("new-report:{}:{}", report.id, subscriber.user_id));
                     mail.unsubscribe_url = Some(footer.unsubscribe.clone());
-                    queued += usize::from(queue(store, mail).await?.is_some());
+                    queued += usize::from(queue(svc, mail).await?.is_some());
                 }
             } else {
                 let count = store.count_reports_between(project_id, &floor, &id_floor(until)).await?;
@@ -500,7 +510,7 @@ pub async fn queue_instant(store: &dyn Store, public_url: &str, now: i64) -> Ser
                 mail.project_id = Some(project.id.clone());
                 mail.dedupe_key = Some(format!("new-reports:{}:{}:{since}-{until}", project.id, subscriber.user_id));
                 mail.unsubscribe_url = Some(footer.unsubscribe.clone());
-                queued += usize::from(queue(store, mail).await?.is_some());
+                queued += usize::from(queue(svc, mail).await?.is_some());
             }
         }
     }
@@ -513,7 +523,8 @@ pub async fn queue_instant(store: &dyn Store, public_url: &str, now: i64) -> Ser
 /// Queues the daily digests that are due: at [`svc_core::mail::DIGEST_HOUR_UTC`]:00 UTC, one mail
 /// per person and project listing the reports made since their last digest (or since they chose
 /// the digest), when there are any. Runs in the mail task; tests call it with the time they want.
-pub async fn queue_digests(store: &dyn Store, public_url: &str, now: i64) -> ServiceResult<usize> {
+pub async fn queue_digests(svc: &Service, public_url: &str, now: i64) -> ServiceResult<usize> {
+    let store = svc.store();
     let boundary = digest_boundary(now);
     let subscribers = store.report_subscribers(NewReports::Digest).await?;
     let mut projects = Projects::default();
@@ -527,15 +538,15 @@ pub async fn queue_digests(store: &dyn Store, public_url: &str, now: i64) -> Ser
         let from = through.max(boundary - DIGEST_CATCH_UP_MS);
         let count = store.count_reports_between(&subscriber.project_id, &id_floor(from), &id_floor(boundary)).await?;
         if count > 0
-            && let Some(project) = projects.get(store, &subscriber.project_id).await?
+            && let Some(project) = projects.get(svc, &subscriber.project_id).await?
             && let Ok(to) = Email::parse(&subscriber.email)
         {
             if key.is_none() {
-                key = Some(signing_key(store).await?);
+                key = Some(signing_key(svc).await?);
             }
             let key = key.as_deref().unwrap_or_default();
             let footer = Footer::new(public_url, key, subscriber, &project, Topic::NewReports);
-            let reports = reports_between(store, &project.id, from, boundary, DIGEST_LISTED).await?;
+            let reports = reports_between(svc, &project.id, from, boundary, DIGEST_LISTED).await?;
             let listed: Vec<&Report> = reports.iter().rev().collect();
             let heading = format!(
                 "{} in {} between {} and {} (UTC):",
@@ -554,7 +565,7 @@ pub async fn queue_digests(store: &dyn Store, public_url: &str, now: i64) -> Ser
             mail.project_id = Some(project.id.clone());
             mail.dedupe_key = Some(format!("digest:{}:{}:{boundary}", project.id, subscriber.user_id));
             mail.unsubscribe_url = Some(footer.unsubscribe.clone());
-            queued += usize::from(queue(store, mail).await?.is_some());
+            queued += usize::from(queue(svc, mail).await?.is_some());
         }
         store.set_digest_through(&subscriber.user_id, &subscriber.project_id, boundary).await?;
     }
@@ -566,11 +577,12 @@ pub async fn queue_digests(store: &dyn Store, public_url: &str, now: i64) -> Ser
 /// reply quoted. Queues only; returns how many mails were queued. The reporter's reply (issue 16)
 /// calls this after storing the comment.
 pub async fn notify_reporter_reply(
-    store: &dyn Store,
+    svc: &Service,
     public_url: &str,
     report: &Report,
     reply: &Comment,
 ) -> ServiceResult<usize> {
+    let store = svc.store();
     let project = store
         .get_project(&report.project_id)
         .await?
@@ -579,7 +591,7 @@ pub async fn notify_reporter_reply(
     if subscribers.is_empty() {
         return Ok(0);
     }
-    let key = signing_key(store).await?;
+    let key = signing_key(svc).await?;
     let who = reply.author.label.clone().or_else(|| reporter_label(report)).unwrap_or_else(|| "The reporter".into());
     let mut queued = 0;
     for subscriber in &subscribers {
@@ -604,7 +616,7 @@ pub async fn notify_reporter_reply(
         mail.project_id = Some(project.id.clone());
         mail.dedupe_key = Some(format!("reply:{}:{}", reply.id, subscriber.user_id));
         mail.unsubscribe_url = Some(footer.unsubscribe.clone());
-        queued += usize::from(queue(store, mail).await?.is_some());
+        queued += usize::from(queue(svc, mail).await?.is_some());
     }
     Ok(queued)
 }
@@ -760,7 +772,8 @@ pub struct OrgSettings {
 
 /// The person's mail settings for every project of their organizations (defaults where they
 /// chose nothing).
-pub async fn settings(store: &dyn Store, person: &SignedIn) -> ServiceResult<Vec<OrgSettings>> {
+pub async fn settings(svc: &Service, person: &SignedIn) -> ServiceResult<Vec<OrgSettings>> {
+    let store = svc.store();
     let stored = store.mail_preferences(&person.user.id).await?;
     let mut out = Vec::new();
     for membership in &person.memberships {
@@ -793,8 +806,9 @@ pub struct Choice {
 
 /// Stores the person's choices (only for projects of their organizations: any other is refused
 /// before anything is stored); returns how many changed.
-pub async fn set_choices(store: &dyn Store, person: &SignedIn, choices: &[Choice]) -> ServiceResult<usize> {
-    let current = settings(store, person).await?;
+pub async fn set_choices(svc: &Service, person: &SignedIn, choices: &[Choice]) -> ServiceResult<usize> {
+    let store = svc.store();
+    let current = settings(svc, person).await?;
     let find = |project_id: &str| {
         current.iter().flat_map(|org| org.projects.iter()).find(|(project, _)| project.id == project_id)
     };
@@ -824,11 +838,12 @@ pub async fn set_choices(store: &dyn Store, person: &SignedIn, choices: &[Choice
 
 /// The outbox as the person may read it: the messages of the organizations they own, newest first.
 pub async fn outbox(
-    store: &dyn Store,
+    svc: &Service,
     person: &SignedIn,
     before: Option<&str>,
     limit: u32,
 ) -> ServiceResult<Vec<OutboxMail>> {
+    let store = svc.store();
     let owned: Vec<String> =
         person.memberships.iter().filter(|m| m.role == Role::Owner).map(|m| m.org_id.clone()).collect();
     Ok(store.list_outbox(&owned, before, limit.clamp(1, 200)).await?)

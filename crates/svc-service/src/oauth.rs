@@ -6,6 +6,7 @@
 //! consented to, bound to the chosen project or organization; there is no refresh token, so
 //! revoking the key disconnects the client at its next call, and reconnecting mints a fresh key.
 
+use crate::Service;
 use std::collections::HashMap;
 
 use svc_core::account::{Role, User};
@@ -16,7 +17,6 @@ use svc_core::oauth::{
 };
 use svc_core::secret::{Secret, hash_secret};
 use svc_core::{ids, scope, time};
-use svc_store::Store;
 
 use super::accounts::SignedIn;
 use super::keys::{self, MintRequest};
@@ -115,10 +115,11 @@ impl From<svc_store::StoreError> for OAuthFailure {
 /// seconds, at most 64 KB of JSON. `Ok(None)`: no such client; a document that cannot be read or
 /// is not valid is `invalid_client` with the reason.
 pub async fn client(
-    store: &dyn Store,
+    svc: &Service,
     endpoints: &Endpoints,
     client_id: &str,
 ) -> Result<Option<OAuthClient>, OAuthFailure> {
+    let store = svc.store();
     let kept = store.get_oauth_client(client_id).await?;
     // Plain http from 127.0.0.1 only where private addresses are allowed (the service's own tests).
     if !oauth::is_client_metadata_url(client_id, endpoints.client_metadata.allow_private) {
@@ -172,10 +173,11 @@ pub async fn client(
 
 /// Registers a public client. Unknown metadata is ignored; the auth method is always `none`.
 pub async fn register(
-    store: &dyn Store,
+    svc: &Service,
     client_name: Option<&str>,
     redirect_uris: &[String],
 ) -> Result<OAuthClient, OAuthFailure> {
+    let store = svc.store();
     if redirect_uris.is_empty() {
         return Err(OAuthFailure::refused("invalid_redirect_uri", "redirect_uris must name at least one redirect URI"));
     }
@@ -263,7 +265,7 @@ impl From<svc_store::StoreError> for AuthorizeProblem {
 /// then what can be answered at the redirect URI: `response_type=code`, an S256 PKCE challenge and
 /// a `resource` that is absent or the tool endpoint.
 pub async fn check_request(
-    store: &dyn Store,
+    svc: &Service,
     endpoints: &Endpoints,
     params: &AuthorizeParams,
 ) -> Result<AuthorizationRequest, AuthorizeProblem> {
@@ -271,7 +273,7 @@ pub async fn check_request(
     let Some(client_id) = client_id else {
         return Err(AuthorizeProblem::NoRedirect("The request names no client (client_id is missing).".into()));
     };
-    let client = match client(store, endpoints, client_id).await {
+    let client = match client(svc, endpoints, client_id).await {
         Ok(Some(client)) => client,
         Err(OAuthFailure::Refused { description, .. }) => {
             return Err(AuthorizeProblem::NoRedirect(format!(
@@ -353,12 +355,13 @@ pub struct Choices {
 
 /// The projects and organizations `person` may grant. Both roles may grant either access: a
 /// member holds `feedback:read` and `feedback:write` on every project of their organizations.
-pub async fn choices(store: &dyn Store, person: &SignedIn) -> ServiceResult<Choices> {
+pub async fn choices(svc: &Service, person: &SignedIn) -> ServiceResult<Choices> {
+    let store = svc.store();
     let mut orgs = Vec::new();
     let mut projects = Vec::new();
     for membership in &person.memberships {
         let Some(org) = store.get_organization(&membership.org_id).await? else { continue };
-        for project in super::projects::list_in_org(store, &org.id).await? {
+        for project in super::projects::list_in_org(svc, &org.id).await? {
             projects.push((project, org.name.clone()));
         }
         orgs.push(org);
@@ -374,11 +377,12 @@ fn role_allows(role: Role, scopes: &[String]) -> bool {
 /// The organization a grant target lives in, if `memberships` reach it and the role there allows
 /// `scopes`.
 async fn permitted_org(
-    store: &dyn Store,
+    svc: &Service,
     user_roles: &[(String, Role)],
     target: &GrantTarget,
     scopes: &[String],
 ) -> ServiceResult<Option<String>> {
+    let store = svc.store();
     let org_id = match target {
         GrantTarget::Org(org_id) => org_id.clone(),
         GrantTarget::Project(project_id) => match store.get_project(project_id).await? {
@@ -393,15 +397,16 @@ async fn permitted_org(
 /// The person approves: a code for the grant they chose, bound to the client, the redirect URI,
 /// the PKCE challenge, the resource and themselves. Only the code's SHA-256 is stored.
 pub async fn approve(
-    store: &dyn Store,
+    svc: &Service,
     person: &SignedIn,
     request: &AuthorizationRequest,
     target: &GrantTarget,
     access: Access,
 ) -> ServiceResult<Secret> {
+    let store = svc.store();
     let scopes = access.scopes();
     let roles: Vec<(String, Role)> = person.memberships.iter().map(|m| (m.org_id.clone(), m.role)).collect();
-    let Some(org_id) = permitted_org(store, &roles, target, &scopes).await? else {
+    let Some(org_id) = permitted_org(svc, &roles, target, &scopes).await? else {
         return Err(ServiceError::NotFound("You cannot grant access to that project or organization.".into()));
     };
     let code = oauth::new_code();
@@ -444,11 +449,12 @@ pub struct CodeExchange<'a> {
 /// what they granted. Mints `OAuth: <client name>` with exactly the granted scopes, recording the
 /// grant (client, redirect host, person) with it.
 pub async fn exchange(
-    store: &dyn Store,
+    svc: &Service,
     endpoints: &Endpoints,
     request: CodeExchange<'_>,
 ) -> Result<(ApiKey, Secret), OAuthFailure> {
-    let Some(client) = client(store, endpoints, request.client_id).await? else {
+    let store = svc.store();
+    let Some(client) = client(svc, endpoints, request.client_id).await? else {
         return Err(OAuthFailure::refused("invalid_client", "unknown client_id: register again"));
     };
     let invalid_grant = |why: &str| OAuthFailure::refused("invalid_grant", why);
@@ -477,7 +483,7 @@ pub async fn exchange(
     };
     let roles: Vec<(String, Role)> =
         store.list_memberships(&user.id).await?.into_iter().map(|m| (m.org_id, m.role)).collect();
-    if permitted_org(store, &roles, &code.target(), &code.scopes).await?.as_deref() != Some(code.org_id.as_str()) {
+    if permitted_org(svc, &roles, &code.target(), &code.scopes).await?.as_deref() != Some(code.org_id.as_str()) {
         return Err(invalid_grant("the person who consented no longer holds this access"));
     }
     let by = Author {
@@ -505,7 +511,7 @@ pub async fn exchange(
         created_at: key.created_at,
     };
     store.create_oauth_key(&key, &grant).await?;
-    keys::announce_minted(store, &key, &by).await;
+    keys::announce_minted(svc, &key, &by).await;
     Ok((key, secret))
 }
 
@@ -523,7 +529,8 @@ pub struct GrantFacts {
 }
 
 /// The grants behind those of `keys` made by OAuth, by key id, with who connected each.
-pub async fn grants_of(store: &dyn Store, keys: &[ApiKey]) -> ServiceResult<HashMap<String, GrantFacts>> {
+pub async fn grants_of(svc: &Service, keys: &[ApiKey]) -> ServiceResult<HashMap<String, GrantFacts>> {
+    let store = svc.store();
     let ids: Vec<String> = keys.iter().filter(|k| k.origin == KeyOrigin::Oauth).map(|k| k.id.clone()).collect();
     if ids.is_empty() {
         return Ok(HashMap::new());
@@ -559,7 +566,8 @@ pub struct ConnectedAgent {
 }
 
 /// The keys `person` connected through OAuth (revoked and expired ones too), newest first.
-pub async fn connected_agents(store: &dyn Store, person: &SignedIn) -> ServiceResult<Vec<ConnectedAgent>> {
+pub async fn connected_agents(svc: &Service, person: &SignedIn) -> ServiceResult<Vec<ConnectedAgent>> {
+    let store = svc.store();
     let mut agents = Vec::new();
     for (key, grant) in store.list_user_oauth_keys(&person.user.id).await? {
         let reaches = match &key.project_id {
@@ -572,7 +580,8 @@ pub async fn connected_agents(store: &dyn Store, person: &SignedIn) -> ServiceRe
 }
 
 /// Revokes a key the person connected (only their own): the client's next call gets 401.
-pub async fn disconnect(store: &dyn Store, person: &SignedIn, key_id: &str) -> ServiceResult<ApiKey> {
+pub async fn disconnect(svc: &Service, person: &SignedIn, key_id: &str) -> ServiceResult<ApiKey> {
+    let store = svc.store();
     let not_found = || ServiceError::NotFound("You have no connected agent with that key.".into());
     if !ids::is_object_id(key_id) {
         return Err(not_found());
@@ -580,18 +589,19 @@ pub async fn disconnect(store: &dyn Store, person: &SignedIn, key_id: &str) -> S
     let now = time::now_ms();
     store.revoke_user_oauth_key(&person.user.id, key_id, now).await?.ok_or_else(not_found)?;
     let key = store.get_key(key_id).await?.ok_or_else(not_found)?;
-    record_revoked(store, &key, &Principal::User(Box::new(person.clone())).author()).await;
+    record_revoked(svc, &key, &Principal::User(Box::new(person.clone())).author()).await;
     Ok(key)
 }
 
 /// Revokes the keys a removed member connected through OAuth in the organization (an agent keeps
 /// no more than its person may grant), each recorded like any revocation; how many.
 pub async fn revoke_for_removed_member(
-    store: &dyn Store,
+    svc: &Service,
     org_id: &str,
     user_id: &str,
     by: &Author,
 ) -> ServiceResult<usize> {
+    let store = svc.store();
     let now = time::now_ms();
     let mut revoked = 0;
     for (key, _) in store.list_user_oauth_keys(user_id).await? {
@@ -599,7 +609,7 @@ pub async fn revoke_for_removed_member(
             continue;
         }
         if store.revoke_user_oauth_key(user_id, &key.id, now).await?.is_some() {
-            record_revoked(store, &key, by).await;
+            record_revoked(svc, &key, by).await;
             revoked += 1;
         }
     }
@@ -607,18 +617,19 @@ pub async fn revoke_for_removed_member(
 }
 
 /// Records a revoked OAuth key in its project's log, or its organization's.
-async fn record_revoked(store: &dyn Store, key: &ApiKey, by: &Author) {
+async fn record_revoked(svc: &Service, key: &ApiKey, by: &Author) {
     let detail = serde_json::json!({"keyId": key.id, "name": key.name});
     match &key.project_id {
         Some(project_id) => {
-            audit::record_for_report(store, project_id, by, svc_core::audit::action::KEY_REVOKED, detail).await
+            audit::record_for_report(svc, project_id, by, svc_core::audit::action::KEY_REVOKED, detail).await
         }
-        None => audit::record_for_org(store, &key.org_id, by, svc_core::audit::action::KEY_REVOKED, detail).await,
+        None => audit::record_for_org(svc, &key.org_id, by, svc_core::audit::action::KEY_REVOKED, detail).await,
     }
 }
 
 /// Housekeeping: deletes expired codes and registrations that never completed a token exchange
 /// within a day; how many rows went.
-pub async fn clean_up(store: &dyn Store, now: i64) -> ServiceResult<u64> {
+pub async fn clean_up(svc: &Service, now: i64) -> ServiceResult<u64> {
+    let store = svc.store();
     Ok(store.delete_stale_oauth_rows(now, now - UNUSED_CLIENT_LIFETIME_MS).await?)
 }

@@ -1,6 +1,7 @@
 //! Projects: creation with their first channels, settings changes, identity secrets.
 
 use super::{ServiceError, ServiceResult, audit};
+use crate::Service;
 use serde_json::Value;
 use serde_json::json;
 use svc_core::audit::action;
@@ -9,9 +10,10 @@ use svc_core::model::Author;
 use svc_core::model::{Channel, Organization, Project};
 use svc_core::project::ProjectChanges;
 use svc_core::{ids, project as rules, time};
-use svc_store::{Store, StoreError};
+use svc_store::StoreError;
 
-pub async fn create_organization(store: &dyn Store, name: &str) -> ServiceResult<Organization> {
+pub async fn create_organization(svc: &Service, name: &str) -> ServiceResult<Organization> {
+    let store = svc.store();
     rules::validate_project_name(name)?;
     let org = Organization { id: ids::new_id(), name: name.to_string(), created_at: time::now_ms() };
     store.create_organization(&org).await?;
@@ -20,7 +22,8 @@ pub async fn create_organization(store: &dyn Store, name: &str) -> ServiceResult
 
 /// Creates a project with the channels `bug`, `idea`, `question` (`bug` the default). The slug comes
 /// from the name and is made unique within the organization.
-pub async fn create_project(store: &dyn Store, org_id: &str, name: &str, by: &Author) -> ServiceResult<Project> {
+pub async fn create_project(svc: &Service, org_id: &str, name: &str, by: &Author) -> ServiceResult<Project> {
+    let store = svc.store();
     rules::validate_project_name(name)?;
     let now = time::now_ms();
     let base_slug = rules::slugify(name);
@@ -60,7 +63,7 @@ pub async fn create_project(store: &dyn Store, org_id: &str, name: &str, by: &Au
     for attempt in 2..=100 {
         match store.create_project(&project, &channels).await {
             Ok(()) => {
-                audit::record(store, &project, by, action::PROJECT_CREATED, json!({"name": project.name})).await;
+                audit::record(svc, &project, by, action::PROJECT_CREATED, json!({"name": project.name})).await;
                 return Ok(project);
             }
             Err(StoreError::Conflict(_)) => project.slug = format!("{base_slug}-{attempt}"),
@@ -72,11 +75,12 @@ pub async fn create_project(store: &dyn Store, org_id: &str, name: &str, by: &Au
 
 /// Applies validated changes (all or nothing): `default_channel_key` must name an active channel.
 pub async fn update_project(
-    store: &dyn Store,
+    svc: &Service,
     mut project: Project,
     changes: ProjectChanges,
     by: &Author,
 ) -> ServiceResult<Project> {
+    let store = svc.store();
     let ProjectChanges {
         name,
         url_patterns,
@@ -105,7 +109,7 @@ pub async fn update_project(
     store.update_project(&project).await?;
     if before.name != project.name {
         let detail = json!({"from": before.name, "to": project.name});
-        audit::record(store, &project, by, action::PROJECT_RENAMED, detail).await;
+        audit::record(svc, &project, by, action::PROJECT_RENAMED, detail).await;
     }
     let changed: Vec<&str> = [
         ("urlPatterns", before.url_patterns != project.url_patterns),
@@ -118,17 +122,18 @@ pub async fn update_project(
     .filter_map(|(field, differs)| differs.then_some(field))
     .collect();
     if !changed.is_empty() {
-        audit::record(store, &project, by, action::SETTINGS_CHANGED, json!({"fields": changed})).await;
+        audit::record(svc, &project, by, action::SETTINGS_CHANGED, json!({"fields": changed})).await;
     }
     if before.retention_days != project.retention_days {
         let detail = json!({"days": project.retention_days});
-        audit::record(store, &project, by, action::RETENTION_CHANGED, detail).await;
+        audit::record(svc, &project, by, action::RETENTION_CHANGED, detail).await;
     }
     Ok(project)
 }
 
 /// Looks a project up by the several names users give it: id, public key, slug or name.
-pub async fn find_in_org(store: &dyn Store, org_id: &str, reference: &str) -> ServiceResult<Option<Project>> {
+pub async fn find_in_org(svc: &Service, org_id: &str, reference: &str) -> ServiceResult<Option<Project>> {
+    let store = svc.store();
     let projects = store.list_projects(org_id).await?;
     Ok(projects
         .into_iter()
@@ -136,12 +141,14 @@ pub async fn find_in_org(store: &dyn Store, org_id: &str, reference: &str) -> Se
 }
 
 /// A project by id.
-pub async fn get(store: &dyn Store, project_id: &str) -> ServiceResult<Option<Project>> {
+pub async fn get(svc: &Service, project_id: &str) -> ServiceResult<Option<Project>> {
+    let store = svc.store();
     Ok(store.get_project(project_id).await?)
 }
 
 /// A project by its public key (ingest, the widget script).
-pub async fn by_public_key(store: &dyn Store, project_key: &str) -> ServiceResult<Option<Project>> {
+pub async fn by_public_key(svc: &Service, project_key: &str) -> ServiceResult<Option<Project>> {
+    let store = svc.store();
     if !ids::is_project_key(project_key) || project_key.len() > 100 {
         return Ok(None);
     }
@@ -151,18 +158,18 @@ pub async fn by_public_key(store: &dyn Store, project_key: &str) -> ServiceResul
 /// The projects of an organization, oldest first.
 /// The projects a principal reaches: a project key's own, an org-wide key's organization's, a
 /// person's organizations' (by organization, then creation).
-pub async fn reachable(store: &dyn Store, principal: &crate::principal::Principal) -> ServiceResult<Vec<Project>> {
+pub async fn reachable(svc: &Service, principal: &crate::principal::Principal) -> ServiceResult<Vec<Project>> {
     use crate::principal::Principal;
     match principal {
         Principal::ProjectKey(key) | Principal::OrgKey(key) => match &key.project_id {
-            Some(id) => Ok(get(store, id).await?.into_iter().collect()),
-            None => list_in_org(store, &key.org_id).await,
+            Some(id) => Ok(get(svc, id).await?.into_iter().collect()),
+            None => list_in_org(svc, &key.org_id).await,
         },
-        Principal::Reporter { project_id, .. } => Ok(get(store, project_id).await?.into_iter().collect()),
+        Principal::Reporter { project_id, .. } => Ok(get(svc, project_id).await?.into_iter().collect()),
         Principal::User(person) => {
             let mut projects = Vec::new();
             for membership in &person.memberships {
-                projects.extend(list_in_org(store, &membership.org_id).await?);
+                projects.extend(list_in_org(svc, &membership.org_id).await?);
             }
             Ok(projects)
         }
@@ -171,12 +178,13 @@ pub async fn reachable(store: &dyn Store, principal: &crate::principal::Principa
 
 /// Every organization with its projects (oldest first), or only `org` (an id or name) when given.
 pub async fn list_by_organization(
-    store: &dyn Store,
+    svc: &Service,
     org: Option<&str>,
 ) -> ServiceResult<Vec<(Organization, Vec<Project>)>> {
+    let store = svc.store();
     let organizations = match org {
         Some(reference) => vec![
-            find_organization(store, reference)
+            find_organization(svc, reference)
                 .await?
                 .ok_or_else(|| ServiceError::NotFound(format!("no organization {reference}")))?,
         ],
@@ -184,24 +192,27 @@ pub async fn list_by_organization(
     };
     let mut listed = Vec::with_capacity(organizations.len());
     for organization in organizations {
-        let projects = list_in_org(store, &organization.id).await?;
+        let projects = list_in_org(svc, &organization.id).await?;
         listed.push((organization, projects));
     }
     Ok(listed)
 }
 
-pub async fn list_in_org(store: &dyn Store, org_id: &str) -> ServiceResult<Vec<Project>> {
+pub async fn list_in_org(svc: &Service, org_id: &str) -> ServiceResult<Vec<Project>> {
+    let store = svc.store();
     Ok(store.list_projects(org_id).await?)
 }
 
 /// The first project of the organization "Default" (the demo page's project), if there is one.
-pub async fn default_project(store: &dyn Store) -> ServiceResult<Option<Project>> {
+pub async fn default_project(svc: &Service) -> ServiceResult<Option<Project>> {
+    let store = svc.store();
     let Some(org) = store.find_organization_by_name("Default").await? else { return Ok(None) };
     Ok(store.list_projects(&org.id).await?.into_iter().next())
 }
 
 /// An organization by id or, failing that, by name.
-pub async fn find_organization(store: &dyn Store, reference: &str) -> ServiceResult<Option<Organization>> {
+pub async fn find_organization(svc: &Service, reference: &str) -> ServiceResult<Option<Organization>> {
+    let store = svc.store();
     if ids::is_object_id(reference)
         && let Some(org) = store.get_organization(reference).await?
     {
@@ -212,17 +223,18 @@ pub async fn find_organization(store: &dyn Store, reference: &str) -> ServiceRes
 
 /// Sets (or with `None` clears) the secret identity tokens are verified with.
 pub async fn set_identity_secret(
-    store: &dyn Store,
+    svc: &Service,
     project: &Project,
     secret: Option<&str>,
     by: &Author,
 ) -> ServiceResult<()> {
+    let store = svc.store();
     if let Some(secret) = secret {
         svc_core::key::validate_identity_secret(secret)?;
     }
     store.set_identity_secret(&project.id, secret).await?;
     let act = if secret.is_some() { action::IDENTITY_SECRET_SET } else { action::IDENTITY_SECRET_CLEARED };
-    audit::record(store, project, by, act, json!({})).await;
+    audit::record(svc, project, by, act, json!({})).await;
     Ok(())
 }
 
@@ -244,17 +256,18 @@ const DELETE_REPORTS_PER_BATCH: u32 = 1_000;
 /// the rest goes in one transaction. Blob objects the blob store fails to delete stay queued and
 /// housekeeping tries again (see [`super::blobs::delete_queued`]).
 pub async fn delete_project(
-    store: &dyn Store,
+    svc: &Service,
     blobs: &svc_blob::BlobStore,
     project: &Project,
     by: &Author,
 ) -> ServiceResult<DeletedProject> {
+    let store = svc.store();
     let mut deleted = DeletedProject::default();
     loop {
         let batch = store.delete_reports(&project.id, None, DELETE_REPORTS_PER_BATCH).await?;
         deleted.reports += batch.reports;
         deleted.blobs += batch.blob_ids.len() as u64;
-        super::blobs::delete_objects(store, blobs, &batch.blob_ids).await;
+        super::blobs::delete_objects(svc, blobs, &batch.blob_ids).await;
         if batch.reports < u64::from(DELETE_REPORTS_PER_BATCH) {
             break;
         }
@@ -266,9 +279,9 @@ pub async fn delete_project(
     };
     deleted.reports += rest.reports;
     deleted.blobs += rest.blob_ids.len() as u64;
-    super::blobs::delete_objects(store, blobs, &rest.blob_ids).await;
+    super::blobs::delete_objects(svc, blobs, &rest.blob_ids).await;
     let detail = json!({"name": project.name, "projectId": project.id, "reports": deleted.reports});
-    audit::record_for_org(store, &project.org_id, by, action::PROJECT_DELETED, detail).await;
+    audit::record_for_org(svc, &project.org_id, by, action::PROJECT_DELETED, detail).await;
     // Open inboxes showing the project reload (and find it gone).
     store.changes().announce(&project.id);
     Ok(deleted)

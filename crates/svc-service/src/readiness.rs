@@ -1,13 +1,15 @@
 //! Whether this instance can take writes: the database and the blob store each answer, and, after a
 //! write failed because of the storage, accept a probe write again (see README "When storage fails").
 
+use crate::Service;
 use std::fmt::Display;
 use std::sync::Mutex;
 use svc_blob::{BlobError, BlobStore};
-use svc_store::{Store, StoreError};
+use svc_store::StoreError;
 
 /// The database's and the blob store's answers, checked at the same time.
-pub async fn check(store: &dyn Store, blobs: &BlobStore) -> (Result<(), StoreError>, Result<(), BlobError>) {
+pub async fn check(svc: &Service, blobs: &BlobStore) -> (Result<(), StoreError>, Result<(), BlobError>) {
+    let store = svc.store();
     tokio::join!(store.ping(), blobs.ping())
 }
 
@@ -27,8 +29,8 @@ impl Default for Readiness {
 
 impl Readiness {
     /// [`check`], logging a change of readiness since the last check.
-    pub async fn check(&self, store: &dyn Store, blobs: &BlobStore) -> (Result<(), StoreError>, Result<(), BlobError>) {
-        let (database, blob_store) = check(store, blobs).await;
+    pub async fn check(&self, svc: &Service, blobs: &BlobStore) -> (Result<(), StoreError>, Result<(), BlobError>) {
+        let (database, blob_store) = check(svc, blobs).await;
         self.observe(&database, &blob_store);
         (database, blob_store)
     }

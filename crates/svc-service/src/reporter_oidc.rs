@@ -9,6 +9,7 @@
 //! requests over the `reqwest` already in the tree. `openidconnect` would add about 70 crates, its
 //! own RSA and elliptic-curve code beside aws-lc-rs, and a second reqwest.
 
+use crate::Service;
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -16,7 +17,6 @@ use std::time::{Duration, Instant};
 use svc_core::model::Project;
 use svc_core::reporter::{self as rules, IdTokenError, JwkSet, OidcSettings, OidcState, Reporter, ReporterMode};
 use svc_core::{ids, oauth, secret, time};
-use svc_store::Store;
 
 use super::reporters::{self, SignedIn};
 use super::{ServiceError, mail};
@@ -160,7 +160,8 @@ pub fn origin_allowed(project: &Project, public_url: &str, origin: &str) -> bool
 
 /// Starts a sign-in for a page of `origin`: remembers it and answers the provider's authorization
 /// URL for the popup to go to.
-pub async fn start(store: &dyn Store, public_url: &str, project: &Project, origin: &str) -> Result<String, OidcError> {
+pub async fn start(svc: &Service, public_url: &str, project: &Project, origin: &str) -> Result<String, OidcError> {
+    let store = svc.store();
     let settings = match (&project.reporter_auth.mode, &project.reporter_auth.oidc) {
         (ReporterMode::Oidc, Some(settings)) => settings,
         _ => return Err(OidcError::NotOffered),
@@ -216,10 +217,11 @@ pub struct Finished {
 /// verifies the ID token and starts the reporter's session. The error carries the origin to tell,
 /// when the state was known.
 pub async fn finish(
-    store: &dyn Store,
+    svc: &Service,
     public_url: &str,
     callback: Callback<'_>,
 ) -> Result<Finished, (Option<String>, OidcError)> {
+    let store = svc.store();
     let state = callback.state.filter(|s| !s.is_empty()).ok_or((None, OidcError::StateInvalid))?;
     let pending = store
         .take_oidc_state(&secret::hash_secret(state), time::now_ms())
@@ -238,7 +240,7 @@ pub async fn finish(
             _ => return Err(OidcError::NotOffered),
         };
         let reporter = exchange(public_url, &settings, code, &pending).await?;
-        let signed_in = reporters::start_session(store, &project, reporter).await?;
+        let signed_in = reporters::start_session(svc, &project, reporter).await?;
         Ok((project.name, signed_in))
     }
     .await;

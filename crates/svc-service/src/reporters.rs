@@ -12,6 +12,7 @@
 //! uses the same), from which each project's token key and the codes' hashes are derived with
 //! HMAC-SHA256; a token of one project never verifies for another.
 
+use crate::Service;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use svc_core::account::Email;
@@ -23,7 +24,6 @@ use svc_core::reporter::{
 };
 use svc_core::status::{NewComment, Status};
 use svc_core::{ids, secret, time};
-use svc_store::Store;
 
 use super::mail::{self, Mail};
 use super::{ServiceError, ServiceResult, comments, reports};
@@ -36,7 +36,8 @@ const SERVICE_KEY_NAME: &str = "reporter_key";
 pub const THREAD_REPORTS: usize = 20;
 
 /// The service's reporter key: made once, kept in the database (every instance uses the same).
-async fn service_key(store: &dyn Store) -> ServiceResult<Vec<u8>> {
+async fn service_key(svc: &Service) -> ServiceResult<Vec<u8>> {
+    let store = svc.store();
     let key = match store.mail_state(SERVICE_KEY_NAME).await? {
         Some(key) => key,
         None => store.init_mail_state(SERVICE_KEY_NAME, &ids::new_random_secret(43)).await?,
@@ -45,8 +46,8 @@ async fn service_key(store: &dyn Store) -> ServiceResult<Vec<u8>> {
 }
 
 /// HMAC-SHA256 of a purpose and its parts under the service key.
-async fn derive(store: &dyn Store, purpose: &str, parts: &[&str]) -> ServiceResult<Vec<u8>> {
-    let mut mac = Hmac::<Sha256>::new_from_slice(&service_key(store).await?).expect("HMAC takes keys of any length");
+async fn derive(svc: &Service, purpose: &str, parts: &[&str]) -> ServiceResult<Vec<u8>> {
+    let mut mac = Hmac::<Sha256>::new_from_slice(&service_key(svc).await?).expect("HMAC takes keys of any length");
     mac.update(purpose.as_bytes());
     for part in parts {
         mac.update(b"\n");
@@ -56,19 +57,19 @@ async fn derive(store: &dyn Store, purpose: &str, parts: &[&str]) -> ServiceResu
 }
 
 /// The key that signs and checks the project's reporter tokens.
-pub async fn token_key(store: &dyn Store, project_id: &str) -> ServiceResult<Vec<u8>> {
-    derive(store, "svc-reporter-token", &[project_id]).await
+pub async fn token_key(svc: &Service, project_id: &str) -> ServiceResult<Vec<u8>> {
+    derive(svc, "svc-reporter-token", &[project_id]).await
 }
 
 /// What is stored of a code: a keyed hash, so six digits cannot be read back from a copy of the
 /// database by trying all million.
-async fn code_hash(store: &dyn Store, project_id: &str, email: &str, code: &str) -> ServiceResult<String> {
-    Ok(hex::encode(derive(store, "svc-reporter-code", &[project_id, email, code]).await?))
+async fn code_hash(svc: &Service, project_id: &str, email: &str, code: &str) -> ServiceResult<String> {
+    Ok(hex::encode(derive(svc, "svc-reporter-code", &[project_id, email, code]).await?))
 }
 
 /// The signature of a "does it work now?" link for a report and its reporter.
-async fn confirm_mac(store: &dyn Store, report_id: &str, reporter_id: &str) -> ServiceResult<Vec<u8>> {
-    derive(store, "svc-reporter-confirm", &[report_id, reporter_id]).await
+async fn confirm_mac(svc: &Service, report_id: &str, reporter_id: &str) -> ServiceResult<Vec<u8>> {
+    derive(svc, "svc-reporter-confirm", &[report_id, reporter_id]).await
 }
 
 /// Why signing in, renewing or a reporter's request was refused. Each surface words it.
@@ -137,7 +138,8 @@ pub struct SignedIn {
 
 /// Mails a six-digit code to `email` for the project. The answer is the same whether or not the
 /// address ever reported (nothing can be learned from it); a sixth code within the hour is refused.
-pub async fn send_code(store: &dyn Store, project: &Project, email: &Email) -> ReporterResult<()> {
+pub async fn send_code(svc: &Service, project: &Project, email: &Email) -> ReporterResult<()> {
+    let store = svc.store();
     if project.reporter_auth.mode != ReporterMode::Email {
         return Err(ReporterError::NotOffered);
     }
@@ -152,7 +154,7 @@ pub async fn send_code(store: &dyn Store, project: &Project, email: &Email) -> R
         id: ids::new_id_at(now),
         project_id: project.id.clone(),
         email: email.as_str().to_string(),
-        code_hash: code_hash(store, &project.id, email.as_str(), &code).await?,
+        code_hash: code_hash(svc, &project.id, email.as_str(), &code).await?,
         created_at: now,
         expires_at: now + rules::CODE_LIFETIME_MS,
         attempts: 0,
@@ -175,13 +177,14 @@ pub async fn send_code(store: &dyn Store, project: &Project, email: &Email) -> R
     );
     message.project_id = Some(project.id.clone());
     message.expires_at = Some(stored.expires_at);
-    mail::queue(store, message).await?;
+    mail::queue(svc, message).await?;
     Ok(())
 }
 
 /// Checks a typed code against the newest one sent to the address: every try counts (five per
 /// code), an expired or used code never works, and the right one starts a session.
-pub async fn verify_code(store: &dyn Store, project: &Project, email: &Email, typed: &str) -> ReporterResult<SignedIn> {
+pub async fn verify_code(svc: &Service, project: &Project, email: &Email, typed: &str) -> ReporterResult<SignedIn> {
+    let store = svc.store();
     if project.reporter_auth.mode != ReporterMode::Email {
         return Err(ReporterError::NotOffered);
     }
@@ -205,7 +208,7 @@ pub async fn verify_code(store: &dyn Store, project: &Project, email: &Email, ty
     if tries > rules::CODE_MAX_TRIES {
         return Err(ReporterError::TooManyTries);
     }
-    let hash = code_hash(store, &project.id, email.as_str(), &code).await?;
+    let hash = code_hash(svc, &project.id, email.as_str(), &code).await?;
     if !secret::constant_time_eq(hash.as_bytes(), sent.code_hash.as_bytes()) {
         return Err(if tries >= rules::CODE_MAX_TRIES {
             ReporterError::TooManyTries
@@ -216,14 +219,15 @@ pub async fn verify_code(store: &dyn Store, project: &Project, email: &Email, ty
     if !store.consume_sign_in_code(&sent.id, now).await? {
         return Err(wrong(0));
     }
-    start_session(store, project, Reporter::by_email(email)).await
+    start_session(svc, project, Reporter::by_email(email)).await
 }
 
 // ---------------------------------------------------------------------------------------------
 // Sessions and tokens.
 
 /// Starts a session for a reporter who just proved who they are; returns its secret and a token.
-pub async fn start_session(store: &dyn Store, project: &Project, reporter: Reporter) -> ReporterResult<SignedIn> {
+pub async fn start_session(svc: &Service, project: &Project, reporter: Reporter) -> ReporterResult<SignedIn> {
+    let store = svc.store();
     let now = time::now_ms();
     let session_secret = format!("rs_{}", ids::new_random_secret(40));
     let session = ReporterSession {
@@ -236,27 +240,29 @@ pub async fn start_session(store: &dyn Store, project: &Project, reporter: Repor
         expires_at: now + rules::SESSION_LIFETIME_MS,
     };
     store.create_reporter_session(&session).await?;
-    let mut signed_in = token_for(store, project, &session).await?;
+    let mut signed_in = token_for(svc, project, &session).await?;
     signed_in.session_secret = Some(session_secret);
     Ok(signed_in)
 }
 
-async fn token_for(store: &dyn Store, project: &Project, session: &ReporterSession) -> ServiceResult<SignedIn> {
-    let key = token_key(store, &project.id).await?;
+async fn token_for(svc: &Service, project: &Project, session: &ReporterSession) -> ServiceResult<SignedIn> {
+    let key = token_key(svc, &project.id).await?;
     let (token, expires_at) = rules::sign_token(&session.reporter, &session.id, &key, time::now_ms() / 1000);
     Ok(SignedIn { token, expires_at, session_secret: None, reporter: session.reporter.clone() })
 }
 
 /// The live session of the project whose secret this is.
-async fn session_of(store: &dyn Store, project: &Project, session_secret: &str) -> ReporterResult<ReporterSession> {
+async fn session_of(svc: &Service, project: &Project, session_secret: &str) -> ReporterResult<ReporterSession> {
+    let store = svc.store();
     let session = store.reporter_session(&secret::hash_secret(session_secret.trim())).await?;
     session.filter(|s| s.project_id == project.id && s.expires_at > time::now_ms()).ok_or(ReporterError::SessionInvalid)
 }
 
 /// A fresh token for a live session (the widget renews before the old one expires); the session
 /// lasts [`rules::SESSION_LIFETIME_MS`] from now.
-pub async fn renew(store: &dyn Store, project: &Project, session_secret: &str) -> ReporterResult<SignedIn> {
-    let mut session = session_of(store, project, session_secret).await?;
+pub async fn renew(svc: &Service, project: &Project, session_secret: &str) -> ReporterResult<SignedIn> {
+    let store = svc.store();
+    let mut session = session_of(svc, project, session_secret).await?;
     let now = time::now_ms();
     // Moved at most once a minute: renewals cost no write each time.
     if now - session.last_used_at > 60_000 {
@@ -264,12 +270,13 @@ pub async fn renew(store: &dyn Store, project: &Project, session_secret: &str) -
         session.expires_at = now + rules::SESSION_LIFETIME_MS;
         store.touch_reporter_session(&session.id, now, session.expires_at).await?;
     }
-    Ok(token_for(store, project, &session).await?)
+    Ok(token_for(svc, project, &session).await?)
 }
 
 /// Ends the session (sign out): its token is not renewed again.
-pub async fn sign_out(store: &dyn Store, project: &Project, session_secret: &str) -> ReporterResult<()> {
-    let session = session_of(store, project, session_secret).await?;
+pub async fn sign_out(svc: &Service, project: &Project, session_secret: &str) -> ReporterResult<()> {
+    let store = svc.store();
+    let session = session_of(svc, project, session_secret).await?;
     store.delete_reporter_session(&session.id).await?;
     Ok(())
 }
@@ -278,13 +285,13 @@ pub async fn sign_out(store: &dyn Store, project: &Project, session_secret: &str
 /// reporter token with the project's token key; an identity token with the project's identity
 /// secret. `None` when the token is not checked (an identity token, and no secret is set).
 pub async fn check_identity(
-    store: &dyn Store,
+    svc: &Service,
     project: &Project,
     token: &str,
 ) -> ServiceResult<Option<Result<svc_core::identity::Identity, IdentityError>>> {
     let now_secs = time::now_ms() / 1000;
     if rules::is_reporter_token(token) {
-        let key = token_key(store, &project.id).await?;
+        let key = token_key(svc, &project.id).await?;
         let verified = rules::verify_token(token, &key, now_secs);
         return Ok(Some(verified.map(|VerifiedToken { reporter, .. }| reporter.identity())));
     }
@@ -293,9 +300,9 @@ pub async fn check_identity(
 }
 
 /// The reporter a request's token names, as a principal of the project.
-pub async fn principal(store: &dyn Store, project: &Project, token: Option<&str>) -> ReporterResult<Principal> {
+pub async fn principal(svc: &Service, project: &Project, token: Option<&str>) -> ReporterResult<Principal> {
     let token = token.map(str::trim).filter(|t| !t.is_empty()).ok_or(ReporterError::TokenInvalid)?;
-    let identity = check_identity(store, project, token).await?.and_then(Result::ok);
+    let identity = check_identity(svc, project, token).await?.and_then(Result::ok);
     let reporter = identity.as_ref().and_then(Reporter::from_identity).ok_or(ReporterError::TokenInvalid)?;
     Ok(Principal::Reporter { project_id: project.id.clone(), reporter })
 }
@@ -339,11 +346,12 @@ fn reporter_of(principal: &Principal) -> &Reporter {
 /// widget sent from this browser: they are read directly, so a report filed a moment ago shows
 /// before the search index (which finds a reporter's other reports) has caught up.
 pub async fn thread(
-    store: &dyn Store,
+    svc: &Service,
     project: &Project,
     principal: &Principal,
     known: &[String],
 ) -> ServiceResult<Vec<ThreadReport>> {
+    let store = svc.store();
     let reporter = reporter_of(principal);
     let filter = ReportFilter {
         project_ids: vec![project.id.clone()],
@@ -357,7 +365,7 @@ pub async fn thread(
         if found.iter().any(|r| &r.id == id) {
             continue;
         }
-        if let Some(report) = reports::get_in(store, std::slice::from_ref(&project.id), id).await? {
+        if let Some(report) = reports::get_in(svc, std::slice::from_ref(&project.id), id).await? {
             found.push(report);
         }
     }
@@ -366,33 +374,33 @@ pub async fn thread(
     found.truncate(THREAD_REPORTS);
     let mut thread = Vec::with_capacity(found.len());
     for report in found {
-        let comments = comments::list(store, &report).await?.into_iter().filter(|c| !c.draft).collect();
-        let history = reports::history(store, &report).await?;
+        let comments = comments::list(svc, &report).await?.into_iter().filter(|c| !c.draft).collect();
+        let history = reports::history(svc, &report).await?;
         thread.push(ThreadReport { report, comments, history });
     }
     Ok(thread)
 }
 
 /// One of the reporter's own reports by id.
-async fn own_report(store: &dyn Store, project: &Project, principal: &Principal, id: &str) -> ReporterResult<Report> {
-    let report = reports::get_in(store, std::slice::from_ref(&project.id), id).await?;
+async fn own_report(svc: &Service, project: &Project, principal: &Principal, id: &str) -> ReporterResult<Report> {
+    let report = reports::get_in(svc, std::slice::from_ref(&project.id), id).await?;
     report.filter(|r| is_theirs(r, reporter_of(principal))).ok_or(ReporterError::NotYours)
 }
 
 /// The reporter answers on their report: a published comment by them, mailed to the team members
 /// who get replies.
 pub async fn reply(
-    store: &dyn Store,
+    svc: &Service,
     public_url: &str,
     project: &Project,
     principal: &Principal,
     report_id: &str,
     text: &str,
 ) -> ReporterResult<Comment> {
-    let report = own_report(store, project, principal, report_id).await?;
+    let report = own_report(svc, project, principal, report_id).await?;
     let new = NewComment::parse(text, None, Some(false))?;
-    let comment = comments::add(store, &report, principal, new).await?;
-    mail::notify_reporter_reply(store, public_url, &report, &comment).await?;
+    let comment = comments::add(svc, &report, principal, new).await?;
+    mail::notify_reporter_reply(svc, public_url, &report, &comment).await?;
     Ok(comment)
 }
 
@@ -400,7 +408,7 @@ pub async fn reply(
 /// `verified`, "Still broken" sets `triaged`; a note becomes their comment. Both are recorded as
 /// the reporter's acts (status history, audit log).
 pub async fn confirm(
-    store: &dyn Store,
+    svc: &Service,
     public_url: &str,
     project: &Project,
     principal: &Principal,
@@ -408,7 +416,7 @@ pub async fn confirm(
     works: bool,
     note: Option<&str>,
 ) -> ReporterResult<(StatusChange, Option<Comment>)> {
-    let report = own_report(store, project, principal, report_id).await?;
+    let report = own_report(svc, project, principal, report_id).await?;
     if report.status != Status::Fixed {
         return Err(ReporterError::NotFixed);
     }
@@ -416,14 +424,14 @@ pub async fn confirm(
     // The note first: whoever reads the new status finds the reason beside it.
     let comment = match note {
         Some(text) => {
-            let comment = comments::add(store, &report, principal, NewComment::parse(text, None, Some(false))?).await?;
-            mail::notify_reporter_reply(store, public_url, &report, &comment).await?;
+            let comment = comments::add(svc, &report, principal, NewComment::parse(text, None, Some(false))?).await?;
+            mail::notify_reporter_reply(svc, public_url, &report, &comment).await?;
             Some(comment)
         }
         None => None,
     };
     let status = if works { Status::Verified } else { Status::Triaged };
-    let change = reports::set_status(store, public_url, &report, status, principal).await?;
+    let change = reports::set_status(svc, public_url, &report, status, principal).await?;
     Ok((change, comment))
 }
 
@@ -432,19 +440,15 @@ pub async fn confirm(
 
 /// Mails the reporter of a report just marked `fixed`, when they signed in by email: "does it work
 /// now?" with a link to answer. Queued once per status change.
-pub async fn tell_fixed(
-    store: &dyn Store,
-    public_url: &str,
-    report: &Report,
-    change: &StatusChange,
-) -> ServiceResult<()> {
+pub async fn tell_fixed(svc: &Service, public_url: &str, report: &Report, change: &StatusChange) -> ServiceResult<()> {
+    let store = svc.store();
     let Some(reporter) = report.identity.as_ref().and_then(Reporter::from_identity) else { return Ok(()) };
     if reporter.method != SignInMethod::Email {
         return Ok(());
     }
     let Some(email) = reporter.email.as_deref().and_then(|e| Email::parse(e).ok()) else { return Ok(()) };
     let Some(project) = store.get_project(&report.project_id).await? else { return Ok(()) };
-    let link = confirm_link(store, public_url, report, &reporter).await?;
+    let link = confirm_link(svc, public_url, report, &reporter).await?;
     let text = format!(
         "Good news: your report to {project} is marked fixed.\n\n{title}\n\nDoes it work now? Tell the team with one \
          click, or say what is still wrong:\n\n{link}\n\nYou can also answer in the feedback panel on the page where \
@@ -461,19 +465,14 @@ pub async fn tell_fixed(
     );
     message.project_id = Some(project.id.clone());
     message.dedupe_key = Some(format!("fixed:{}:{}", report.id, change.at));
-    mail::queue(store, message).await?;
+    mail::queue(svc, message).await?;
     Ok(())
 }
 
 /// `<public URL>/reporter/confirm?token=<report>.<mac>`: the link in a "fixed" mail.
-async fn confirm_link(
-    store: &dyn Store,
-    public_url: &str,
-    report: &Report,
-    reporter: &Reporter,
-) -> ServiceResult<String> {
+async fn confirm_link(svc: &Service, public_url: &str, report: &Report, reporter: &Reporter) -> ServiceResult<String> {
     use base64::Engine;
-    let mac = confirm_mac(store, &report.id, &reporter.id).await?;
+    let mac = confirm_mac(svc, &report.id, &reporter.id).await?;
     let mac = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(mac);
     Ok(format!("{}/reporter/confirm?token={}.{mac}", mail::base(public_url), report.id))
 }
@@ -488,7 +487,8 @@ pub struct ConfirmLink {
 
 /// Reads a "does it work now?" link's token; `None` when it is forged, malformed, or names a
 /// report that is gone.
-pub async fn check_confirm_link(store: &dyn Store, token: &str) -> ServiceResult<Option<ConfirmLink>> {
+pub async fn check_confirm_link(svc: &Service, token: &str) -> ServiceResult<Option<ConfirmLink>> {
+    let store = svc.store();
     use base64::Engine;
     let Some((report_id, mac)) = token.trim().split_once('.') else { return Ok(None) };
     if !ids::is_object_id(report_id) {
@@ -497,7 +497,7 @@ pub async fn check_confirm_link(store: &dyn Store, token: &str) -> ServiceResult
     let Ok(mac) = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(mac) else { return Ok(None) };
     let Some(report) = store.get_report(report_id).await? else { return Ok(None) };
     let Some(reporter) = report.identity.as_ref().and_then(Reporter::from_identity) else { return Ok(None) };
-    let expected = confirm_mac(store, report_id, &reporter.id).await?;
+    let expected = confirm_mac(svc, report_id, &reporter.id).await?;
     if !secret::constant_time_eq(&mac, &expected) {
         return Ok(None);
     }

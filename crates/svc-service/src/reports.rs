@@ -1,12 +1,13 @@
 //! Reports: listing pages, reading with history, status changes.
 
 use super::{ServiceError, ServiceResult};
+use crate::Service;
 use crate::principal::Principal;
 use svc_core::block::BlobFacts;
 use svc_core::model::{Author, Report, ReportFilter, StatusChange};
 use svc_core::status::Status;
 use svc_core::{ids, time};
-use svc_store::{ListedReport, Store, StoreError};
+use svc_store::{ListedReport, StoreError};
 
 pub struct Page {
     pub items: Vec<Report>,
@@ -15,7 +16,8 @@ pub struct Page {
 }
 
 /// One page, newest first. Fetches one extra row so the last page says so exactly.
-pub async fn list_page(store: &dyn Store, mut filter: ReportFilter) -> ServiceResult<Page> {
+pub async fn list_page(svc: &Service, mut filter: ReportFilter) -> ServiceResult<Page> {
+    let store = svc.store();
     if !filter.sanitize() {
         return Ok(Page { items: vec![], next_cursor: None });
     }
@@ -34,7 +36,8 @@ pub struct TextPage {
 
 /// [`list_page`] for a surface that writes the reports out as JSON as they are (the REST list):
 /// the same page, without parsing the stored JSON fields.
-pub async fn list_page_text(store: &dyn Store, mut filter: ReportFilter) -> ServiceResult<TextPage> {
+pub async fn list_page_text(svc: &Service, mut filter: ReportFilter) -> ServiceResult<TextPage> {
+    let store = svc.store();
     if !filter.sanitize() {
         return Ok(TextPage { items: vec![], next_cursor: None });
     }
@@ -56,7 +59,8 @@ fn cut_page<T>(items: &mut Vec<T>, limit: u32, id: impl Fn(&T) -> &String) -> Op
 }
 
 /// A report of one of `project_ids` by full id; `None` for a malformed, unknown or foreign id.
-pub async fn get_in(store: &dyn Store, project_ids: &[String], id: &str) -> ServiceResult<Option<Report>> {
+pub async fn get_in(svc: &Service, project_ids: &[String], id: &str) -> ServiceResult<Option<Report>> {
+    let store = svc.store();
     if !ids::is_object_id(id) {
         return Ok(None);
     }
@@ -65,16 +69,18 @@ pub async fn get_in(store: &dyn Store, project_ids: &[String], id: &str) -> Serv
 
 /// Reports of `project_ids` whose id ends in `short_id`, at most `limit`.
 pub async fn find_by_short_id(
-    store: &dyn Store,
+    svc: &Service,
     project_ids: &[String],
     short_id: &str,
     limit: u32,
 ) -> ServiceResult<Vec<Report>> {
+    let store = svc.store();
     Ok(store.find_reports_by_short_id(project_ids, short_id, limit).await?)
 }
 
 /// Every status change of a report, oldest first.
-pub async fn history(store: &dyn Store, report: &Report) -> ServiceResult<Vec<StatusChange>> {
+pub async fn history(svc: &Service, report: &Report) -> ServiceResult<Vec<StatusChange>> {
+    let store = svc.store();
     Ok(store.status_history(&report.id).await?)
 }
 
@@ -82,12 +88,13 @@ pub async fn history(store: &dyn Store, report: &Report) -> ServiceResult<Vec<St
 /// `fixed` asks its reporter whether it works now (by mail when they signed in by email; the widget
 /// asks them too); `public_url` makes the mail's link.
 pub async fn set_status(
-    store: &dyn Store,
+    svc: &Service,
     public_url: &str,
     report: &Report,
     new_status: Status,
     by: &Principal,
 ) -> ServiceResult<StatusChange> {
+    let store = svc.store();
     match store.set_report_status(&report.id, new_status, &by.author(), time::now_ms()).await {
         Ok(change) => {
             store.changes().announce(&report.project_id);
@@ -98,7 +105,7 @@ pub async fn set_status(
                 "to": change.to_status,
             });
             super::audit::record_for_report(
-                store,
+                svc,
                 &report.project_id,
                 &change.by,
                 svc_core::audit::action::STATUS_CHANGED,
@@ -107,7 +114,7 @@ pub async fn set_status(
             .await;
             if new_status == Status::Fixed && report.status != Status::Fixed {
                 // The status is set whatever becomes of the mail; a failure to queue it is logged.
-                if let Err(error) = super::reporters::tell_fixed(store, public_url, report, &change).await {
+                if let Err(error) = super::reporters::tell_fixed(svc, public_url, report, &change).await {
                     tracing::warn!(report = %report.id, %error, "could not queue the reporter's fixed mail");
                 }
             }
@@ -169,10 +176,11 @@ impl Filed {
 /// Channel resolution (ingest rule 2): the requested non-archived channel, else the project's
 /// default, else `ChannelInvalid`. Channels are never created here.
 pub async fn resolve_channel(
-    store: &dyn Store,
+    svc: &Service,
     project: &svc_core::model::Project,
     requested: Option<&str>,
 ) -> Result<String, FilingError> {
+    let store = svc.store();
     let channels = store.list_channels(&project.id, false).await?;
     let active = |key: &str| channels.iter().any(|c| c.key == key);
     match requested {
@@ -185,9 +193,10 @@ pub async fn resolve_channel(
 /// Files a validated submission: resolves the channel, checks each referenced blob and copies its
 /// stored facts over the block's (ingest rule 1), derives the title, and stores the report with its
 /// blob bindings in one durable transaction (rule 3: a blob binds to one report).
-pub async fn file(store: &dyn Store, filing: Filing<'_>) -> Result<Filed, FilingError> {
+pub async fn file(svc: &Service, filing: Filing<'_>) -> Result<Filed, FilingError> {
+    let store = svc.store();
     let Filing { project, mut submission, author, identity, identity_error, idempotency_key } = filing;
-    let channel_key = resolve_channel(store, project, submission.channel_key.as_deref()).await?;
+    let channel_key = resolve_channel(svc, project, submission.channel_key.as_deref()).await?;
     let refs = submission.blob_refs();
     let mut blob_ids = Vec::with_capacity(refs.len());
     for blob_ref in refs {
@@ -241,6 +250,7 @@ pub async fn file(store: &dyn Store, filing: Filing<'_>) -> Result<Filed, Filing
 
 /// Announcements of changed reports (project ids; an empty one means "anything may have changed"),
 /// from this instance and, on PostgreSQL, from every other.
-pub fn subscribe_changes(store: &dyn Store) -> tokio::sync::broadcast::Receiver<String> {
+pub fn subscribe_changes(svc: &Service) -> tokio::sync::broadcast::Receiver<String> {
+    let store = svc.store();
     store.changes().subscribe()
 }

@@ -1,11 +1,12 @@
 //! Rooms: one per artifact. A room exists once stored or once a report carries its artifact id.
 
 use super::{ServiceError, ServiceResult};
+use crate::Service;
 use std::collections::HashMap;
 use svc_core::model::{Room, RoomChanges, RoomSummary};
 use svc_core::room::NewRoom;
 use svc_core::{ids, time};
-use svc_store::{ArtifactActivity, RoomRows, Store};
+use svc_store::{ArtifactActivity, RoomRows};
 
 pub struct UpsertOutcome {
     pub room: Room,
@@ -14,7 +15,8 @@ pub struct UpsertOutcome {
 
 /// POST semantics: create the room, or when it exists (stored or implicit) store it and update only
 /// the fields given. `created` is true only when no room existed in either way.
-pub async fn upsert(store: &dyn Store, project_id: &str, room: NewRoom) -> ServiceResult<UpsertOutcome> {
+pub async fn upsert(svc: &Service, project_id: &str, room: NewRoom) -> ServiceResult<UpsertOutcome> {
+    let store = svc.store();
     let NewRoom { artifact_id, changes } = room;
     let artifact_id = artifact_id.as_str();
     let implicit = store.get_room(project_id, artifact_id).await?.is_none()
@@ -35,23 +37,20 @@ pub async fn upsert(store: &dyn Store, project_id: &str, room: NewRoom) -> Servi
 }
 
 /// PATCH semantics: update a stored room, or store an implicit one; 404 when neither exists.
-pub async fn patch(
-    store: &dyn Store,
-    project_id: &str,
-    artifact_id: &str,
-    changes: RoomChanges,
-) -> ServiceResult<Room> {
+pub async fn patch(svc: &Service, project_id: &str, artifact_id: &str, changes: RoomChanges) -> ServiceResult<Room> {
+    let store = svc.store();
     let room = NewRoom::parse(artifact_id.to_string(), changes)?;
     let stored = store.get_room(project_id, artifact_id).await?;
     if stored.is_none() && store.count_room_reports(project_id, artifact_id).await? == 0 {
         return Err(ServiceError::NotFound(format!("no room with artifactId {artifact_id}")));
     }
-    Ok(upsert(store, project_id, room).await?.room)
+    Ok(upsert(svc, project_id, room).await?.room)
 }
 
 /// Stored rooms merged with implicit ones (artifact ids only reports carry), most recent activity
 /// first.
-pub async fn list(store: &dyn Store, project_id: &str, include_archived: bool) -> ServiceResult<Vec<RoomSummary>> {
+pub async fn list(svc: &Service, project_id: &str, include_archived: bool) -> ServiceResult<Vec<RoomSummary>> {
+    let store = svc.store();
     Ok(merge_rooms(store.room_rows(project_id).await?, include_archived))
 }
 
@@ -92,7 +91,8 @@ fn merge_rooms(rows: RoomRows, include_archived: bool) -> Vec<RoomSummary> {
 }
 
 /// The stored room of an artifact, if any.
-pub async fn get(store: &dyn Store, project_id: &str, artifact_id: &str) -> ServiceResult<Option<Room>> {
+pub async fn get(svc: &Service, project_id: &str, artifact_id: &str) -> ServiceResult<Option<Room>> {
+    let store = svc.store();
     Ok(store.get_room(project_id, artifact_id).await?)
 }
 

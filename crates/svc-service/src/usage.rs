@@ -101,9 +101,10 @@ async fn write_periodically(usage: Weak<Usage>) {
 /// Who viewed a report, most recent first: people by name, agents by their `introduce` label (else
 /// their key's name), with the time of their last view.
 pub async fn viewers(
-    store: &dyn svc_store::Store,
+    svc: &crate::Service,
     report: &svc_core::model::Report,
 ) -> super::ServiceResult<Vec<(String, i64)>> {
+    let store = svc.store();
     let mut viewers = store.list_viewers(&report.id).await?;
     viewers.sort_by(|a, b| b.1.cmp(&a.1));
     let mut named = Vec::with_capacity(viewers.len());

@@ -8,11 +8,19 @@ use svc_core::key::NewKey;
 use svc_core::model::{KeyOrigin, Organization, Project};
 use svc_core::secret::Secret;
 use svc_core::{ids, time};
+use svc_service::Service;
 use svc_service::accounts::{self, NewUser};
 use svc_service::{ServiceError, audit, keys, projects};
-use svc_store::{DynStore, Store};
+use svc_store::DynStore;
 
 use crate::cli::{ProjectCommand, StorageArgs, TokenCommand, UserCommand};
+
+/// The service over the configured store (the blob store only where a command needs it: `project
+/// delete` opens its own).
+async fn open_service(storage: &StorageArgs) -> anyhow::Result<Service> {
+    let store = open_store(storage).await?;
+    Ok(Service::new(store, std::sync::Arc::new(svc_blob::BlobStore::memory())))
+}
 
 /// Opens the configured store, creating the data dir for SQLite.
 pub async fn open_store(storage: &StorageArgs) -> anyhow::Result<DynStore> {
@@ -30,31 +38,30 @@ fn service(error: ServiceError) -> anyhow::Error {
 }
 
 /// An organization by id or name; without one, "Default" (created when missing).
-async fn resolve_org(store: &dyn Store, reference: Option<&str>) -> anyhow::Result<Organization> {
+async fn resolve_org(svc: &Service, reference: Option<&str>) -> anyhow::Result<Organization> {
     let wanted = reference.unwrap_or("Default");
-    if let Some(org) = projects::find_organization(store, wanted).await.map_err(service)? {
+    if let Some(org) = projects::find_organization(svc, wanted).await.map_err(service)? {
         return Ok(org);
     }
     if reference.is_none() {
-        return projects::create_organization(store, "Default").await.map_err(service);
+        return projects::create_organization(svc, "Default").await.map_err(service);
     }
     bail!("no organization {wanted:?}")
 }
 
 /// A project by id (the CLI's `--project`).
-async fn find_project(store: &dyn Store, id: &str) -> anyhow::Result<Project> {
-    projects::get(store, id).await.map_err(service)?.with_context(|| format!("no project {id}"))
+async fn find_project(svc: &Service, id: &str) -> anyhow::Result<Project> {
+    projects::get(svc, id).await.map_err(service)?.with_context(|| format!("no project {id}"))
 }
 
 pub async fn project(storage: &StorageArgs, command: ProjectCommand) -> anyhow::Result<()> {
-    let store = open_store(storage).await?;
+    let svc = open_service(storage).await?;
     match command {
         ProjectCommand::Create { name, org, json } => {
-            let org = resolve_org(store.as_ref(), org.as_deref()).await?;
-            let project = projects::create_project(store.as_ref(), &org.id, &name, &audit::command_line())
-                .await
-                .map_err(service)?;
-            let (_, token) = keys::mint_setup_token(store.as_ref(), &org.id, &project.id, None, &audit::command_line())
+            let org = resolve_org(&svc, org.as_deref()).await?;
+            let project =
+                projects::create_project(&svc, &org.id, &name, &audit::command_line()).await.map_err(service)?;
+            let (_, token) = keys::mint_setup_token(&svc, &org.id, &project.id, None, &audit::command_line())
                 .await
                 .map_err(service)?;
             if json {
@@ -72,7 +79,7 @@ pub async fn project(storage: &StorageArgs, command: ProjectCommand) -> anyhow::
             }
         }
         ProjectCommand::List { org, json } => {
-            let listed = projects::list_by_organization(store.as_ref(), org.as_deref()).await.map_err(service)?;
+            let listed = projects::list_by_organization(&svc, org.as_deref()).await.map_err(service)?;
             if json {
                 let items: Vec<_> = listed
                     .iter()
@@ -97,37 +104,34 @@ pub async fn project(storage: &StorageArgs, command: ProjectCommand) -> anyhow::
             }
         }
         ProjectCommand::Delete { project, confirm, blob_store, s3_endpoint } => {
-            let found = find_project(store.as_ref(), &project).await?;
+            let found = find_project(&svc, &project).await?;
             svc_core::project::confirm_deletion(&found.name, &confirm)
                 .map_err(|refused| anyhow::anyhow!("{refused}"))?;
             let blobs =
                 svc_blob::BlobStore::from_settings(blob_store.as_deref(), &storage.data_dir, s3_endpoint.as_deref())
                     .context("cannot open the blob store")?;
-            let deleted = projects::delete_project(store.as_ref(), &blobs, &found, &audit::command_line())
-                .await
-                .map_err(service)?;
+            let deleted =
+                projects::delete_project(&svc, &blobs, &found, &audit::command_line()).await.map_err(service)?;
             println!(
                 "Deleted project {} ({}): {} reports, {} blobs.",
                 found.name, found.id, deleted.reports, deleted.blobs
             );
         }
         ProjectCommand::IdentitySecret { project, rotate, clear } => {
-            let found = find_project(store.as_ref(), &project).await?;
+            let found = find_project(&svc, &project).await?;
             if clear {
-                projects::set_identity_secret(store.as_ref(), &found, None, &audit::command_line())
-                    .await
-                    .map_err(service)?;
+                projects::set_identity_secret(&svc, &found, None, &audit::command_line()).await.map_err(service)?;
                 println!("Identity secret cleared: identity tokens are now ignored.");
             } else if rotate {
                 let secret = ids::new_random_secret(48);
-                projects::set_identity_secret(store.as_ref(), &found, Some(&secret), &audit::command_line())
+                projects::set_identity_secret(&svc, &found, Some(&secret), &audit::command_line())
                     .await
                     .map_err(service)?;
                 println!("{secret}");
             } else {
                 let mut secret = String::new();
                 std::io::stdin().read_to_string(&mut secret).context("cannot read the secret from stdin")?;
-                projects::set_identity_secret(store.as_ref(), &found, Some(secret.trim()), &audit::command_line())
+                projects::set_identity_secret(&svc, &found, Some(secret.trim()), &audit::command_line())
                     .await
                     .map_err(|error| anyhow::anyhow!("{error} (read from stdin)"))?;
                 println!("Identity secret set.");
@@ -138,18 +142,18 @@ pub async fn project(storage: &StorageArgs, command: ProjectCommand) -> anyhow::
 }
 
 pub async fn token(storage: &StorageArgs, command: TokenCommand) -> anyhow::Result<()> {
-    let store = open_store(storage).await?;
+    let svc = open_service(storage).await?;
     let (key, secret, json) = match command {
         TokenCommand::Setup { project, ttl, json } => {
-            let found = find_project(store.as_ref(), &project).await?;
+            let found = find_project(&svc, &project).await?;
             let (key, secret) =
-                keys::mint_setup_token(store.as_ref(), &found.org_id, &found.id, Some(ttl), &audit::command_line())
+                keys::mint_setup_token(&svc, &found.org_id, &found.id, Some(ttl), &audit::command_line())
                     .await
                     .map_err(service)?;
             (key, secret, json)
         }
         TokenCommand::Org { org, scopes, name, ttl, json } => {
-            let org = resolve_org(store.as_ref(), Some(&org)).await?;
+            let org = resolve_org(&svc, Some(&org)).await?;
             // Organization-wide keys get the API's scopes: never `*` or `apikey:write`.
             let NewKey { name, scopes, ttl_secs } =
                 NewKey::mintable(name, scopes, ttl).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -162,7 +166,7 @@ pub async fn token(storage: &StorageArgs, command: TokenCommand) -> anyhow::Resu
                 origin: KeyOrigin::Cli,
                 by: audit::command_line(),
             };
-            let (key, secret) = keys::mint(store.as_ref(), request).await.map_err(service)?;
+            let (key, secret) = keys::mint(&svc, request).await.map_err(service)?;
             (key, secret, json)
         }
     };
@@ -194,15 +198,15 @@ fn password_from_stdin() -> anyhow::Result<Secret> {
 }
 
 pub async fn user(storage: &StorageArgs, command: UserCommand) -> anyhow::Result<()> {
-    let store = open_store(storage).await?;
+    let svc = open_service(storage).await?;
     match command {
         UserCommand::Create { email, password_stdin: _, name, org, role, json } => {
             // Read before touching the database, so a missing password changes nothing.
             let password = password_from_stdin()?;
             let role = Role::parse(&role).map_err(|e| anyhow::anyhow!("{e}"))?;
             let new = NewUser::parse(&email, &name, password).map_err(service)?;
-            let org = resolve_org(store.as_ref(), org.as_deref()).await?;
-            let user = accounts::create_user(store.as_ref(), new, Some((&org.id, role))).await.map_err(service)?;
+            let org = resolve_org(&svc, org.as_deref()).await?;
+            let user = accounts::create_user(&svc, new, Some((&org.id, role))).await.map_err(service)?;
             if json {
                 println!("{}", json!({"userId": user.id, "email": user.email, "orgId": org.id, "role": role.as_str()}));
             } else {
@@ -218,13 +222,13 @@ pub async fn user(storage: &StorageArgs, command: UserCommand) -> anyhow::Result
         }
         UserCommand::ResetPassword { email, password_stdin, links, json } => {
             let password = if password_stdin { Some(password_from_stdin()?) } else { None };
-            let user = accounts::find_user(store.as_ref(), &email)
+            let user = accounts::find_user(&svc, &email)
                 .await
                 .map_err(service)?
                 .with_context(|| format!("no user with the email {}", email.trim()))?;
             match password {
                 Some(password) => {
-                    accounts::set_password(store.as_ref(), &user.id, password).await.map_err(service)?;
+                    accounts::set_password(&svc, &user.id, password).await.map_err(service)?;
                     if json {
                         println!("{}", json!({"userId": user.id, "email": user.email, "passwordSet": true}));
                     } else {
@@ -233,7 +237,7 @@ pub async fn user(storage: &StorageArgs, command: UserCommand) -> anyhow::Result
                 }
                 None => {
                     let expires_at = time::now_ms() + LINK_LIFETIME_MS;
-                    let token = accounts::password_reset_link(store.as_ref(), &user.email).await.map_err(service)?;
+                    let token = accounts::password_reset_link(&svc, &user.email).await.map_err(service)?;
                     let link = format!("{}/reset-password?token={}", links.public_url(), token.expose());
                     if json {
                         println!(

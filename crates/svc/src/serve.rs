@@ -37,17 +37,6 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
     let local = listener.local_addr()?;
     let public_url = crate::cli::public_url(args.public_url.as_deref(), &local);
 
-    // To stdout only: the setup token and the first-owner link must not reach the logs. The
-    // bootstrap block is printed once; the first-owner link on every start while nobody has an
-    // account (each start makes a new one, valid one hour).
-    let created = bootstrap::ensure_default(store.as_ref()).await?;
-    let first_owner = bootstrap::first_owner_link(store.as_ref()).await?;
-    match (created, first_owner) {
-        (Some(created), first_owner) => println!("{}", created.render(&public_url, first_owner.as_ref())),
-        (None, Some(first_owner)) => println!("{}", first_owner.render(&public_url)),
-        (None, None) => {}
-    }
-
     let mail = MailConfig::parse(args.smtp_url.as_deref(), args.mail_from.as_deref(), &public_url)
         .map_err(|error| anyhow::anyhow!(error))?;
     let mailer = Mailer::new(&mail, &public_url).map_err(|error| anyhow::anyhow!("mail: {error}"))?;
@@ -76,12 +65,24 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
     };
     config.limits.file_max_bytes = args.file_max_bytes;
     let state = AppState::new(store.clone(), config).with_blob_store(blobs);
+
+    // To stdout only: the setup token and the first-owner link must not reach the logs. The
+    // bootstrap block is printed once; the first-owner link on every start while nobody has an
+    // account (each start makes a new one, valid one hour).
+    let created = bootstrap::ensure_default(&state.service).await?;
+    let first_owner = bootstrap::first_owner_link(&state.service).await?;
+    match (created, first_owner) {
+        (Some(created), first_owner) => println!("{}", created.render(&public_url, first_owner.as_ref())),
+        (None, Some(first_owner)) => println!("{}", first_owner.render(&public_url)),
+        (None, None) => {}
+    }
+
     spawn_housekeeping(state.clone());
     match &mail.smtp {
         Some(smtp) => tracing::info!(smtp = %smtp.describe(), "mail is sent through SMTP"),
         None => tracing::info!("no SMTP server (SVC_SMTP_URL): mail waits in the dashboard's outbox"),
     }
-    mail::spawn(store.clone(), mailer, public_url.clone());
+    mail::spawn(state.service.clone(), mailer, public_url.clone());
     let usage = state.usage.clone();
     let sightings = state.sightings.clone();
     let app = svc_server::app(state);
@@ -173,7 +174,7 @@ fn spawn_housekeeping(state: AppState) {
         loop {
             tick.tick().await;
             let now = svc_core::time::now_ms();
-            housekeeping::run_once(&*state.store, &state.blobs, now).await;
+            housekeeping::run_once(&state.service, &state.blobs, now).await;
             state.rate_limits.prune();
         }
     });

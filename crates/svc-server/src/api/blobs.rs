@@ -24,7 +24,7 @@ pub async fn get_blob(
 ) -> ApiResult<Response> {
     let project = key.project(&state, &project_id, scope::FEEDBACK_READ).await?;
     let not_found = || ApiError::not_found("blob not found in this project");
-    let blob = blobs::get_in_project(&*state.store, &project.id, &blob_id).await?.ok_or_else(not_found)?;
+    let blob = blobs::get_in_project(&state.service, &project.id, &blob_id).await?.ok_or_else(not_found)?;
     let (size, stream) = state.blobs.get(&blob.id).await.map_err(ApiError::internal)?.ok_or_else(not_found)?;
     Ok(crate::blob_response::download(&blob, size, stream))
 }

@@ -22,7 +22,7 @@ pub async fn list_channels(
     query: QueryMap,
 ) -> ApiResult<Json<ChannelList>> {
     let project = key.project(&state, &project_id, scope::CHANNEL_READ).await?;
-    let channels = channels::list(&*state.store, &project.id, query.flag("archived")?).await?;
+    let channels = channels::list(&state.service, &project.id, query.flag("archived")?).await?;
     Ok(Json(ChannelList { items: channels.iter().map(Into::into).collect() }))
 }
 
@@ -39,7 +39,7 @@ pub async fn create_channel(
 ) -> ApiResult<(StatusCode, Json<ChannelView>)> {
     let project = key.project(&state, &project_id, scope::CHANNEL_WRITE).await?;
     let new = body.parse::<ChannelCreate>()?.try_into()?;
-    let channel = channels::create(&*state.store, &project, new, &key.0.author()).await?;
+    let channel = channels::create(&state.service, &project, new, &key.0.author()).await?;
     Ok((StatusCode::CREATED, Json((&channel).into())))
 }
 
@@ -56,7 +56,7 @@ pub async fn patch_channel(
 ) -> ApiResult<Json<ChannelView>> {
     let project = key.project(&state, &project_id, scope::CHANNEL_WRITE).await?;
     let changes = body.parse::<ChannelPatch>()?.changes(&channel_key)?;
-    let channel = channels::update(&*state.store, &project, &channel_key, changes, &key.0.author()).await?;
+    let channel = channels::update(&state.service, &project, &channel_key, changes, &key.0.author()).await?;
     Ok(Json((&channel).into()))
 }
 
@@ -74,6 +74,6 @@ pub async fn create_hint(
 ) -> ApiResult<Json<OkView>> {
     let project = key.project(&state, &project_id, scope::CHANNEL_WRITE).await?;
     let hint = body.parse::<HintCreate>()?.try_into()?;
-    channels::add_hint(&*state.store, &project.id, hint).await?;
+    channels::add_hint(&state.service, &project.id, hint).await?;
     Ok(Json(OkView { ok: true }))
 }

@@ -137,7 +137,7 @@ impl ApiCaller {
         if self.0.bound_project() != Some(path_project_id) {
             return Err(ApiError::forbidden("this key belongs to another project"));
         }
-        let project = projects::get(&*state.store, path_project_id)
+        let project = projects::get(&state.service, path_project_id)
             .await?
             .ok_or_else(|| ApiError::not_found("project not found"))?;
         self.0.require(needed, Some(&project))?;

@@ -77,7 +77,7 @@ pub async fn list_feedback(
         before,
         limit,
     };
-    let page = reports::list_page_text(&*state.store, filter).await?;
+    let page = reports::list_page_text(&state.service, filter).await?;
     let view = ListedPage {
         items: page.items.iter().map(ListedReportView::from).collect(),
         next_cursor: page.next_cursor.as_deref(),
@@ -111,7 +111,7 @@ async fn report_in(
     project: &svc_core::model::Project,
     report_id: &str,
 ) -> ApiResult<svc_core::model::Report> {
-    reports::get_in(&*state.store, std::slice::from_ref(&project.id), report_id)
+    reports::get_in(&state.service, std::slice::from_ref(&project.id), report_id)
         .await?
         .ok_or_else(|| ApiError::not_found("report not found in this project"))
 }
@@ -126,7 +126,7 @@ pub async fn get_feedback(
     ApiPath((project_id, report_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<ReportView>> {
     let report = load_report(&state, &key, &project_id, &report_id, scope::FEEDBACK_READ).await?;
-    let history = reports::history(&*state.store, &report).await?;
+    let history = reports::history(&state.service, &report).await?;
     let mut view = ReportView::from(&report);
     view.status_history = Some(history.iter().map(Into::into).collect());
     Ok(Json(view))
@@ -150,18 +150,18 @@ pub async fn patch_feedback(
     // Everything checked before anything is applied (the assignee's membership included).
     let ReportChanges { status, labels, assignee } = body.parse::<ReportPatch>()?.try_into()?;
     if let Some(Some(user_id)) = &assignee {
-        triage::check_assignee(&*state.store, std::slice::from_ref(&project), user_id).await?;
+        triage::check_assignee(&state.service, std::slice::from_ref(&project), user_id).await?;
     }
     let status = match status {
         Some(status) => {
-            reports::set_status(&*state.store, &state.config.public_url, &report, status, &key.0).await?.to_status
+            reports::set_status(&state.service, &state.config.public_url, &report, status, &key.0).await?.to_status
         }
         None => report.status.clone(),
     };
     let labels = match labels {
         Some(labels) => {
             let changed = triage::set_labels(
-                &*state.store,
+                &state.service,
                 &key.0,
                 std::slice::from_ref(&project),
                 &ReportIds::one(&report.id),
@@ -174,7 +174,7 @@ pub async fn patch_feedback(
     };
     if let Some(assignee) = &assignee {
         triage::assign(
-            &*state.store,
+            &state.service,
             &key.0,
             std::slice::from_ref(&project),
             &ReportIds::one(&report.id),
@@ -195,6 +195,6 @@ pub async fn list_comments(
     ApiPath((project_id, report_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<CommentList>> {
     let report = load_report(&state, &key, &project_id, &report_id, scope::FEEDBACK_READ).await?;
-    let comments = comments::list(&*state.store, &report).await?;
+    let comments = comments::list(&state.service, &report).await?;
     Ok(Json(CommentList { items: comments.iter().map(Into::into).collect() }))
 }

@@ -20,7 +20,7 @@ pub async fn list_flags(
     ApiPath(project_id): ApiPath<String>,
 ) -> ApiResult<Json<FlagList>> {
     let project = key.project(&state, &project_id, scope::PROJECT_READ).await?;
-    let flags = flags::list(&*state.store, &project.id).await?;
+    let flags = flags::list(&state.service, &project.id).await?;
     Ok(Json(FlagList { items: flags.iter().map(Into::into).collect() }))
 }
 
@@ -39,6 +39,6 @@ pub async fn set_flag(
     // The key first: a bad key is named whatever the body says.
     svc_core::channel::validate_flag_key(&flag_key)?;
     let FlagSet { enabled } = body.parse()?;
-    let flag = flags::set(&*state.store, &project, &flag_key, enabled, &key.0.author()).await?;
+    let flag = flags::set(&state.service, &project, &flag_key, enabled, &key.0.author()).await?;
     Ok(Json((&flag).into()))
 }

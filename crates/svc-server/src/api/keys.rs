@@ -27,7 +27,7 @@ pub async fn mint_key(
     let project = key.project(&state, &project_id, scope::APIKEY_WRITE).await?;
     let new = body.parse::<KeyCreate>()?.try_into()?;
     let (minted, secret) =
-        keys::mint_for_project(&*state.store, &project, new, KeyOrigin::Api, &key.0.author()).await?;
+        keys::mint_for_project(&state.service, &project, new, KeyOrigin::Api, &key.0.author()).await?;
     Ok((
         StatusCode::CREATED,
         Json(MintedKeyView {
@@ -51,6 +51,6 @@ pub async fn revoke_key(
     ApiPath((project_id, key_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<RevokedKeyView>> {
     let project = key.project(&state, &project_id, scope::APIKEY_WRITE).await?;
-    let revoked_at = keys::revoke(&*state.store, &project, &key_id, &key.0.author()).await?;
+    let revoked_at = keys::revoke(&state.service, &project, &key_id, &key.0.author()).await?;
     Ok(Json(RevokedKeyView { id: key_id, revoked_at: time::iso(revoked_at) }))
 }

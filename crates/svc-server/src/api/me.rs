@@ -13,7 +13,7 @@ use svc_service::projects;
 #[utoipa::path(get, path = "/me", tag = "keys", security(("bearer" = [])),
     responses((status = 200, body = MeView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn me(State(state): State<AppState>, key: ApiCaller) -> ApiResult<Json<MeView>> {
-    let project = projects::get(&*state.store, key.0.bound_project().unwrap_or_default())
+    let project = projects::get(&state.service, key.0.bound_project().unwrap_or_default())
         .await?
         .ok_or_else(|| ApiError::not_found("the key's project no longer exists"))?;
     let key = key.0.key().expect("REST callers are keys").clone();

@@ -37,6 +37,6 @@ pub async fn patch_project(
 ) -> ApiResult<Json<ProjectView>> {
     let project = key.project(&state, &project_id, scope::PROJECT_WRITE).await?;
     let changes = body.parse::<ProjectPatch>()?.try_into()?;
-    let project = projects::update_project(&*state.store, project, changes, &key.0.author()).await?;
+    let project = projects::update_project(&state.service, project, changes, &key.0.author()).await?;
     Ok(Json((&project).into()))
 }

@@ -23,7 +23,7 @@ pub async fn list_rooms(
     query: QueryMap,
 ) -> ApiResult<Json<RoomList>> {
     let project = key.project(&state, &project_id, scope::FEEDBACK_READ).await?;
-    let rooms = rooms::list(&*state.store, &project.id, query.flag("archived")?).await?;
+    let rooms = rooms::list(&state.service, &project.id, query.flag("archived")?).await?;
     Ok(Json(RoomList { items: rooms.iter().map(Into::into).collect() }))
 }
 
@@ -41,7 +41,7 @@ pub async fn create_room(
 ) -> ApiResult<(StatusCode, Json<RoomView>)> {
     let project = key.project(&state, &project_id, scope::FEEDBACK_WRITE).await?;
     let room = body.parse::<RoomCreate>()?.try_into()?;
-    let outcome = rooms::upsert(&*state.store, &project.id, room).await?;
+    let outcome = rooms::upsert(&state.service, &project.id, room).await?;
     let status = if outcome.created { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, Json(RoomView::new(&outcome.room, Some(outcome.created)))))
 }
@@ -59,6 +59,6 @@ pub async fn patch_room(
 ) -> ApiResult<Json<RoomView>> {
     let project = key.project(&state, &project_id, scope::FEEDBACK_WRITE).await?;
     let changes = body.parse::<RoomPatch>()?.try_into()?;
-    let room = rooms::patch(&*state.store, &project.id, &artifact_id, changes).await?;
+    let room = rooms::patch(&state.service, &project.id, &artifact_id, changes).await?;
     Ok(Json(RoomView::new(&room, None)))
 }

@@ -102,7 +102,7 @@ async fn render_page(
     password_error: Option<String>,
 ) -> PageResult<Response> {
     let now = time::now_ms();
-    let agents: Vec<AgentRow> = oauth::connected_agents(&*state.store, &person.signed_in)
+    let agents: Vec<AgentRow> = oauth::connected_agents(&state.service, &person.signed_in)
         .await?
         .into_iter()
         .map(|agent| {
@@ -133,7 +133,7 @@ async fn render_page(
         .find(|agent| !disconnected.is_empty() && agent.key_id == disconnected && agent.state == "revoked")
         .map(|agent| format!("Disconnected {}: its key is revoked, so its next call is refused.", agent.client_name));
     let notice = disconnected.or(saved);
-    let orgs = mail::settings(&*state.store, &person.signed_in)
+    let orgs = mail::settings(&state.service, &person.signed_in)
         .await?
         .into_iter()
         .map(|org| OrgRows {
@@ -197,7 +197,7 @@ pub async fn change_password(
         .check_sign_in(&user.email, ip)
         .map_err(|retry_after_secs| PageError::TooManyAttempts { retry_after_secs })?;
     let changed = accounts::change_password(
-        &*state.store,
+        &state.service,
         &person.signed_in,
         Secret::new(form.current),
         Secret::new(form.password),
@@ -233,7 +233,7 @@ pub async fn disconnect(
     Path(key_id): Path<String>,
     Submitted(person, _): Submitted<DisconnectForm>,
 ) -> PageResult<Response> {
-    oauth::disconnect(&*state.store, &person.signed_in, &key_id).await.map_err(|error| match error {
+    oauth::disconnect(&state.service, &person.signed_in, &key_id).await.map_err(|error| match error {
         ServiceError::NotFound(_) => {
             PageError::NotFound("You have no connected agent with that key (or it is already disconnected).".into())
         }
@@ -278,7 +278,7 @@ pub async fn save_notifications(
     Submitted(person, form): Submitted<NotificationsForm>,
 ) -> PageResult<Response> {
     let choices = choices(&form)?;
-    mail::set_choices(&*state.store, &person.signed_in, &choices).await.map_err(|error| match error {
+    mail::set_choices(&state.service, &person.signed_in, &choices).await.map_err(|error| match error {
         ServiceError::Refused(_) => PageError::Forbidden("One of these projects is not in your organizations.".into()),
         other => other.into(),
     })?;

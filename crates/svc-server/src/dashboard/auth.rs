@@ -56,7 +56,7 @@ pub async fn sign_in_form(
     let next = local_target(query.next.as_deref());
     // Someone already signed in goes straight on.
     if let Some(token) = session::session_token(&state, &headers)
-        && let Ok(Some(_)) = accounts::resolve_session(&*state.store, token).await
+        && let Ok(Some(_)) = accounts::resolve_session(&state.service, token).await
     {
         return see_other_local(Some(&next));
     }
@@ -66,7 +66,7 @@ pub async fn sign_in_form(
         next: &next,
         error: None,
         notice: notice_text(query.notice.as_deref()),
-        no_accounts: accounts::no_users_yet(&*state.store).await.unwrap_or(false),
+        no_accounts: accounts::no_users_yet(&state.service).await.unwrap_or(false),
     };
     render(StatusCode::OK, &page)
 }
@@ -91,18 +91,18 @@ pub async fn sign_in(
         .check_sign_in(&form.email, ip)
         .map_err(|retry_after_secs| PageError::TooManyAttempts { retry_after_secs })?;
     let next = local_target(form.next.as_deref());
-    let Some(user) = accounts::check_credentials(&*state.store, &form.email, Secret::new(form.password)).await? else {
+    let Some(user) = accounts::check_credentials(&state.service, &form.email, Secret::new(form.password)).await? else {
         let page = SignInPage {
             assets: assets::get(),
             email: &form.email,
             next: &next,
             error: Some("That email and password do not match an account."),
             notice: None,
-            no_accounts: accounts::no_users_yet(&*state.store).await?,
+            no_accounts: accounts::no_users_yet(&state.service).await?,
         };
         return Ok(render(StatusCode::UNAUTHORIZED, &page));
     };
-    let token = accounts::start_session(&*state.store, &user.id).await?;
+    let token = accounts::start_session(&state.service, &user.id).await?;
     tracing::info!(user = %user.id, "dashboard sign-in");
     Ok(([(header::SET_COOKIE, session::session_cookie(&state, token.expose()))], see_other_local(Some(&next)))
         .into_response())
@@ -120,7 +120,7 @@ pub async fn sign_out(
     State(state): State<AppState>,
     Submitted(person, _): Submitted<CsrfOnly>,
 ) -> PageResult<Response> {
-    accounts::end_session(&*state.store, &person.signed_in.session_hash).await?;
+    accounts::end_session(&state.service, &person.signed_in.session_hash).await?;
     Ok(signed_out(&state, "signed-out"))
 }
 
@@ -129,7 +129,7 @@ pub async fn sign_out_everywhere(
     State(state): State<AppState>,
     Submitted(person, _): Submitted<CsrfOnly>,
 ) -> PageResult<Response> {
-    accounts::end_all_sessions(&*state.store, &person.signed_in.user.id).await?;
+    accounts::end_all_sessions(&state.service, &person.signed_in.user.id).await?;
     Ok(signed_out(&state, "signed-out-everywhere"))
 }
 
@@ -173,7 +173,7 @@ fn link_gone() -> PageError {
 /// `GET /setup?token=`: the first person chooses their email and password.
 pub async fn setup_form(State(state): State<AppState>, Query(query): Query<TokenQuery>) -> PageResult<Response> {
     let token = query.token.unwrap_or_default();
-    accounts::open_link(&*state.store, &token, LinkPurpose::FirstOwner).await?.ok_or_else(link_gone)?;
+    accounts::open_link(&state.service, &token, LinkPurpose::FirstOwner).await?.ok_or_else(link_gone)?;
     let page = SetupPage { assets: assets::get(), token: &token, email: "", name: "", error: None };
     Ok(render(StatusCode::OK, &page))
 }
@@ -208,13 +208,13 @@ pub async fn setup(
         Ok(new) => new,
         Err(error) => return Ok(again(&capitalized(&error.to_string()))),
     };
-    let user = match accounts::redeem_first_owner(&*state.store, &form.token, new).await {
+    let user = match accounts::redeem_first_owner(&state.service, &form.token, new).await {
         Ok(user) => user,
         Err(ServiceError::Conflict(message)) => return Ok(again(&capitalized(&message))),
         Err(ServiceError::Invalid(_)) => return Err(link_gone()),
         Err(other) => return Err(other.into()),
     };
-    let token = accounts::start_session(&*state.store, &user.id).await?;
+    let token = accounts::start_session(&state.service, &user.id).await?;
     tracing::info!(user = %user.id, "first owner set up");
     Ok((
         StatusCode::SEE_OTHER,
@@ -227,8 +227,8 @@ pub async fn setup(
 /// `GET /reset-password?token=`
 pub async fn reset_form(State(state): State<AppState>, Query(query): Query<TokenQuery>) -> PageResult<Response> {
     let token = query.token.unwrap_or_default();
-    let link = accounts::open_link(&*state.store, &token, LinkPurpose::ResetPassword).await?.ok_or_else(link_gone)?;
-    let email = accounts::link_email(&*state.store, &link).await?;
+    let link = accounts::open_link(&state.service, &token, LinkPurpose::ResetPassword).await?.ok_or_else(link_gone)?;
+    let email = accounts::link_email(&state.service, &link).await?;
     let page = ResetPage { assets: assets::get(), token: &token, email: &email, error: None };
     Ok(render(StatusCode::OK, &page))
 }
@@ -246,13 +246,13 @@ pub async fn reset(
     Form(form): Form<ResetForm>,
 ) -> PageResult<Response> {
     session::require_same_origin(&state, &headers)?;
-    match accounts::redeem_password_reset(&*state.store, &form.token, Secret::new(form.password)).await {
+    match accounts::redeem_password_reset(&state.service, &form.token, Secret::new(form.password)).await {
         Ok(_) => Ok(see_other_local(Some("/sign-in?notice=password-set"))),
         Err(ServiceError::Invalid(message)) if message.starts_with("password") => {
-            let link = accounts::open_link(&*state.store, &form.token, LinkPurpose::ResetPassword)
+            let link = accounts::open_link(&state.service, &form.token, LinkPurpose::ResetPassword)
                 .await?
                 .ok_or_else(link_gone)?;
-            let email = accounts::link_email(&*state.store, &link).await?;
+            let email = accounts::link_email(&state.service, &link).await?;
             let page = ResetPage {
                 assets: assets::get(),
                 token: &form.token,

@@ -430,7 +430,7 @@ async fn respond(
 ) -> PageResult<Response> {
     let OpenedProject { principal, project, frame } = opened;
     let can_write = principal.require(scope::CHANNEL_WRITE, Some(&project)).is_ok();
-    let store = &*state.store;
+    let store = &state.service;
     let all = channels::list(store, &project.id, true).await?;
     let now = time::now_ms();
 
@@ -524,7 +524,7 @@ fn edit_view(channel: &Channel) -> EditView {
 
 /// Runs the tester when its form was submitted (`url` given).
 async fn tester(
-    store: &dyn svc_store::Store,
+    store: &svc_service::Service,
     project: &Project,
     all: &[Channel],
     query: &ChannelsQuery,
@@ -772,7 +772,7 @@ pub async fn create(
         Err(message) => Err(ServiceError::Invalid(message)),
     };
     let result = match attempt {
-        Ok(new) => channels::create(&*state.store, &opened.project, new, &by).await,
+        Ok(new) => channels::create(&state.service, &opened.project, new, &by).await,
         Err(error) => Err(error),
     };
     match result {
@@ -825,7 +825,7 @@ pub async fn update(
         other => return Err(PageError::BadRequest(format!("Unknown action {other:?}."))),
     };
     let result = match changes {
-        Ok(changes) => channels::update(&*state.store, &opened.project, &key, changes, &by).await,
+        Ok(changes) => channels::update(&state.service, &opened.project, &key, changes, &by).await,
         Err(error) => Err(error),
     };
     match result {
@@ -841,7 +841,7 @@ pub async fn update(
         Err(error) => {
             let Some(message) = fixable(&error) else { return Err(error.into()) };
             let status = refused_status(&error);
-            let stored = channels::list(&*state.store, &opened.project.id, true).await?;
+            let stored = channels::list(&state.service, &opened.project.id, true).await?;
             let channel = stored
                 .iter()
                 .find(|c| c.key == key)
@@ -893,7 +893,7 @@ pub async fn matchers(
 ) -> PageResult<Response> {
     let opened = projects::open(&state, &person, &project_id, scope::CHANNEL_WRITE, "channels").await?;
     let by = opened.principal.author();
-    let stored = channels::list(&*state.store, &opened.project.id, true).await?;
+    let stored = channels::list(&state.service, &opened.project.id, true).await?;
     let channel = stored
         .iter()
         .find(|c| c.key == key)
@@ -947,7 +947,7 @@ pub async fn matchers(
         Ok(matchers) => {
             match ChannelChanges::parse(ChannelChanges { matchers: Some(matchers), ..Default::default() }) {
                 Ok(changes) => {
-                    channels::update(&*state.store, &opened.project, &key, changes, &by).await.map_err(|error| {
+                    channels::update(&state.service, &opened.project, &key, changes, &by).await.map_err(|error| {
                         match fixable(&error) {
                             Some(message) => Ok((readable_matcher_error(&message), action == "save-json")),
                             None => Err(error),

@@ -95,7 +95,7 @@ async fn check(state: &AppState, query: &str) -> Result<AuthorizationRequest, Re
         return Err(PageError::BadRequest("The authorization request could not be read.".into()).into_response());
     };
     let endpoints = endpoints(state);
-    match service::check_request(&*state.store, &endpoints, &params).await {
+    match service::check_request(&state.service, &endpoints, &params).await {
         Ok(request) => Ok(request),
         Err(AuthorizeProblem::NoRedirect(message)) => Err(PageError::BadRequest(message).into_response()),
         Err(AuthorizeProblem::Redirect { client, redirect_uri, state: client_state, error, description }) => {
@@ -149,7 +149,7 @@ async fn consent_page(
     chosen: Option<(String, Access)>,
     error: Option<String>,
 ) -> PageResult<ConsentPage> {
-    let choices = service::choices(&*state.store, &person.signed_in).await?;
+    let choices = service::choices(&state.service, &person.signed_in).await?;
     let projects: Vec<ProjectChoice> = choices
         .projects
         .into_iter()
@@ -254,7 +254,7 @@ pub async fn decide(State(state): State<AppState>, Submitted(person, form): Subm
             let chosen = GrantTarget::parse(&form.grant).and_then(|target| Ok((target, Access::parse(&form.access)?)));
             let refused = match chosen {
                 Ok((target, access)) => {
-                    match service::approve(&*state.store, &person.signed_in, &request, &target, access).await {
+                    match service::approve(&state.service, &person.signed_in, &request, &target, access).await {
                         Ok(code) => {
                             pairs.push(("code", code.expose()));
                             if let Some(client_state) = request.state.as_deref() {

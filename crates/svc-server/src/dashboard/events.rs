@@ -36,7 +36,7 @@ struct Watch {
 impl Watch {
     /// The projects the session still reaches; `None` once it ended.
     async fn still_signed_in(&self) -> Option<HashSet<String>> {
-        let store = &*self.state.store;
+        let store = &self.state.service;
         let signed_in = match accounts::session_still_valid(store, &self.session_hash).await {
             Ok(Some(signed_in)) => signed_in,
             Ok(None) => return None,
@@ -80,8 +80,8 @@ pub async fn stream(
     person: Person,
 ) -> PageResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     let visible: HashSet<String> =
-        projects::reachable(&*state.store, &person.principal()).await?.into_iter().map(|p| p.id).collect();
-    let receiver = reports::subscribe_changes(&*state.store);
+        projects::reachable(&state.service, &person.principal()).await?.into_iter().map(|p| p.id).collect();
+    let receiver = reports::subscribe_changes(&state.service);
     let mut recheck = tokio::time::interval(SESSION_RECHECK);
     recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // The first tick is at once: the session was just checked.

@@ -60,11 +60,11 @@ pub async fn list(
         "jsonl" => false,
         _ => return Err(PageError::BadRequest("Choose an export format: jsonl or csv.".into())),
     };
-    let projects = projects::reachable(&*state.store, &person.principal()).await?;
+    let projects = projects::reachable(&state.service, &person.principal()).await?;
     let names: Vec<(String, String)> = projects.iter().map(|p| (p.id.clone(), p.name.clone())).collect();
     let filter = query.filter(&projects, &person.signed_in.user.id, EXPORT_PAGE);
     let start = if csv { Some(CSV_HEADER.to_string()) } else { None };
-    let store = state.store.clone();
+    let store = state.service.clone();
     // Pages are read as the body is sent, so a large export never sits in memory whole.
     let pages = futures_util::stream::unfold(Some((filter, 0usize)), move |cursor| {
         let store = store.clone();
@@ -130,13 +130,13 @@ pub async fn list(
 
 /// `GET /reports/{id}/markdown`: the report as the Markdown document an agent reads.
 pub async fn markdown(State(state): State<AppState>, person: Person, Path(id): Path<String>) -> PageResult<Response> {
-    let projects = projects::reachable(&*state.store, &person.principal()).await?;
+    let projects = projects::reachable(&state.service, &person.principal()).await?;
     let ids: Vec<String> = projects.iter().map(|p| p.id.clone()).collect();
-    let report = reports::get_in(&*state.store, &ids, &id)
+    let report = reports::get_in(&state.service, &ids, &id)
         .await?
         .ok_or_else(|| PageError::NotFound("No such report in your projects.".into()))?;
-    let thread = comments::list(&*state.store, &report).await?;
-    let history = reports::history(&*state.store, &report).await?;
+    let thread = comments::list(&state.service, &report).await?;
+    let history = reports::history(&state.service, &report).await?;
     let project = projects.iter().find(|p| p.id == report.project_id);
     let document = super::inbox::markdown_of(&state, &report, project, &thread, &history).await;
     let file = format!("attachment; filename=\"report-{}.md\"", svc_core::ids::short_id(&report.id));

@@ -60,7 +60,7 @@ pub async fn page(
 ) -> PageResult<Response> {
     let opened = projects::open(&state, &person, &project_id, scope::PROJECT_READ, "flags").await?;
     // The notice says what the flag is now, and only for a flag that exists.
-    let flag = flags::list(&*state.store, &opened.project.id).await?.into_iter().find(|f| f.key == query.key);
+    let flag = flags::list(&state.service, &opened.project.id).await?.into_iter().find(|f| f.key == query.key);
     let notice = match (query.done.as_str(), flag) {
         ("on" | "off", Some(flag)) => {
             Some(format!("The flag {} is {}.", flag.key, if flag.enabled { "on" } else { "off" }))
@@ -81,7 +81,7 @@ async fn respond(
 ) -> PageResult<Response> {
     let OpenedProject { project, frame, .. } = opened;
     let now = time::now_ms();
-    let mut listed = flags::list(&*state.store, &project.id).await?;
+    let mut listed = flags::list(&state.service, &project.id).await?;
     listed.sort_by(|a, b| a.key.cmp(&b.key));
     let example_key = listed.first().map(|f| f.key.clone()).unwrap_or_else(|| "new-checkout".into());
     let rows = listed
@@ -151,7 +151,7 @@ async fn set(
 ) -> PageResult<Response> {
     let opened = projects::open(&state, &person, &project_id, scope::PROJECT_WRITE, "flags").await?;
     let by = opened.principal.author();
-    match flags::set(&*state.store, &opened.project, &key, enabled, &by).await {
+    match flags::set(&state.service, &opened.project, &key, enabled, &by).await {
         Ok(flag) => {
             let key: String = url::form_urlencoded::byte_serialize(flag.key.as_bytes()).collect();
             let done = if flag.enabled { "on" } else { "off" };

@@ -188,7 +188,7 @@ pub async fn change(
 ) -> PageResult<Response> {
     let mut opened = projects::open(&state, &person, &project_id, scope::PROJECT_WRITE, "identity").await?;
     let by = opened.principal.author();
-    let store = &*state.store;
+    let store = &state.service;
     match form.action.as_str() {
         "generate" => {
             let secret = ids::new_random_secret(GENERATED_SECRET_CHARS);

@@ -214,7 +214,7 @@ pub async fn page(
     Query(query): Query<InboxQuery>,
 ) -> PageResult<Response> {
     let principal = person.principal();
-    let store = &*state.store;
+    let store = &state.service;
     let projects = projects::reachable(store, &principal).await?;
     let now = time::now_ms();
     let filter = query.filter(&projects, &person.signed_in.user.id, PAGE_SIZE);
@@ -298,7 +298,7 @@ pub async fn page(
 }
 
 /// The people of the projects' organizations: (user id, name), by name, each once.
-async fn people(store: &dyn svc_store::Store, projects: &[Project]) -> PageResult<Vec<(String, String)>> {
+async fn people(store: &svc_service::Service, projects: &[Project]) -> PageResult<Vec<(String, String)>> {
     let orgs: std::collections::BTreeSet<&str> = projects.iter().map(|p| p.org_id.as_str()).collect();
     let mut people = std::collections::BTreeMap::new();
     for org in orgs {
@@ -328,7 +328,7 @@ async fn detail(
     project: Option<&Project>,
     now: i64,
 ) -> PageResult<Detail> {
-    let store = &*state.store;
+    let store = &state.service;
     let comments = comments::list(store, &report).await?;
     let history = reports::history(store, &report).await?;
     let viewers = svc_service::usage::viewers(store, &report).await?;
@@ -402,9 +402,9 @@ async fn writable_report(state: &AppState, person: &Person, id: &str) -> PageRes
 /// [`writable_report`] with its project.
 async fn writable_report_in(state: &AppState, person: &Person, id: &str) -> PageResult<(Report, Project)> {
     let principal = person.principal();
-    let projects = projects::reachable(&*state.store, &principal).await?;
+    let projects = projects::reachable(&state.service, &principal).await?;
     let ids: Vec<String> = projects.iter().map(|p| p.id.clone()).collect();
-    let report = reports::get_in(&*state.store, &ids, id)
+    let report = reports::get_in(&state.service, &ids, id)
         .await?
         .ok_or_else(|| PageError::NotFound("No such report in your projects.".into()))?;
     let project = projects
@@ -442,7 +442,7 @@ pub async fn set_status(
 ) -> PageResult<Response> {
     let status: Status = form.status.parse().map_err(|e: svc_core::Invalid| PageError::BadRequest(e.0))?;
     let report = writable_report(&state, &person, &id).await?;
-    reports::set_status(&*state.store, &state.config.public_url, &report, status, &person.principal()).await?;
+    reports::set_status(&state.service, &state.config.public_url, &report, status, &person.principal()).await?;
     Ok(back_to(&form.back, &report.id))
 }
 
@@ -465,7 +465,7 @@ pub async fn set_assignee(
 ) -> PageResult<Response> {
     let (report, project) = writable_report_in(&state, &person, &id).await?;
     let assignee = non_empty(&form.assignee);
-    triage::assign(&*state.store, &person.principal(), &[project], &ReportIds::one(&report.id), assignee.as_deref())
+    triage::assign(&state.service, &person.principal(), &[project], &ReportIds::one(&report.id), assignee.as_deref())
         .await?;
     Ok(back_to(&form.back, &report.id))
 }
@@ -494,10 +494,10 @@ pub async fn change_label(
     let invalid = |e: svc_core::Invalid| PageError::BadRequest(e.0);
     if !form.add.trim().is_empty() {
         let label = Label::parse(&form.add).map_err(invalid)?;
-        triage::add_label(&*state.store, &principal, &[project], &ids, label).await?;
+        triage::add_label(&state.service, &principal, &[project], &ids, label).await?;
     } else if !form.remove.trim().is_empty() {
         let label = Label::parse(&form.remove).map_err(invalid)?;
-        triage::remove_label(&*state.store, &principal, &[project], &ids, label).await?;
+        triage::remove_label(&state.service, &principal, &[project], &ids, label).await?;
     } else {
         return Err(PageError::BadRequest("Type a label to add.".into()));
     }
@@ -522,7 +522,7 @@ pub async fn add_comment(
 ) -> PageResult<Response> {
     let report = writable_report(&state, &person, &id).await?;
     let new = NewComment::parse(&form.text, None, Some(false)).map_err(|e| PageError::BadRequest(e.0))?;
-    comments::add(&*state.store, &report, &person.principal(), new).await?;
+    comments::add(&state.service, &report, &person.principal(), new).await?;
     Ok(back_to(&form.back, &report.id))
 }
 
@@ -536,9 +536,9 @@ pub async fn publish_comment(
     let report = writable_report(&state, &person, &id).await?;
     if !form.text.trim().is_empty() {
         let text = svc_core::status::validate_comment_text(&form.text).map_err(|e| PageError::BadRequest(e.0))?;
-        comments::edit_draft(&*state.store, &report, &comment_id, &text).await?;
+        comments::edit_draft(&state.service, &report, &comment_id, &text).await?;
     }
-    comments::publish(&*state.store, &report, &comment_id, &person.principal().author()).await?;
+    comments::publish(&state.service, &report, &comment_id, &person.principal().author()).await?;
     Ok(back_to(&form.back, &report.id))
 }
 
@@ -549,16 +549,16 @@ pub async fn discard_comment(
     Submitted(person, form): Submitted<CommentForm>,
 ) -> PageResult<Response> {
     let report = writable_report(&state, &person, &id).await?;
-    comments::discard(&*state.store, &report, &comment_id).await?;
+    comments::discard(&state.service, &report, &comment_id).await?;
     Ok(back_to(&form.back, &report.id))
 }
 
 /// `GET /dashboard/blobs/{id}`: a screenshot, voice note or file of a report the person can see.
 pub async fn blob(State(state): State<AppState>, person: Person, Path(id): Path<String>) -> PageResult<Response> {
     let not_found = || PageError::NotFound("No such file.".into());
-    let projects = projects::reachable(&*state.store, &person.principal()).await?;
+    let projects = projects::reachable(&state.service, &person.principal()).await?;
     let ids: Vec<String> = projects.iter().map(|p| p.id.clone()).collect();
-    let blob = svc_service::blobs::get_in_projects(&*state.store, &ids, &id).await?.ok_or_else(not_found)?;
+    let blob = svc_service::blobs::get_in_projects(&state.service, &ids, &id).await?.ok_or_else(not_found)?;
     let (size, stream) =
         state.blobs.get(&blob.id).await.map_err(|e| PageError::Internal(e.into()))?.ok_or_else(not_found)?;
     Ok(crate::blob_response::download(&blob, size, stream))
@@ -622,20 +622,20 @@ pub async fn bulk(State(state): State<AppState>, Submitted(person, form): Submit
     }
     let ids = ReportIds::parse(&form.ids).map_err(invalid)?;
     if let Some(Some(user_id)) = &assignee {
-        triage::check_assignee(&*state.store, &touched, user_id).await?;
+        triage::check_assignee(&state.service, &touched, user_id).await?;
     }
     if let Some(status) = status {
         for (report, _) in &selected {
             if report.status != status {
-                reports::set_status(&*state.store, &state.config.public_url, report, status, &principal).await?;
+                reports::set_status(&state.service, &state.config.public_url, report, status, &principal).await?;
             }
         }
     }
     if let Some(assignee) = &assignee {
-        triage::assign(&*state.store, &principal, &touched, &ids, assignee.as_deref()).await?;
+        triage::assign(&state.service, &principal, &touched, &ids, assignee.as_deref()).await?;
     }
     if let Some(label) = label {
-        triage::add_label(&*state.store, &principal, &touched, &ids, label).await?;
+        triage::add_label(&state.service, &principal, &touched, &ids, label).await?;
     }
     let back = local_target(Some(&form.back));
     Ok(see_other_local(Some(if back.starts_with("/?") { &back } else { "/" })))

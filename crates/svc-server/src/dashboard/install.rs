@@ -253,7 +253,7 @@ pub async fn mint_setup_token(
     };
     let by = opened.principal.author();
     let project = &opened.project;
-    let (key, secret) = keys::mint_setup_token(&*state.store, &project.org_id, &project.id, Some(ttl), &by).await?;
+    let (key, secret) = keys::mint_setup_token(&state.service, &project.org_id, &project.id, Some(ttl), &by).await?;
     let expires = key.expires_at.map(time::iso).unwrap_or_default();
     let base = base_url(&state);
     let prompt = agent_prompt(&base, &project.id, &project.project_key, &key.id, secret.expose(), &expires);

@@ -104,7 +104,7 @@ pub(super) async fn rows(
     now: i64,
     revoke_action: impl Fn(&ApiKey) -> String,
 ) -> PageResult<Vec<KeyRow>> {
-    let mut grants = svc_service::oauth::grants_of(&*state.store, &keys).await?;
+    let mut grants = svc_service::oauth::grants_of(&state.service, &keys).await?;
     Ok(keys
         .into_iter()
         .map(|key| {
@@ -196,7 +196,7 @@ async fn page(
 ) -> PageResult<KeysPage> {
     let now = time::now_ms();
     let can_mint = opened.principal.require(scope::APIKEY_WRITE, Some(&opened.project)).is_ok();
-    let listed = keys::list(&*state.store, &opened.project).await?;
+    let listed = keys::list(&state.service, &opened.project).await?;
     let project_id = opened.project.id.clone();
     let keys = rows(state, listed, now, |key| format!("/projects/{project_id}/keys/{}/revoke", key.id)).await?;
     Ok(KeysPage {
@@ -297,7 +297,7 @@ pub async fn mint(
         }
     };
     let by = opened.principal.author();
-    let (key, secret) = keys::mint_for_project(&*state.store, &opened.project, new, KeyOrigin::Dashboard, &by).await?;
+    let (key, secret) = keys::mint_for_project(&state.service, &opened.project, new, KeyOrigin::Dashboard, &by).await?;
     let minted = Minted { id: key.id, name: key.name, secret: secret.expose().to_string() };
     let view = page(&state, &person, opened, MintForm::fresh(), Some(minted), None, None).await?;
     Ok(render(StatusCode::OK, &view))
@@ -320,14 +320,14 @@ pub async fn revoke(
     Submitted(person, _): Submitted<RevokeKeyForm>,
 ) -> PageResult<Response> {
     let opened = projects::open(&state, &person, &project_id, scope::APIKEY_WRITE, "keys").await?;
-    keys::revoke(&*state.store, &opened.project, &key_id, &opened.principal.author()).await.map_err(
-        |error| match error {
+    keys::revoke(&state.service, &opened.project, &key_id, &opened.principal.author()).await.map_err(|error| {
+        match error {
             svc_service::ServiceError::NotFound(_) => {
                 PageError::NotFound("This key is not active in this project (already revoked or expired).".into())
             }
             other => other.into(),
-        },
-    )?;
+        }
+    })?;
     let back = format!("/projects/{}/keys?revoked={}", opened.project.id, key_id);
     Ok(see_other_local(Some(&back)))
 }

@@ -102,7 +102,7 @@ async fn members_page(
     mut invited: Option<(String, InvitedLink)>,
     notice: Option<&'static str>,
 ) -> PageResult<MembersPage> {
-    let store = &*state.store;
+    let store = &state.service;
     let now = time::now_ms();
     let mut orgs = Vec::new();
     for membership in &person.signed_in.memberships {
@@ -257,12 +257,12 @@ pub async fn invite(
         ),
     };
     let (token, expires_at) =
-        accounts::invite(&*state.store, &person.principal(), &org_id, role).await.map_err(refused)?;
+        accounts::invite(&state.service, &person.principal(), &org_id, role).await.map_err(refused)?;
     let url = format!("{}/invite?token={}", state.config.public_url.trim_end_matches('/'), token.expose());
     let mailed_to = match email {
         Some(to) => {
             let address = to.as_str().to_string();
-            accounts::mail_invitation(&*state.store, &person.principal(), &org_id, to, &url, role, expires_at)
+            accounts::mail_invitation(&state.service, &person.principal(), &org_id, to, &url, role, expires_at)
                 .await
                 .map_err(refused)?;
             Some(address)
@@ -280,7 +280,7 @@ pub async fn withdraw(
     Path((org_id, invite_id)): Path<(String, String)>,
     Submitted(person, _): Submitted<PlainForm>,
 ) -> PageResult<Response> {
-    accounts::withdraw_invite(&*state.store, &person.principal(), &org_id, &invite_id).await.map_err(refused)?;
+    accounts::withdraw_invite(&state.service, &person.principal(), &org_id, &invite_id).await.map_err(refused)?;
     Ok(see_other_local(Some("/members?done=withdrawn")))
 }
 
@@ -291,7 +291,7 @@ pub async fn change_role(
     Submitted(person, form): Submitted<RoleForm>,
 ) -> PageResult<Response> {
     let role = parse_role(&form.role)?;
-    accounts::change_role(&*state.store, &person.principal(), &org_id, &user_id, role).await.map_err(refused)?;
+    accounts::change_role(&state.service, &person.principal(), &org_id, &user_id, role).await.map_err(refused)?;
     Ok(see_other_local(Some("/members?done=role")))
 }
 
@@ -301,7 +301,7 @@ pub async fn remove(
     Path((org_id, user_id)): Path<(String, String)>,
     Submitted(person, _): Submitted<PlainForm>,
 ) -> PageResult<Response> {
-    accounts::remove_member(&*state.store, &person.principal(), &org_id, &user_id).await.map_err(refused)?;
+    accounts::remove_member(&state.service, &person.principal(), &org_id, &user_id).await.map_err(refused)?;
     Ok(see_other_local(Some("/members?done=removed")))
 }
 
@@ -311,13 +311,17 @@ pub async fn revoke_key(
     Path((org_id, key_id)): Path<(String, String)>,
     Submitted(person, _): Submitted<PlainForm>,
 ) -> PageResult<Response> {
-    keys::revoke_org_wide(&*state.store, &person.principal(), &org_id, &key_id).await.map_err(|error| match error {
-        ServiceError::Refused(_) => {
-            PageError::Forbidden("Only an owner of the organization can revoke its keys.".into())
-        }
-        ServiceError::NotFound(_) => PageError::NotFound("This key is not active (already revoked or expired).".into()),
-        other => other.into(),
-    })?;
+    keys::revoke_org_wide(&state.service, &person.principal(), &org_id, &key_id).await.map_err(
+        |error| match error {
+            ServiceError::Refused(_) => {
+                PageError::Forbidden("Only an owner of the organization can revoke its keys.".into())
+            }
+            ServiceError::NotFound(_) => {
+                PageError::NotFound("This key is not active (already revoked or expired).".into())
+            }
+            other => other.into(),
+        },
+    )?;
     Ok(see_other_local(Some("/members?done=key-revoked")))
 }
 
@@ -377,7 +381,7 @@ fn link_gone() -> PageError {
 /// The person signed in on this browser (with their CSRF token), if anyone.
 async fn signed_in(state: &AppState, headers: &HeaderMap) -> PageResult<Option<(SignedIn, String)>> {
     let Some(token) = session::session_token(state, headers) else { return Ok(None) };
-    Ok(accounts::resolve_session(&*state.store, token).await?.map(|person| (person, session::csrf_token(token))))
+    Ok(accounts::resolve_session(&state.service, token).await?.map(|person| (person, session::csrf_token(token))))
 }
 
 #[derive(Deserialize)]
@@ -392,7 +396,7 @@ pub async fn invitation(
     headers: HeaderMap,
     Query(query): Query<TokenQuery>,
 ) -> PageResult<Response> {
-    let invitation = accounts::open_invite(&*state.store, &query.token).await?.ok_or_else(link_gone)?;
+    let invitation = accounts::open_invite(&state.service, &query.token).await?.ok_or_else(link_gone)?;
     let person = signed_in(&state, &headers).await?;
     let page = InvitePage::new(&query.token, &invitation, person.as_ref().map(|(p, csrf)| (p, csrf.clone())));
     Ok(render(StatusCode::OK, &page))
@@ -420,7 +424,7 @@ pub async fn accept(
     Form(form): Form<AcceptForm>,
 ) -> PageResult<Response> {
     session::require_same_origin(&state, &headers)?;
-    let store = &*state.store;
+    let store = &state.service;
     if let Some((person, csrf)) = signed_in(&state, &headers).await? {
         let submitted = Person { signed_in: person, csrf };
         submitted.check_csrf(&form.csrf)?;

@@ -67,7 +67,7 @@ pub async fn page(
     person: Person,
     Query(query): Query<OutboxQuery>,
 ) -> PageResult<Response> {
-    let store = &*state.store;
+    let store = &state.service;
     let now = time::now_ms();
     let owned: Vec<&str> =
         person.signed_in.memberships.iter().filter(|m| m.role == Role::Owner).map(|m| m.org_id.as_str()).collect();

@@ -48,7 +48,7 @@ pub struct ProjectFrame {
 /// Project `project_id` if the principal reaches it; 404 otherwise (whether it exists elsewhere
 /// is not told).
 pub async fn reachable(state: &AppState, principal: &Principal, project_id: &str) -> PageResult<Project> {
-    projects::reachable(&*state.store, principal)
+    projects::reachable(&state.service, principal)
         .await?
         .into_iter()
         .find(|p| p.id == project_id)
@@ -75,7 +75,7 @@ pub async fn open(
     let project = reachable(state, &principal, project_id).await?;
     principal.require(needed, Some(&project))?;
     let org_name =
-        projects::find_organization(&*state.store, &project.org_id).await?.map(|org| org.name).unwrap_or_default();
+        projects::find_organization(&state.service, &project.org_id).await?.map(|org| org.name).unwrap_or_default();
     let can_manage = principal.require(scope::PROJECT_WRITE, Some(&project)).is_ok();
     let frame =
         ProjectFrame { id: project.id.clone(), name: project.name.clone(), org_name, tab, tabs: &TABS, can_manage };
@@ -125,7 +125,7 @@ pub async fn list(
     let mut org_names = std::collections::HashMap::new();
     let mut owned = Vec::new();
     for membership in &person.signed_in.memberships {
-        let name = projects::find_organization(&*state.store, &membership.org_id)
+        let name = projects::find_organization(&state.service, &membership.org_id)
             .await?
             .map(|org| org.name)
             .unwrap_or_default();
@@ -134,7 +134,7 @@ pub async fn list(
         }
         org_names.insert(membership.org_id.clone(), name);
     }
-    let rows = projects::reachable(&*state.store, &person.principal())
+    let rows = projects::reachable(&state.service, &person.principal())
         .await?
         .into_iter()
         .map(|project| ProjectRow {
@@ -175,7 +175,7 @@ pub async fn create(
         return Err(PageError::Forbidden("Only an owner of the organization can create projects in it.".into()));
     }
     let by = person.principal().author();
-    let project = projects::create_project(&*state.store, &form.org, form.name.trim(), &by).await?;
+    let project = projects::create_project(&state.service, &form.org, form.name.trim(), &by).await?;
     Ok(see_other_local(Some(&format!("/projects/{}/install", project.id))))
 }
 

@@ -70,13 +70,13 @@ pub async fn start(State(state): State<AppState>, Query(query): Query<StartQuery
     if let Err(retry_after_secs) = state.rate_limits.check_reporter_sign_in(access::client_ip(&state, &parts)) {
         return PageError::TooManyAttempts { retry_after_secs }.into_response();
     }
-    let project = match projects::by_public_key(&*state.store, &query.project_key).await {
+    let project = match projects::by_public_key(&state.service, &query.project_key).await {
         Ok(Some(project)) => project,
         Ok(None) => return failed_page(StatusCode::NOT_FOUND, &OidcError::NotOffered, None),
         Err(error) => return PageError::from(error).into_response(),
     };
     let origin = query.origin.trim_end_matches('/');
-    match reporter_oidc::start(&*state.store, &state.config.public_url, &project, origin).await {
+    match reporter_oidc::start(&state.service, &state.config.public_url, &project, origin).await {
         // The provider's authorization URL, built from the project's own provider settings.
         Ok(url) => Redirect::to(&url).into_response(),
         // Never post to an origin the project does not allow.
@@ -98,7 +98,7 @@ pub struct CallbackQuery {
 pub async fn callback(State(state): State<AppState>, Query(query): Query<CallbackQuery>) -> Response {
     let callback =
         Callback { state: query.state.as_deref(), code: query.code.as_deref(), error: query.error.as_deref() };
-    match reporter_oidc::finish(&*state.store, &state.config.public_url, callback).await {
+    match reporter_oidc::finish(&state.service, &state.config.public_url, callback).await {
         Ok(finished) => {
             let signed_in = &finished.signed_in;
             let message_json = json!({
@@ -158,7 +158,7 @@ pub struct TokenQuery {
 /// `GET /reporter/confirm?token=`: the report and the two answers (a link scanner that opens it
 /// changes nothing).
 pub async fn confirm_page(State(state): State<AppState>, Query(query): Query<TokenQuery>) -> PageResult<Response> {
-    let link = reporters::check_confirm_link(&*state.store, &query.token).await?.ok_or_else(link_not_valid)?;
+    let link = reporters::check_confirm_link(&state.service, &query.token).await?.ok_or_else(link_not_valid)?;
     let page = ConfirmPage {
         assets: assets::get(),
         token: &query.token,
@@ -188,7 +188,7 @@ pub async fn confirm(
     axum::Form(form): axum::Form<ConfirmForm>,
 ) -> PageResult<Response> {
     require_same_origin(&state, &headers)?;
-    let link = reporters::check_confirm_link(&*state.store, &form.token).await?.ok_or_else(link_not_valid)?;
+    let link = reporters::check_confirm_link(&state.service, &form.token).await?.ok_or_else(link_not_valid)?;
     let works = match form.answer.as_str() {
         "works" => true,
         "broken" => false,
@@ -196,7 +196,7 @@ pub async fn confirm(
     };
     let note = Some(form.note.as_str()).filter(|n| !n.trim().is_empty());
     let answered = reporters::confirm(
-        &*state.store,
+        &state.service,
         &state.config.public_url,
         &link.project,
         &link.principal,

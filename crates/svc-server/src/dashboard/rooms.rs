@@ -87,9 +87,9 @@ pub async fn page(
     let show_archived = query.archived == "1";
     let now = time::now_ms();
     let mut rows = Vec::new();
-    for project in projects::reachable(&*state.store, &principal).await? {
+    for project in projects::reachable(&state.service, &principal).await? {
         let can_write = principal.require(scope::FEEDBACK_WRITE, Some(&project)).is_ok();
-        for room in rooms::list(&*state.store, &project.id, show_archived).await? {
+        for room in rooms::list(&state.service, &project.id, show_archived).await? {
             let reports_href = format!(
                 "/?{}",
                 url::form_urlencoded::Serializer::new(String::new())
@@ -155,7 +155,7 @@ pub async fn update(
         other => return Err(PageError::BadRequest(format!("Unknown room action {other}."))),
     }
     .map_err(|error| PageError::BadRequest(error.0))?;
-    rooms::patch(&*state.store, &project.id, &artifact_id, changes).await?;
+    rooms::patch(&state.service, &project.id, &artifact_id, changes).await?;
     Ok(see_other_local(Some("/rooms")))
 }
 

@@ -125,7 +125,7 @@ impl FromRequestParts<AppState> for Person {
             PageError::SignIn { next: if parts.method == Method::GET { back } else { "/".into() } }
         };
         let Some(token) = session_token(state, &parts.headers) else { return Err(not_signed_in()) };
-        let Some(signed_in) = accounts::resolve_session(&*state.store, token).await? else {
+        let Some(signed_in) = accounts::resolve_session(&state.service, token).await? else {
             return Err(not_signed_in());
         };
         let changes_state = !matches!(parts.method, Method::GET | Method::HEAD);

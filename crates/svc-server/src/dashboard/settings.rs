@@ -97,7 +97,7 @@ pub async fn rename(
     let name = form.name.trim().to_string();
     let changes = ProjectChanges::parse(ProjectChanges { name: Some(name.clone()), ..Default::default() });
     let outcome = match changes {
-        Ok(changes) => projects::update_project(&*state.store, opened.project.clone(), changes, &by).await,
+        Ok(changes) => projects::update_project(&state.service, opened.project.clone(), changes, &by).await,
         Err(invalid) => Err(invalid.into()),
     };
     match outcome {
@@ -135,7 +135,7 @@ pub async fn delete(
         return Ok(render(StatusCode::BAD_REQUEST, &page));
     }
     let by = opened.principal.author();
-    projects::delete_project(&*state.store, &state.blobs, &opened.project, &by).await?;
+    projects::delete_project(&state.service, &state.blobs, &opened.project, &by).await?;
     Ok(see_other_local(Some("/projects?deleted=1")))
 }
 
@@ -231,7 +231,7 @@ pub async fn set_retention(
     let changes = ProjectChanges::parse(ProjectChanges { retention_days: Some(days), ..Default::default() })
         .map_err(|invalid| PageError::BadRequest(invalid.0))?;
     let by = opened.principal.author();
-    projects::update_project(&*state.store, opened.project.clone(), changes, &by).await?;
+    projects::update_project(&state.service, opened.project.clone(), changes, &by).await?;
     let saved = if days.is_some() { "on" } else { "off" };
     Ok(see_other_local(Some(&format!("/projects/{}/retention?saved={saved}", opened.project.id))))
 }
@@ -285,7 +285,7 @@ pub async fn audit_log(
     let opened = open(&state, &person, &project_id, scope::PROJECT_READ, "audit").await?;
     // Only an event id pages; anything else shows the newest.
     let before = query.before.filter(|id| svc_core::ids::is_object_id(id));
-    let events = audit::list(&*state.store, &opened.project, before.as_deref(), AUDIT_PAGE).await?;
+    let events = audit::list(&state.service, &opened.project, before.as_deref(), AUDIT_PAGE).await?;
     let now = time::now_ms();
     let older = (events.len() == AUDIT_PAGE as usize).then(|| events.last().map(|e| e.id.clone())).flatten();
     let rows = events

@@ -58,7 +58,7 @@ pub struct TokenQuery {
 
 /// `GET /unsubscribe?token=`: what the link turns off, and the button.
 pub async fn confirm(State(state): State<AppState>, Query(query): Query<TokenQuery>) -> PageResult<Response> {
-    let found = mail::check_unsubscribe(&*state.store, &query.token).await?.ok_or_else(not_valid)?;
+    let found = mail::check_unsubscribe(&state.service, &query.token).await?.ok_or_else(not_valid)?;
     Ok(render(StatusCode::OK, &UnsubscribePage::new(&query.token, &found, false)))
 }
 
@@ -73,6 +73,6 @@ pub async fn apply(
         Some(token) if !token.is_empty() => token.into_owned(),
         _ => query.token,
     };
-    let found = mail::unsubscribe(&*state.store, &token).await?.ok_or_else(not_valid)?;
+    let found = mail::unsubscribe(&state.service, &token).await?.ok_or_else(not_valid)?;
     Ok(render(StatusCode::OK, &UnsubscribePage::new(&token, &found, true)))
 }

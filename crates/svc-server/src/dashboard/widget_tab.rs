@@ -133,7 +133,7 @@ async fn page<'a>(
     saved: bool,
     test: Option<UrlTest>,
 ) -> PageResult<WidgetPage<'a>> {
-    let mut channels: Vec<ChannelChoice> = channels::list(&*state.store, &opened.project.id, false)
+    let mut channels: Vec<ChannelChoice> = channels::list(&state.service, &opened.project.id, false)
         .await?
         .into_iter()
         .map(|channel| ChannelChoice { key: channel.key, name: channel.name })
@@ -290,7 +290,7 @@ pub async fn update(
     let outcome = match changes(&values) {
         Ok(changes) => {
             let by = opened.principal.author();
-            project_service::update_project(&*state.store, opened.project.clone(), changes, &by).await.map(|_| ())
+            project_service::update_project(&state.service, opened.project.clone(), changes, &by).await.map(|_| ())
         }
         Err(message) => Err(ServiceError::Invalid(message)),
     };
@@ -317,7 +317,7 @@ pub fn preview_router() -> axum::Router<AppState> {
 
 async fn preview_project(state: &AppState, headers: &HeaderMap) -> Option<svc_core::model::Project> {
     let key = headers.get(PROJECT_KEY_HEADER)?.to_str().ok()?;
-    project_service::by_public_key(&*state.store, key).await.ok().flatten()
+    project_service::by_public_key(&state.service, key).await.ok().flatten()
 }
 
 /// Settings for the preview: no URL patterns (it shows on the dashboard's page), no hints, and
@@ -337,7 +337,7 @@ async fn preview_channels(State(state): State<AppState>, headers: HeaderMap) -> 
     let Some(project) = preview_project(&state, &headers).await else {
         return Json(json!({"defaultChannelKey": null, "channels": []}));
     };
-    let listed = channels::list(&*state.store, &project.id, false).await.unwrap_or_default();
+    let listed = channels::list(&state.service, &project.id, false).await.unwrap_or_default();
     Json(json!({
         "defaultChannelKey": project.default_channel_key,
         "channels": listed.iter().map(channel_json).collect::<Vec<_>>(),

@@ -19,7 +19,7 @@ pub struct IngestProject(pub Project);
 /// Resolves the key and checks `Origin` against `allowedOrigins` (requests without `Origin` pass).
 pub async fn resolve(state: &AppState, parts: &Parts) -> Result<Option<Project>, IngestError> {
     let Some(key) = parts.headers.get(PROJECT_KEY_HEADER).and_then(|v| v.to_str().ok()) else { return Ok(None) };
-    let Some(project) = projects::by_public_key(&*state.store, key).await? else { return Ok(None) };
+    let Some(project) = projects::by_public_key(&state.service, key).await? else { return Ok(None) };
     if !project.allowed_origins.is_empty() {
         if let Some(origin) = parts.headers.get(ORIGIN) {
             let origin = origin.to_str().unwrap_or_default().trim_end_matches('/');

@@ -139,7 +139,7 @@ async fn accept(
         report_id: None,
         created_at: time::now_ms(),
     };
-    blobs::record_upload(&*state.store, &blob).await?;
+    blobs::record_upload(&state.service, &blob).await?;
     let mut answer = json!({"blobId": blob.id, "mime": mime, "bytes": blob.bytes});
     for (field, value) in [("width", width), ("height", height), ("durationMs", duration_ms)] {
         if let Some(value) = value {

@@ -43,7 +43,7 @@ pub async fn submit(State(state): State<AppState>, request: Request<Body>) -> In
     let (identity, identity_error) = verify_identity(&state, &project, parts.headers.get(IDENTITY_HEADER)).await?;
     let author = reporter_author(identity.as_ref(), &submission.context);
     let filing = Filing { project: &project, submission, author, identity, identity_error, idempotency_key };
-    match reports::file(&*state.store, filing).await {
+    match reports::file(&state.service, filing).await {
         Ok(filed) => {
             if matches!(filed, reports::Filed::Created(_)) {
                 state.metrics.report_created();
@@ -92,7 +92,7 @@ async fn verify_identity(
     if token.trim().is_empty() {
         return Ok((None, None));
     }
-    Ok(match reporters::check_identity(&*state.store, project, token).await? {
+    Ok(match reporters::check_identity(&state.service, project, token).await? {
         None => (None, None),
         Some(Ok(identity)) => (Some(identity), None),
         Some(Err(error)) => (None, Some(error.code().to_string())),

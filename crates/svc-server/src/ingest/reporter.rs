@@ -76,7 +76,7 @@ async fn code_request(state: &AppState, request: Request<Body>) -> IngestResult<
 /// `POST /auth/reporter/email {email}`: mails a sign-in code. The same answer for every address.
 pub async fn send_code(State(state): State<AppState>, request: Request<Body>) -> IngestResult<Json<Value>> {
     let (project, email, _) = code_request(&state, request).await?;
-    reporters::send_code(&*state.store, &project, &email).await?;
+    reporters::send_code(&state.service, &project, &email).await?;
     Ok(Json(json!({"ok": true, "expiresInSeconds": CODE_LIFETIME_MS / 1000})))
 }
 
@@ -84,7 +84,7 @@ pub async fn send_code(State(state): State<AppState>, request: Request<Body>) ->
 pub async fn verify_code(State(state): State<AppState>, request: Request<Body>) -> IngestResult<Json<Value>> {
     let (project, email, code) = code_request(&state, request).await?;
     let code = code.ok_or(IngestError::CODE_MALFORMED)?;
-    let signed_in = reporters::verify_code(&*state.store, &project, &email, &code).await?;
+    let signed_in = reporters::verify_code(&state.service, &project, &email, &code).await?;
     Ok(Json(signed_in_json(&signed_in)))
 }
 
@@ -105,7 +105,7 @@ pub async fn renew_token(
     IngestProject(project): IngestProject,
     headers: HeaderMap,
 ) -> IngestResult<Json<Value>> {
-    let signed_in = reporters::renew(&*state.store, &project, session_secret(&headers)?).await?;
+    let signed_in = reporters::renew(&state.service, &project, session_secret(&headers)?).await?;
     Ok(Json(signed_in_json(&signed_in)))
 }
 
@@ -115,14 +115,14 @@ pub async fn sign_out(
     IngestProject(project): IngestProject,
     headers: HeaderMap,
 ) -> IngestResult<Json<Value>> {
-    reporters::sign_out(&*state.store, &project, session_secret(&headers)?).await?;
+    reporters::sign_out(&state.service, &project, session_secret(&headers)?).await?;
     Ok(Json(json!({"ok": true})))
 }
 
 /// The reporter a request's `x-svc-identity` names.
 async fn reporter_of(state: &AppState, project: &Project, headers: &HeaderMap) -> IngestResult<Principal> {
     let token = headers.get(IDENTITY_HEADER).and_then(|v| v.to_str().ok());
-    Ok(reporters::principal(&*state.store, project, token).await?)
+    Ok(reporters::principal(&state.service, project, token).await?)
 }
 
 fn author_json(author: &Author) -> Value {
@@ -179,7 +179,7 @@ pub async fn thread(
     let principal = reporter_of(&state, &project, &headers).await?;
     let known: Vec<String> =
         query.known.split(',').map(str::trim).filter(|id| !id.is_empty()).map(String::from).collect();
-    let thread = reporters::thread(&*state.store, &project, &principal, &known).await?;
+    let thread = reporters::thread(&state.service, &project, &principal, &known).await?;
     let Principal::Reporter { reporter, .. } = &principal else { unreachable!("a reporter's route") };
     Ok(Json(json!({
         "reporter": Reporter::to_json(reporter),
@@ -202,7 +202,8 @@ pub async fn reply(
     let (project, parts, body) = project_and_body::<ReplyRequest>(&state, request).await?;
     let principal = reporter_of(&state, &project, &parts.headers).await?;
     let comment =
-        reporters::reply(&*state.store, &state.config.public_url, &project, &principal, &report_id, &body.text).await?;
+        reporters::reply(&state.service, &state.config.public_url, &project, &principal, &report_id, &body.text)
+            .await?;
     Ok((StatusCode::CREATED, Json(comment_json(&comment))))
 }
 
@@ -224,7 +225,7 @@ pub async fn confirm(
     let (project, parts, body) = project_and_body::<ConfirmationRequest>(&state, request).await?;
     let principal = reporter_of(&state, &project, &parts.headers).await?;
     let (change, comment) = reporters::confirm(
-        &*state.store,
+        &state.service,
         &state.config.public_url,
         &project,
         &principal,

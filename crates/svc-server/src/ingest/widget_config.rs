@@ -31,7 +31,7 @@ pub async fn config(
     let page = crate::ingest::access::page_from_headers(&headers);
     state.sightings.record(&project.id, Source::Config, page, PageKnown::FromHeaders, svc_core::time::now_ms());
     let user_id = query.user_id.filter(|u| !u.is_empty());
-    let hints = channels::active_hints(&*state.store, &project.id, user_id.as_deref()).await?;
+    let hints = channels::active_hints(&state.service, &project.id, user_id.as_deref()).await?;
     let hints: Vec<Value> = hints
         .iter()
         .map(|h| json!({"channelKey": h.channel_key, "weight": h.weight.to_json(), "userId": h.user_id}))
@@ -60,7 +60,7 @@ pub async fn channels(
     State(state): State<AppState>,
     IngestProject(project): IngestProject,
 ) -> IngestResult<Json<Value>> {
-    let channels = channels::list(&*state.store, &project.id, false).await?;
+    let channels = channels::list(&state.service, &project.id, false).await?;
     Ok(Json(json!({
         "defaultChannelKey": project.default_channel_key,
         "channels": channels.iter().map(channel_json).collect::<Vec<_>>(),
@@ -70,7 +70,7 @@ pub async fn channels(
 /// `{enabled}`; false for unknown flags and for unknown keys (never 401 here).
 pub async fn flag(State(state): State<AppState>, Path(key): Path<String>, parts: Parts) -> IngestResult<Json<Value>> {
     let enabled = match access::resolve(&state, &parts).await? {
-        Some(project) => flags::is_enabled(&*state.store, &project.id, &key).await?,
+        Some(project) => flags::is_enabled(&state.service, &project.id, &key).await?,
         None => false,
     };
     Ok(Json(json!({"enabled": enabled})))

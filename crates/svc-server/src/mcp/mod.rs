@@ -74,7 +74,7 @@ async fn answer(state: &AppState, parts: Parts, body: Body) -> Result<Response, 
         BodyError::Unreadable => McpError::Parse("parse error: the body could not be read"),
     })?;
     let message: Value = serde_json::from_slice(&body).map_err(|_| McpError::Parse("parse error: body is not JSON"))?;
-    let projects = projects::reachable(&*state.store, &principal).await.map_err(|e| McpError::Internal(e.into()))?;
+    let projects = projects::reachable(&state.service, &principal).await.map_err(|e| McpError::Internal(e.into()))?;
     let caller = Caller { principal, projects };
     Ok(respond(state, &caller, message).await)
 }

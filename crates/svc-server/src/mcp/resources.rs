@@ -61,7 +61,7 @@ pub async fn list(state: &AppState, caller: &Caller, id: Value, params: &Value) 
     };
     let filter =
         ReportFilter { project_ids: caller.project_ids(), before, limit: LIST_PAGE, ..ReportFilter::default() };
-    let page = match reports::list_page(&*state.store, filter).await {
+    let page = match reports::list_page(&state.service, filter).await {
         Ok(page) => page,
         Err(e) => return internal(id, e),
     };
@@ -107,7 +107,7 @@ pub async fn read(state: &AppState, caller: &Caller, id: Value, params: &Value) 
         )
     };
     if let Some(report_id) = uri.strip_prefix(REPORT_PREFIX) {
-        let report = match reports::get_in(&*state.store, &caller.project_ids(), report_id).await {
+        let report = match reports::get_in(&state.service, &caller.project_ids(), report_id).await {
             Ok(Some(report)) => report,
             Ok(None) => return not_found(id),
             Err(e) => return internal(id, e),
@@ -120,7 +120,7 @@ pub async fn read(state: &AppState, caller: &Caller, id: Value, params: &Value) 
         return result(id, json!({"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]}));
     }
     let Some(blob_id) = uri.strip_prefix(BLOB_PREFIX) else { return not_found(id) };
-    match blobs::read_reachable(&*state.store, &state.blobs, &caller.project_ids(), blob_id, READ_MAX_BYTES).await {
+    match blobs::read_reachable(&state.service, &state.blobs, &caller.project_ids(), blob_id, READ_MAX_BYTES).await {
         Ok(BlobRead::Found(blob, bytes)) => {
             let textual = is_textual(&blob.mime);
             let mut item = json!({"uri": uri, "mimeType": blob.mime});

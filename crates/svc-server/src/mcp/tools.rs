@@ -95,7 +95,7 @@ async fn introduce(state: &AppState, caller: &Caller, args: &Args) -> Outcome {
     let name = args.required("agentName", 100)?;
     let owner = args.string("owner", 200)?;
     let label = AgentLabel::parse(name, owner).map_err(invalid)?;
-    keys::introduce(&*state.store, &caller.principal, &label).await.map_err(internal)?;
+    keys::introduce(&state.service, &caller.principal, &label).await.map_err(internal)?;
     let owner_note = label.owner.as_ref().map(|o| format!(" (run by {o})")).unwrap_or_default();
     Ok(ToolResult::text(format!(
         "Hello, {}{owner_note}. Reports you file and reports you view are now shown under this name.",
@@ -144,7 +144,7 @@ async fn list_reports(state: &AppState, caller: &Caller, args: &Args) -> Outcome
         limit,
         ..ReportFilter::default()
     };
-    let page = reports::list_page(&*state.store, filter).await.map_err(internal)?;
+    let page = reports::list_page(&state.service, filter).await.map_err(internal)?;
     let items: Vec<Value> = page.items.iter().map(|r| compact(r, caller)).collect();
     mark_viewed(state, caller, page.items.into_iter().map(|r| r.id).collect());
     Ok(ToolResult::text(serde_json::to_string(&items).unwrap_or_default()))
@@ -159,7 +159,7 @@ async fn find_report(state: &AppState, caller: &Caller, argument: &str, referenc
         ))
     };
     if ids::is_object_id(&reference) {
-        return reports::get_in(&*state.store, &caller.project_ids(), &reference)
+        return reports::get_in(&state.service, &caller.project_ids(), &reference)
             .await
             .map_err(internal)?
             .ok_or_else(not_found);
@@ -170,7 +170,7 @@ async fn find_report(state: &AppState, caller: &Caller, argument: &str, referenc
         )));
     }
     let mut found =
-        reports::find_by_short_id(&*state.store, &caller.project_ids(), &reference, 10).await.map_err(internal)?;
+        reports::find_by_short_id(&state.service, &caller.project_ids(), &reference, 10).await.map_err(internal)?;
     match found.len() {
         0 => Err(not_found()),
         1 => Ok(found.remove(0)),
@@ -200,8 +200,8 @@ pub async fn report_document(
     report: &Report,
     images: bool,
 ) -> svc_service::ServiceResult<Vec<Value>> {
-    let comments = comments::list(&*state.store, report).await?;
-    let history = reports::history(&*state.store, report).await?;
+    let comments = comments::list(&state.service, report).await?;
+    let history = reports::history(&state.service, report).await?;
     // The project is news only to a key that reaches several.
     let project = caller.project(&report.project_id).filter(|_| caller.org_wide());
     let parts = Parts { project, comments: &comments, history: &history, images };
@@ -261,7 +261,7 @@ async fn create_report(state: &AppState, caller: &Caller, args: &Args) -> Outcom
         identity_error: None,
         idempotency_key: None,
     };
-    match reports::file(&*state.store, filing).await {
+    match reports::file(&state.service, filing).await {
         Ok(Filed::Created(report)) => {
             state.metrics.report_created();
             Ok(ToolResult::json(&compact(&report, caller)))
@@ -287,12 +287,12 @@ async fn create_room(state: &AppState, caller: &Caller, args: &Args) -> Outcome 
     let project = target_project(caller, args)?;
     if let Some(goal) = goal {
         // Keep what the room's meta already says; the goal is added or replaced.
-        let existing = rooms::get(&*state.store, &project.id, artifact_id).await.map_err(internal)?;
+        let existing = rooms::get(&state.service, &project.id, artifact_id).await.map_err(internal)?;
         let mut meta = existing.and_then(|r| r.meta).unwrap_or_else(|| json!({}));
         meta["goal"] = goal.into();
         room.changes.meta = Some(Some(meta));
     }
-    let outcome = rooms::upsert(&*state.store, &project.id, room).await.map_err(internal)?;
+    let outcome = rooms::upsert(&state.service, &project.id, room).await.map_err(internal)?;
     let room = &outcome.room;
     let mut answer = json!({"id": room.id, "artifactId": room.artifact_id, "title": room.title, "meta": room.meta,
         "archived": room.archived, "created": outcome.created});
@@ -309,7 +309,7 @@ async fn set_status(state: &AppState, caller: &Caller, args: &Args) -> Outcome {
     let new_status: Status =
         text.parse().map_err(|e: svc_core::Invalid| ToolResult::error(format!("argument {e}, not {text:?}")))?;
     let report = find_report(state, caller, "id", reference).await?;
-    let change = reports::set_status(&*state.store, &state.config.public_url, &report, new_status, &caller.principal)
+    let change = reports::set_status(&state.service, &state.config.public_url, &report, new_status, &caller.principal)
         .await
         .map_err(internal)?;
     Ok(ToolResult::json(&json!({"id": report.id, "status": change.to_status})))
@@ -325,7 +325,7 @@ async fn add_comment(state: &AppState, caller: &Caller, args: &Args) -> Outcome 
     };
     let new = NewComment::parse(text, args.string("kind", 50)?, draft).map_err(invalid)?;
     let report = find_report(state, caller, "report_id", reference).await?;
-    let comment = comments::add(&*state.store, &report, &caller.principal, new).await.map_err(internal)?;
+    let comment = comments::add(&state.service, &report, &caller.principal, new).await.map_err(internal)?;
     Ok(ToolResult::json(&comment_json(&comment)))
 }
 

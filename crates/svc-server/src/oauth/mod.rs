@@ -91,7 +91,7 @@ async fn register(State(state): State<AppState>, parts: Parts, body: Body) -> Re
         Some(Value::String(name)) => Some(name.as_str()),
         Some(_) => return Err(OAuthError::refused("invalid_client_metadata", "client_name must be a string")),
     };
-    let client = service::register(&*state.store, client_name, &redirect_uris).await?;
+    let client = service::register(&state.service, client_name, &redirect_uris).await?;
     let answer = json!({
         "client_id": client.client_id,
         "client_id_issued_at": client.created_at / 1000,
@@ -139,7 +139,7 @@ async fn token(State(state): State<AppState>, parts: Parts, body: Body) -> Resul
         code_verifier: required("code_verifier")?,
         resource: field("resource"),
     };
-    let (key, secret) = service::exchange(&*state.store, &endpoints(&state), request).await?;
+    let (key, secret) = service::exchange(&state.service, &endpoints(&state), request).await?;
     let answer = json!({
         "access_token": secret.expose(),
         "token_type": "Bearer",

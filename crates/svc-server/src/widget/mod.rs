@@ -57,7 +57,7 @@ pub fn unknown_key_script(key: &str) -> String {
 /// widget runs, its channels in ingest form, and the configured mascot's SVG (the loader carries
 /// only that one; the others come with the panel).
 pub async fn preset(state: &AppState, project: &svc_core::model::Project) -> Result<Value, ServiceError> {
-    let channels = channels::list(&*state.store, &project.id, false).await?;
+    let channels = channels::list(&state.service, &project.id, false).await?;
     let widget_config = svc_core::project::widget_config_with_defaults(&project.widget_config);
     let mut preset = json!({
         "projectKey": project.project_key,
@@ -81,7 +81,7 @@ pub fn mascot_svg(name: &str) -> Option<&'static str> {
 async fn project_loader(State(state): State<AppState>, Path(file): Path<String>, headers: HeaderMap) -> Response {
     let key = file.strip_suffix(".js").unwrap_or(&file);
     let key: String = key.chars().take(100).collect();
-    let project = projects::by_public_key(&*state.store, &key).await;
+    let project = projects::by_public_key(&state.service, &key).await;
     match project {
         Ok(Some(project)) => match preset(&state, &project).await {
             Ok(preset) => {
@@ -180,7 +180,7 @@ fn set(response: &mut Response, name: header::HeaderName, value: &str) {
 
 /// The bootstrap project: the first project of the organization `svc serve` creates on first start.
 async fn bootstrap_project(state: &AppState) -> Result<Option<svc_core::model::Project>, ServiceError> {
-    projects::default_project(&*state.store).await
+    projects::default_project(&state.service).await
 }
 
 async fn demo(State(state): State<AppState>) -> Response {

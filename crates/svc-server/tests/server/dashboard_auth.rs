@@ -108,12 +108,12 @@ async fn cross_site_posts_are_refused() {
 
     // One-time links cannot be redeemed from another site either; the link stays unused.
     let fresh = TestApp::new().await;
-    let token = accounts::first_owner_link(fresh.store.as_ref(), &fresh.project.org_id).await.unwrap();
+    let token = accounts::first_owner_link(fresh.service(), &fresh.project.org_id).await.unwrap();
     let fields = [("token", token.expose()), ("email", "bob@example.com"), ("password", "bob's long password")];
     let resp = fresh.post_form_with("/setup", &fields, None, &[("origin", "https://evil.example")]).await;
     assert_eq!(resp.status, 403, "{}", resp.text);
     assert_eq!(fresh.get_page(&format!("/setup?token={}", token.expose()), None).await.status, 200);
-    let reset = accounts::password_reset_link(app.store.as_ref(), "ada@example.com").await.unwrap();
+    let reset = accounts::password_reset_link(app.service(), "ada@example.com").await.unwrap();
     let fields = [("token", reset.expose()), ("password", "a password from elsewhere")];
     let resp = app.post_form_with("/reset-password", &fields, None, &[("sec-fetch-site", "cross-site")]).await;
     assert_eq!(resp.status, 403, "{}", resp.text);
@@ -272,7 +272,7 @@ async fn a_form_that_names_where_to_go_back_never_leaves_the_inbox() {
 #[tokio::test]
 async fn setup_link_makes_one_owner_once() {
     let app = TestApp::new().await;
-    let token = accounts::first_owner_link(app.store.as_ref(), &app.project.org_id).await.unwrap();
+    let token = accounts::first_owner_link(app.service(), &app.project.org_id).await.unwrap();
     let token = token.expose();
     let link = format!("/setup?token={token}");
 
@@ -319,7 +319,7 @@ async fn reset_link_sets_the_password_and_ends_sessions() {
     let app = TestApp::new().await;
     app.user("ada@example.com").await;
     let session = app.sign_in("ada@example.com", PASSWORD).await;
-    let token = accounts::password_reset_link(app.store.as_ref(), "ada@example.com").await.unwrap();
+    let token = accounts::password_reset_link(app.service(), "ada@example.com").await.unwrap();
     let token = token.expose();
 
     let page = app.get_page(&format!("/reset-password?token={token}"), None).await;
@@ -354,8 +354,8 @@ async fn every_dashboard_response_has_a_strict_content_security_policy() {
     let app = TestApp::new().await;
     app.user("ada@example.com").await;
     let cookie = app.sign_in("ada@example.com", PASSWORD).await;
-    let setup = accounts::first_owner_link(app.store.as_ref(), &app.project.org_id).await.unwrap();
-    let reset = accounts::password_reset_link(app.store.as_ref(), "ada@example.com").await.unwrap();
+    let setup = accounts::first_owner_link(app.service(), &app.project.org_id).await.unwrap();
+    let reset = accounts::password_reset_link(app.service(), "ada@example.com").await.unwrap();
     let sign_in_page = app.get_page("/sign-in", None).await;
     let stylesheet = sign_in_page
         .text
@@ -409,7 +409,7 @@ async fn every_dashboard_response_has_a_strict_content_security_policy() {
 #[tokio::test]
 async fn sessions_and_links_on_postgres() {
     let Some(app) = TestApp::postgres().await else { return };
-    let token = accounts::first_owner_link(app.store.as_ref(), &app.project.org_id).await.unwrap();
+    let token = accounts::first_owner_link(app.service(), &app.project.org_id).await.unwrap();
     let fields = [("token", token.expose()), ("email", "ada@example.com"), ("password", PASSWORD)];
     let resp = app.post_form("/setup", &fields, None).await;
     assert_eq!(resp.status, 303, "{}", resp.text);
@@ -423,7 +423,7 @@ async fn sessions_and_links_on_postgres() {
     assert!(!app.signed_in(&second).await && app.signed_in(&first).await);
     let third = app.sign_in("ada@example.com", PASSWORD).await;
 
-    let reset = accounts::password_reset_link(app.store.as_ref(), "ada@example.com").await.unwrap();
+    let reset = accounts::password_reset_link(app.service(), "ada@example.com").await.unwrap();
     let fields = [("token", reset.expose()), ("password", "a brand new password")];
     assert_eq!(app.post_form("/reset-password", &fields, None).await.status, 303);
     assert!(!app.signed_in(&first).await && !app.signed_in(&third).await, "a new password ends every session");

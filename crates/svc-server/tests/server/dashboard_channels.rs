@@ -21,7 +21,7 @@ pub struct Tab {
 impl Tab {
     pub async fn sign_in(app: &TestApp, email: &str, role: Role) -> Tab {
         let new = NewUser::parse(email, "Olivia Owner", Secret::new(PASSWORD)).unwrap();
-        accounts::create_user(app.store.as_ref(), new, Some((&app.project.org_id, role))).await.unwrap();
+        accounts::create_user(app.service(), new, Some((&app.project.org_id, role))).await.unwrap();
         let cookie = app.sign_in(email, PASSWORD).await;
         let csrf = csrf_of(&cookie);
         Tab { cookie, csrf, base: format!("/projects/{}", app.pid()) }
@@ -410,8 +410,8 @@ async fn another_organizations_project_is_not_found() {
     let app = TestApp::new().await;
     let owner = Tab::owner(&app).await;
     use svc_service::{audit as by, projects};
-    let org = projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
-    let other = projects::create_project(app.store.as_ref(), &org.id, "Theirs", &by::command_line()).await.unwrap();
+    let org = projects::create_organization(app.service(), "Elsewhere").await.unwrap();
+    let other = projects::create_project(app.service(), &org.id, "Theirs", &by::command_line()).await.unwrap();
     for tab in ["channels", "identity", "flags"] {
         let page = app.get_page(&format!("/projects/{}/{tab}", other.id), Some(&owner.cookie)).await;
         assert_eq!(page.status, StatusCode::NOT_FOUND, "{tab}");

@@ -18,7 +18,7 @@ use super::common::*;
 /// An owner (or member) of the default organization, signed in: their session cookie.
 async fn person(app: &TestApp, email: &str, role: Role) -> String {
     let new = NewUser::parse(email, "Pat Person", Secret::new(PASSWORD)).expect("a valid new user");
-    accounts::create_user(app.store.as_ref(), new, Some((&app.project.org_id, role))).await.expect("create user");
+    accounts::create_user(app.service(), new, Some((&app.project.org_id, role))).await.expect("create user");
     app.sign_in(email, PASSWORD).await
 }
 

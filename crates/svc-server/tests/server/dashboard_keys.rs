@@ -21,7 +21,7 @@ async fn owner(app: &TestApp) -> String {
 /// Someone with `role` in the default organization, signed in: their cookie.
 async fn person(app: &TestApp, email: &str, role: Role) -> String {
     let new = NewUser::parse(email, "", Secret::new(PASSWORD)).unwrap();
-    accounts::create_user(app.store.as_ref(), new, Some((&app.project.org_id, role))).await.unwrap();
+    accounts::create_user(app.service(), new, Some((&app.project.org_id, role))).await.unwrap();
     app.sign_in(email, PASSWORD).await
 }
 
@@ -64,7 +64,7 @@ async fn the_keys_tab_lists_every_key_with_its_origin_last_use_agent_label_expir
     let cookie = owner(&app).await;
     let (agent_id, agent_key) = app.mint(&["feedback:read", "feedback:write"]).await;
     let (oauth, _) = keys::mint(
-        app.store.as_ref(),
+        app.service(),
         MintRequest {
             org_id: app.project.org_id.clone(),
             project_id: Some(app.pid().into()),
@@ -164,7 +164,7 @@ async fn a_key_minted_in_the_dashboard_is_shown_once_and_works_on_the_rest_api()
     let listed = row(&again.text, &stored.id);
     assert!(listed.contains(">Dashboard<") && listed.contains("apikey:write"), "{listed}");
 
-    let log = svc_service::audit::list(app.store.as_ref(), &app.project, None, 10).await.unwrap();
+    let log = svc_service::audit::list(app.service(), &app.project, None, 10).await.unwrap();
     let minted = log.iter().find(|e| e.action == "key.minted" && e.detail["name"] == "CI triage").expect("recorded");
     assert_eq!(minted.actor.kind, "user");
     assert!(!minted.detail.to_string().contains(&secret), "the log never holds the secret");
@@ -231,7 +231,7 @@ async fn revoking_a_key_in_the_dashboard_makes_the_rest_api_answer_401() {
     let page = app.get_page(&back, Some(&cookie)).await;
     assert!(page.text.contains("Revoked the key key feedback:read."), "{}", page.text);
     assert!(row(&page.text, &key_id).contains("Revoked"));
-    let log = svc_service::audit::list(app.store.as_ref(), &app.project, None, 10).await.unwrap();
+    let log = svc_service::audit::list(app.service(), &app.project, None, 10).await.unwrap();
     assert!(
         log.iter().any(|e| e.action == "key.revoked" && e.detail["keyId"] == key_id.as_str() && e.actor.kind == "user")
     );
@@ -262,9 +262,9 @@ async fn members_see_the_keys_read_only_and_cannot_mint_or_revoke() {
     assert_eq!(app.store.list_keys(app.pid()).await.unwrap().len(), before);
 
     // Someone of another organization does not even find the project.
-    let other = svc_service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
+    let other = svc_service::projects::create_organization(app.service(), "Elsewhere").await.unwrap();
     let new = NewUser::parse("eve@example.com", "", Secret::new(PASSWORD)).unwrap();
-    accounts::create_user(app.store.as_ref(), new, Some((&other.id, Role::Owner))).await.unwrap();
+    accounts::create_user(app.service(), new, Some((&other.id, Role::Owner))).await.unwrap();
     let eve = app.sign_in("eve@example.com", PASSWORD).await;
     assert_eq!(app.get_page(&keys_path(&app), Some(&eve)).await.status, 404);
     let minted = mint_form(&app, &eve, &[("name", "Sneaky"), ("scope", "feedback:read"), ("ttl", "none")]).await;

@@ -15,8 +15,8 @@ use super::common::*;
 /// Signs a new owner in directly through the service; returns the cookie header value.
 async fn session_cookie(app: &TestApp) -> String {
     let new = NewUser::parse("grace@example.com", "Grace", Secret::new("a long enough password")).unwrap();
-    let user = accounts::create_user(app.store.as_ref(), new, Some((&app.project.org_id, Role::Owner))).await.unwrap();
-    let token = accounts::start_session(app.store.as_ref(), &user.id).await.unwrap();
+    let user = accounts::create_user(app.service(), new, Some((&app.project.org_id, Role::Owner))).await.unwrap();
+    let token = accounts::start_session(app.service(), &user.id).await.unwrap();
     format!("svc_session={}", token.expose())
 }
 
@@ -92,8 +92,8 @@ async fn ends(events: &mut axum::body::BodyDataStream) -> bool {
 /// A session of a new member (`email`) of the app's organization, and the member's user id.
 async fn member_session(app: &TestApp, email: &str) -> (String, String) {
     let new = NewUser::parse(email, "Member", Secret::new("a long enough password")).unwrap();
-    let user = accounts::create_user(app.store.as_ref(), new, Some((&app.project.org_id, Role::Member))).await.unwrap();
-    let token = accounts::start_session(app.store.as_ref(), &user.id).await.unwrap();
+    let user = accounts::create_user(app.service(), new, Some((&app.project.org_id, Role::Member))).await.unwrap();
+    let token = accounts::start_session(app.service(), &user.id).await.unwrap();
     (format!("svc_session={}", token.expose()), user.id)
 }
 
@@ -104,7 +104,7 @@ fn session_hash(cookie: &str) -> String {
 #[tokio::test]
 async fn an_open_stream_ends_with_its_session() {
     let app = TestApp::new().await;
-    let store = app.store.as_ref();
+    let store = app.service();
     let owner = accounts::resolve_session(store, session_cookie(&app).await.trim_start_matches("svc_session="))
         .await
         .unwrap()
@@ -147,6 +147,6 @@ async fn signing_out_through_one_instance_ends_the_stream_on_another() {
     let Some((first, second)) = TestApp::postgres_pair().await else { return };
     let (cookie, _) = member_session(&first, "f@example.com").await;
     let mut events = open_events(&first, &cookie).await;
-    accounts::end_session(second.store.as_ref(), &session_hash(&cookie)).await.unwrap();
+    accounts::end_session(second.service(), &session_hash(&cookie)).await.unwrap();
     assert!(ends(&mut events).await, "the other instance's stream ended");
 }

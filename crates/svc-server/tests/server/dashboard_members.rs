@@ -12,7 +12,7 @@ use super::common::*;
 /// Someone with `role` in `org_id`, signed in: (user id, cookie).
 async fn person_in(app: &TestApp, org_id: &str, email: &str, name: &str, role: Role) -> (String, String) {
     let new = NewUser::parse(email, name, Secret::new(PASSWORD)).unwrap();
-    let user = accounts::create_user(app.store.as_ref(), new, Some((org_id, role))).await.unwrap();
+    let user = accounts::create_user(app.service(), new, Some((org_id, role))).await.unwrap();
     (user.id, app.sign_in(email, PASSWORD).await)
 }
 
@@ -49,7 +49,7 @@ async fn invite(app: &TestApp, cookie: &str, role: &str) -> String {
 }
 
 async fn role_of(app: &TestApp, user_id: &str) -> Option<Role> {
-    accounts::members(app.store.as_ref(), org(app))
+    accounts::members(app.service(), org(app))
         .await
         .unwrap()
         .into_iter()
@@ -58,7 +58,7 @@ async fn role_of(app: &TestApp, user_id: &str) -> Option<Role> {
 }
 
 async fn org_actions(app: &TestApp) -> Vec<String> {
-    let log = svc_service::audit::list_for_org(app.store.as_ref(), org(app), None, 50).await.unwrap();
+    let log = svc_service::audit::list_for_org(app.service(), org(app), None, 50).await.unwrap();
     log.into_iter().map(|e| e.action).collect()
 }
 
@@ -95,7 +95,7 @@ async fn an_invitation_link_makes_an_account_that_joins_as_member_and_sees_the_p
     assert!(inbox.text.contains("The checkout button does nothing"), "the new member sees the organization's reports");
     assert!(inbox.text.contains("Nina New"), "signed in as Nina");
 
-    let user = accounts::find_user(app.store.as_ref(), "nina@example.com").await.unwrap().expect("an account");
+    let user = accounts::find_user(app.service(), "nina@example.com").await.unwrap().expect("an account");
     assert_eq!(role_of(&app, &user.id).await, Some(Role::Member));
     let actions = org_actions(&app).await;
     assert!(
@@ -113,7 +113,7 @@ async fn an_invitation_link_makes_an_account_that_joins_as_member_and_sees_the_p
     let again = app.post_form("/invite", &fields, None).await;
     assert_eq!(again.status, 404);
     assert!(again.text.contains("This link has expired or was already used."));
-    assert!(accounts::find_user(app.store.as_ref(), "other@example.com").await.unwrap().is_none());
+    assert!(accounts::find_user(app.service(), "other@example.com").await.unwrap().is_none());
 }
 
 #[tokio::test]
@@ -158,7 +158,7 @@ async fn an_expired_or_withdrawn_invitation_no_longer_works() {
 async fn a_signed_in_person_joins_with_one_click_and_keeps_their_role_if_already_a_member() {
     let app = TestApp::with_config(no_rate_limits()).await;
     let (_, owner) = person(&app, "olivia@example.com", "", Role::Owner).await;
-    let elsewhere = svc_service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
+    let elsewhere = svc_service::projects::create_organization(app.service(), "Elsewhere").await.unwrap();
     let (sam_id, sam) = person_in(&app, &elsewhere.id, "sam@example.com", "Sam Signed", Role::Owner).await;
 
     let token = token_of(&invite(&app, &owner, "owner").await);
@@ -207,7 +207,7 @@ async fn a_signed_in_person_joins_with_one_click_and_keeps_their_role_if_already
 async fn an_existing_email_is_asked_to_sign_in_first_and_comes_back_to_the_invitation() {
     let app = TestApp::with_config(no_rate_limits()).await;
     let (_, owner) = person(&app, "olivia@example.com", "", Role::Owner).await;
-    let elsewhere = svc_service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
+    let elsewhere = svc_service::projects::create_organization(app.service(), "Elsewhere").await.unwrap();
     person_in(&app, &elsewhere.id, "sam@example.com", "", Role::Owner).await;
     let token = token_of(&invite(&app, &owner, "member").await);
 
@@ -319,7 +319,7 @@ async fn member_forms_from_other_sites_or_without_the_csrf_token_change_nothing(
         403
     );
     assert_eq!(app.post_form(&invite_path, &[("role", "owner")], Some(&ada)).await.status, 403, "no token");
-    assert!(accounts::pending_invites(app.store.as_ref(), org(&app)).await.unwrap().is_empty(), "no link was made");
+    assert!(accounts::pending_invites(app.service(), org(&app)).await.unwrap().is_empty(), "no link was made");
 
     let role = format!("/members/{}/{bob_id}/role", org(&app));
     assert_eq!(app.post_form_with(&role, &[("_csrf", &csrf), ("role", "owner")], Some(&ada), &evil).await.status, 403);
@@ -335,7 +335,7 @@ async fn member_forms_from_other_sites_or_without_the_csrf_token_change_nothing(
     let token = token_of(&invite(&app, &ada, "member").await);
     let fields = [("token", token.as_str()), ("name", "X"), ("email", "x@example.com"), ("password", PASSWORD)];
     assert_eq!(app.post_form_with("/invite", &fields, None, &evil).await.status, 403);
-    assert!(accounts::find_user(app.store.as_ref(), "x@example.com").await.unwrap().is_none());
+    assert!(accounts::find_user(app.service(), "x@example.com").await.unwrap().is_none());
 }
 
 /// `tools/list` on the tool endpoint with a key: the HTTP status.

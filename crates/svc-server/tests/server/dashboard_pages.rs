@@ -21,7 +21,7 @@ impl Browser {
     /// Creates a member of the default organization and signs in through the form.
     async fn sign_in(app: &TestApp, role: Role) -> Browser {
         let new = NewUser::parse("ada@example.com", "Ada Lovelace", Secret::new("correct horse battery")).unwrap();
-        accounts::create_user(app.store.as_ref(), new, Some((&app.project.org_id, role))).await.unwrap();
+        accounts::create_user(app.service(), new, Some((&app.project.org_id, role))).await.unwrap();
         let resp = app
             .send(
                 Request::post("/sign-in")
@@ -217,15 +217,11 @@ async fn a_person_triages_and_publishes_an_agents_draft() {
 async fn a_person_sees_only_their_organizations_reports() {
     let app = TestApp::new().await;
     let browser = Browser::sign_in(&app, Role::Member).await;
-    let org = svc_service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
-    let foreign = svc_service::projects::create_project(
-        app.store.as_ref(),
-        &org.id,
-        "Secret",
-        &svc_service::audit::command_line(),
-    )
-    .await
-    .unwrap();
+    let org = svc_service::projects::create_organization(app.service(), "Elsewhere").await.unwrap();
+    let foreign =
+        svc_service::projects::create_project(app.service(), &org.id, "Secret", &svc_service::audit::command_line())
+            .await
+            .unwrap();
     let report = seed_report(&app.store, &foreign.id, Seed::text("Someone else's report")).await;
     let inbox = browser.get(&app, "/").await;
     assert!(!inbox.text.contains("Someone else"), "another organization's report is not listed");
@@ -377,7 +373,7 @@ async fn selected_reports_change_status_together() {
 async fn a_person_searches_assigns_and_labels() {
     let app = TestApp::new().await;
     let browser = Browser::sign_in(&app, Role::Member).await;
-    let ada = accounts::find_user(app.store.as_ref(), "ada@example.com").await.unwrap().unwrap();
+    let ada = accounts::find_user(app.service(), "ada@example.com").await.unwrap().unwrap();
     let checkout = app.file_report(text_report("Checkout button broken")).await;
     let dark = app.file_report(text_report("Dark mode request")).await;
     app.seed_comment(&dark, "Also mentions the flux capacitor", true).await;
@@ -436,7 +432,7 @@ async fn a_person_searches_assigns_and_labels() {
 async fn rest_assigns_only_members_and_unassigns_with_null() {
     let app = TestApp::new().await;
     let new = NewUser::parse("lin@example.com", "Lin", Secret::new("correct horse battery")).unwrap();
-    let lin = accounts::create_user(app.store.as_ref(), new, Some((&app.project.org_id, Role::Member))).await.unwrap();
+    let lin = accounts::create_user(app.service(), new, Some((&app.project.org_id, Role::Member))).await.unwrap();
     let id = app.file_report(text_report("Assign me")).await;
     let path = app.p(&format!("/feedback/{id}"));
     let answer = app.rest("PATCH", &path, Some(json!({"assignee": lin.id}))).await;

@@ -16,7 +16,7 @@ const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 /// A person of the default organization with this role, signed in: their session cookie.
 async fn person(app: &TestApp, email: &str, name: &str, role: Role) -> String {
     let new = accounts::NewUser::parse(email, name, svc_core::secret::Secret::new(PASSWORD)).unwrap();
-    accounts::create_user(app.store.as_ref(), new, Some((&app.project.org_id, role))).await.unwrap();
+    accounts::create_user(app.service(), new, Some((&app.project.org_id, role))).await.unwrap();
     app.sign_in(email, PASSWORD).await
 }
 
@@ -64,7 +64,7 @@ fn blob_file_exists(app: &TestApp, blob_id: &str) -> bool {
 }
 
 async fn project_named(app: &TestApp, name: &str) -> Project {
-    projects::create_project(app.store.as_ref(), &app.project.org_id, name, &audit::command_line()).await.unwrap()
+    projects::create_project(app.service(), &app.project.org_id, name, &audit::command_line()).await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -108,7 +108,7 @@ async fn deleting_a_project_takes_its_exact_name_and_removes_it_blobs_and_all() 
     let (kept_report, kept_blob) = report_with_screenshot(&app, app.pid(), now - 5, "kept report").await;
     let (doomed_report, doomed_blob) = report_with_screenshot(&app, &doomed.id, now - 4, "doomed report").await;
     let unbound = app.seed_blob(&doomed.id, "screenshot", "image/png", b"\x89PNG\r\n\x1a\nunbound", None).await;
-    let (_, doomed_key) = mint_for(&app.store, &doomed, &["feedback:read"]).await;
+    let (_, doomed_key) = mint_for(app.service(), &doomed, &["feedback:read"]).await;
     let doomed_feedback = format!("/api/v1/projects/{}/feedback", doomed.id);
     assert_eq!(app.get(&doomed_feedback, &doomed_key).await.status, 200);
     for blob in [&kept_blob, &doomed_blob, &unbound] {
@@ -153,7 +153,7 @@ async fn deleting_a_project_takes_its_exact_name_and_removes_it_blobs_and_all() 
     assert_eq!(found.len(), 1);
 
     // The organization's log names who deleted what.
-    let log = audit::list_for_org(app.store.as_ref(), &app.project.org_id, None, 10).await.unwrap();
+    let log = audit::list_for_org(app.service(), &app.project.org_id, None, 10).await.unwrap();
     let event = log.iter().find(|e| e.action == "project.deleted").expect("project.deleted recorded");
     assert_eq!(event.actor.label.as_deref(), Some("Olga Owner"));
     assert_eq!(event.detail["name"], "Old Shop");
@@ -186,7 +186,7 @@ async fn retention_set_in_the_dashboard_deletes_old_reports_and_their_blobs_in_h
     let keeper = project_named(&app, "Keeps everything").await;
     let (ancient, ancient_blob) = report_with_screenshot(&app, &keeper.id, now - 400 * DAY_MS, "ancient report").await;
 
-    housekeeping::run_once(app.store.as_ref(), &app.state.blobs, now).await;
+    housekeeping::run_once(app.service(), &app.state.blobs, now).await;
 
     assert_eq!(app.rest("GET", &app.p(&format!("/feedback/{}", old.id)), None).await.status, 404);
     assert!(!blob_file_exists(&app, &old_blob), "the old report's screenshot file is gone");
@@ -194,14 +194,14 @@ async fn retention_set_in_the_dashboard_deletes_old_reports_and_their_blobs_in_h
     assert!(blob_file_exists(&app, &recent_blob));
     assert!(app.store.get_report(&ancient.id).await.unwrap().is_some(), "a project without retention keeps all");
     assert!(blob_file_exists(&app, &ancient_blob));
-    let log = audit::list(app.store.as_ref(), &app.project, None, 10).await.unwrap();
+    let log = audit::list(app.service(), &app.project, None, 10).await.unwrap();
     let expired = log.iter().find(|e| e.action == "reports.expired").expect("reports.expired recorded");
     assert_eq!(expired.detail, json!({"count": 1, "days": 30}));
     assert_eq!(expired.actor.kind, "system");
 
     // Nothing more to delete: nothing more recorded.
-    housekeeping::run_once(app.store.as_ref(), &app.state.blobs, now).await;
-    let log = audit::list(app.store.as_ref(), &app.project, None, 50).await.unwrap();
+    housekeeping::run_once(app.service(), &app.state.blobs, now).await;
+    let log = audit::list(app.service(), &app.project, None, 50).await.unwrap();
     assert_eq!(log.iter().filter(|e| e.action == "reports.expired").count(), 1);
 
     let off = submit(&app, &owner, &path, &[("action", "off")]).await;
@@ -278,7 +278,7 @@ async fn the_audit_log_shows_who_did_what_newest_first_in_pages() {
     // Older events are a page further on.
     for i in 0..60 {
         audit::record(
-            app.store.as_ref(),
+            app.service(),
             &app.project,
             &audit::command_line(),
             "flag.set",
@@ -293,7 +293,7 @@ async fn the_audit_log_shows_who_did_what_newest_first_in_pages() {
     let start = first.text.find(marker).expect("an Older link") + marker.len();
     let before = &first.text[start..start + 24];
     let second = app.get_page(&format!("/projects/{}/audit?before={before}", app.pid()), Some(&owner)).await;
-    let total = audit::list(app.store.as_ref(), &app.project, None, 200).await.unwrap().len();
+    let total = audit::list(app.service(), &app.project, None, 200).await.unwrap().len();
     assert_eq!(second.text.matches("<td data-label=\"What\">").count(), total - 50);
     assert!(second.text.contains("turned the flag f0 on"));
     assert!(second.text.contains("minted the key Triage bot"));
@@ -312,7 +312,7 @@ async fn a_blob_object_that_cannot_be_deleted_at_once_is_deleted_by_housekeeping
     std::fs::create_dir(&object).unwrap();
     std::fs::write(object.join("in the way"), b"x").unwrap();
 
-    let deleted = projects::delete_project(app.store.as_ref(), &app.state.blobs, &doomed, &audit::command_line())
+    let deleted = projects::delete_project(app.service(), &app.state.blobs, &doomed, &audit::command_line())
         .await
         .expect("the project is deleted even when an object is not");
     assert_eq!((deleted.reports, deleted.blobs), (1, 1));
@@ -320,13 +320,13 @@ async fn a_blob_object_that_cannot_be_deleted_at_once_is_deleted_by_housekeeping
     assert_eq!(app.store.pending_blob_deletions(10).await.unwrap(), vec![blob_id.clone()], "kept for a retry");
 
     // Still failing: still queued.
-    housekeeping::run_once(app.store.as_ref(), &app.state.blobs, time::now_ms()).await;
+    housekeeping::run_once(app.service(), &app.state.blobs, time::now_ms()).await;
     assert_eq!(app.store.pending_blob_deletions(10).await.unwrap(), vec![blob_id.clone()]);
 
     // The storage works again: the next pass deletes the object and empties the queue.
     std::fs::remove_dir_all(&object).unwrap();
     std::fs::write(&object, b"the object").unwrap();
-    housekeeping::run_once(app.store.as_ref(), &app.state.blobs, time::now_ms()).await;
+    housekeeping::run_once(app.service(), &app.state.blobs, time::now_ms()).await;
     assert!(!object.exists(), "the object is deleted");
     assert!(app.store.pending_blob_deletions(10).await.unwrap().is_empty());
 }

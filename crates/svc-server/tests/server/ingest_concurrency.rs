@@ -193,11 +193,11 @@ async fn unbound_blobs_older_than_a_day_are_deleted_and_bound_ones_kept() {
 
     // Young blobs stay.
     let now = svc_core::time::now_ms();
-    assert_eq!(delete_stale_unbound(app.store.as_ref(), &app.state.blobs, now).await.unwrap(), 0);
+    assert_eq!(delete_stale_unbound(app.service(), &app.state.blobs, now).await.unwrap(), 0);
     assert!(app.store.get_blob(&unbound).await.unwrap().is_some());
 
     let later = now + 25 * 60 * 60 * 1000;
-    assert_eq!(delete_stale_unbound(app.store.as_ref(), &app.state.blobs, later).await.unwrap(), 1);
+    assert_eq!(delete_stale_unbound(app.service(), &app.state.blobs, later).await.unwrap(), 1);
     assert!(app.store.get_blob(&unbound).await.unwrap().is_none(), "row deleted");
     assert!(app.state.blobs.get(&unbound).await.unwrap().is_none(), "bytes deleted");
     assert!(!on_disk(&unbound).exists());
@@ -208,6 +208,6 @@ async fn unbound_blobs_older_than_a_day_are_deleted_and_bound_ones_kept() {
     assert_eq!(served.status.as_u16(), 200);
     assert_eq!(served.bytes, png(2, 2));
     // A second pass has nothing left to do, and the deleted blob can no longer be referenced.
-    assert_eq!(delete_stale_unbound(app.store.as_ref(), &app.state.blobs, later).await.unwrap(), 0);
+    assert_eq!(delete_stale_unbound(app.service(), &app.state.blobs, later).await.unwrap(), 0);
     app.report(json!({"blocks": [{"type": "audio", "blobId": unbound}]})).await.ingest_error(404, "blob_not_found");
 }

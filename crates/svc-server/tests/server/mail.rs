@@ -179,7 +179,7 @@ fn public_url(app: &TestApp) -> &str {
 /// A person with `role` in `org_id`; returns (user id, session cookie).
 async fn person_in(app: &TestApp, org_id: &str, email: &str, role: Role) -> (String, String) {
     let new = NewUser::parse(email, "", Secret::new(PASSWORD)).unwrap();
-    let user = accounts::create_user(app.store.as_ref(), new, Some((org_id, role))).await.unwrap();
+    let user = accounts::create_user(app.service(), new, Some((org_id, role))).await.unwrap();
     (user.id, app.sign_in(email, PASSWORD).await)
 }
 
@@ -240,10 +240,10 @@ async fn a_queued_mail_is_delivered_over_smtp_and_parsed_back() {
         "Hello Ann,\n\nThe save button works now. Ünïcode survives.\n",
     );
     message.unsubscribe_url = Some("https://feedback.example.com/unsubscribe?token=abc".into());
-    let id = mail::queue(app.store.as_ref(), message).await.unwrap().expect("queued");
+    let id = mail::queue(app.service(), message).await.unwrap().expect("queued");
     assert_eq!(sink.received().len(), 0, "queuing sends nothing by itself");
 
-    let done = mail::deliver_pending(app.store.as_ref(), &mailer(&app), time::now_ms()).await.unwrap();
+    let done = mail::deliver_pending(app.service(), &mailer(&app), time::now_ms()).await.unwrap();
     assert_eq!((done.sent, done.retrying, done.given_up), (1, 0, 0));
     let received = sink.received();
     assert_eq!(received.len(), 1);
@@ -267,7 +267,7 @@ async fn a_queued_mail_is_delivered_over_smtp_and_parsed_back() {
     let stored = app.store.get_outbox_mail(&id).await.unwrap().unwrap();
     assert_eq!((stored.state(), stored.attempts), (MailState::Sent, 1));
     // Sent is sent: a later round sends nothing again.
-    let again = mail::deliver_pending(app.store.as_ref(), &mailer(&app), time::now_ms() + 3_600_000).await.unwrap();
+    let again = mail::deliver_pending(app.service(), &mailer(&app), time::now_ms() + 3_600_000).await.unwrap();
     assert_eq!(again.sent, 0);
     assert_eq!(sink.received().len(), 1);
 }
@@ -277,17 +277,16 @@ async fn mail_stays_queued_while_the_smtp_server_is_down_and_goes_out_later() {
     let Some(mut sink) = SmtpSink::start() else { return };
     let app = TestApp::with_config(config_with_smtp(&sink.url(None))).await;
     let to = Email::parse("ann@example.com").unwrap();
-    let id =
-        mail::queue(app.store.as_ref(), Mail::new(&app.project.org_id, to, MailKind::Digest, "Digest", "3 reports"))
-            .await
-            .unwrap()
-            .unwrap();
+    let id = mail::queue(app.service(), Mail::new(&app.project.org_id, to, MailKind::Digest, "Digest", "3 reports"))
+        .await
+        .unwrap()
+        .unwrap();
     let mailer = mailer(&app);
     let start = time::now_ms();
 
     // Down: nothing listens on the port.
     sink.stop();
-    let done = mail::deliver_pending(app.store.as_ref(), &mailer, start).await.unwrap();
+    let done = mail::deliver_pending(app.service(), &mailer, start).await.unwrap();
     assert_eq!((done.sent, done.retrying), (0, 1));
     let stored = app.store.get_outbox_mail(&id).await.unwrap().unwrap();
     assert_eq!((stored.state(), stored.attempts), (MailState::Queued, 1));
@@ -298,13 +297,9 @@ async fn mail_stays_queued_while_the_smtp_server_is_down_and_goes_out_later() {
     // Up, but refusing for now (451): still queued, the server's answer kept.
     sink.restart();
     sink.reject();
-    assert_eq!(
-        mail::deliver_pending(app.store.as_ref(), &mailer, start + 1_000).await.unwrap().retrying,
-        0,
-        "not due yet"
-    );
+    assert_eq!(mail::deliver_pending(app.service(), &mailer, start + 1_000).await.unwrap().retrying, 0, "not due yet");
     let second = stored.next_attempt_at;
-    let done = mail::deliver_pending(app.store.as_ref(), &mailer, second).await.unwrap();
+    let done = mail::deliver_pending(app.service(), &mailer, second).await.unwrap();
     assert_eq!(done.retrying, 1);
     let stored = app.store.get_outbox_mail(&id).await.unwrap().unwrap();
     assert!(stored.last_error.as_deref().unwrap().contains("451"), "{:?}", stored.last_error);
@@ -313,7 +308,7 @@ async fn mail_stays_queued_while_the_smtp_server_is_down_and_goes_out_later() {
 
     // Accepting again: the next round delivers it.
     sink.accept();
-    let done = mail::deliver_pending(app.store.as_ref(), &mailer, stored.next_attempt_at).await.unwrap();
+    let done = mail::deliver_pending(app.service(), &mailer, stored.next_attempt_at).await.unwrap();
     assert_eq!(done.sent, 1);
     assert_eq!(sink.received()[0]["subject"], "Digest");
     let stored = app.store.get_outbox_mail(&id).await.unwrap().unwrap();
@@ -325,11 +320,11 @@ async fn a_wrong_password_keeps_mail_queued_and_never_shows_the_password() {
     let Some(sink) = SmtpSink::start_with(Some(("svc", "right-password"))) else { return };
     let wrong = TestApp::with_config(config_with_smtp(&sink.url(Some(("svc", "wrong-password-x7"))))).await;
     let to = Email::parse("ann@example.com").unwrap();
-    let id = mail::queue(wrong.store.as_ref(), Mail::new(&wrong.project.org_id, to, MailKind::Digest, "Hi", "Body"))
+    let id = mail::queue(wrong.service(), Mail::new(&wrong.project.org_id, to, MailKind::Digest, "Hi", "Body"))
         .await
         .unwrap()
         .unwrap();
-    let done = mail::deliver_pending(wrong.store.as_ref(), &mailer(&wrong), time::now_ms()).await.unwrap();
+    let done = mail::deliver_pending(wrong.service(), &mailer(&wrong), time::now_ms()).await.unwrap();
     assert_eq!(done.retrying, 1, "a refused login is retried (the settings may be fixed), not dropped");
     let stored = wrong.store.get_outbox_mail(&id).await.unwrap().unwrap();
     let error = stored.last_error.unwrap();
@@ -347,7 +342,7 @@ async fn a_wrong_password_keeps_mail_queued_and_never_shows_the_password() {
         public_url(&wrong),
     )
     .unwrap();
-    let done = mail::deliver_pending(wrong.store.as_ref(), &fixed, time::now_ms() + 3_600_000).await.unwrap();
+    let done = mail::deliver_pending(wrong.service(), &fixed, time::now_ms() + 3_600_000).await.unwrap();
     assert_eq!(done.sent, 1);
     assert_eq!(sink.received()[0]["subject"], "Hi");
 }
@@ -358,11 +353,11 @@ async fn starttls_is_required_unless_plain_text_is_asked_for() {
     // `smtp://` without `tls=none`: the test server offers no STARTTLS, so nothing is sent in clear.
     let app = TestApp::with_config(config_with_smtp(&format!("smtp://127.0.0.1:{}", sink.port))).await;
     let to = Email::parse("ann@example.com").unwrap();
-    let id = mail::queue(app.store.as_ref(), Mail::new(&app.project.org_id, to, MailKind::Digest, "Hi", "Body"))
+    let id = mail::queue(app.service(), Mail::new(&app.project.org_id, to, MailKind::Digest, "Hi", "Body"))
         .await
         .unwrap()
         .unwrap();
-    let done = mail::deliver_pending(app.store.as_ref(), &mailer(&app), time::now_ms()).await.unwrap();
+    let done = mail::deliver_pending(app.service(), &mailer(&app), time::now_ms()).await.unwrap();
     assert_eq!(done.retrying, 1);
     assert!(sink.received().is_empty());
     let error = app.store.get_outbox_mail(&id).await.unwrap().unwrap().last_error.unwrap();
@@ -381,8 +376,8 @@ async fn expired_mail_is_dropped_not_sent() {
         "123456",
     );
     code.expires_at = Some(time::now_ms() + 600_000);
-    let id = mail::queue(app.store.as_ref(), code).await.unwrap().unwrap();
-    let done = mail::deliver_pending(app.store.as_ref(), &mailer(&app), time::now_ms() + 600_001).await.unwrap();
+    let id = mail::queue(app.service(), code).await.unwrap().unwrap();
+    let done = mail::deliver_pending(app.service(), &mailer(&app), time::now_ms() + 600_001).await.unwrap();
     assert_eq!((done.sent, done.given_up), (0, 1));
     assert!(sink.received().is_empty());
     assert_eq!(app.store.get_outbox_mail(&id).await.unwrap().unwrap().state(), MailState::Failed);
@@ -397,7 +392,7 @@ async fn without_smtp_mail_waits_in_the_outbox_its_owners_read() {
     let org = app.project.org_id.clone();
     let (_, owner) = person_in(&app, &org, "owner@example.com", Role::Owner).await;
     let (_, member) = person_in(&app, &org, "member@example.com", Role::Member).await;
-    let elsewhere = svc_service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
+    let elsewhere = svc_service::projects::create_organization(app.service(), "Elsewhere").await.unwrap();
     let (_, stranger) = person_in(&app, &elsewhere.id, "stranger@example.com", Role::Owner).await;
 
     let mut code = Mail::new(
@@ -408,8 +403,8 @@ async fn without_smtp_mail_waits_in_the_outbox_its_owners_read() {
         "Your code is 482913.\n<script>alert(1)</script> <img src=x onerror=alert(2)>\n",
     );
     code.project_id = Some(app.project.id.clone());
-    mail::queue(app.store.as_ref(), code).await.unwrap().unwrap();
-    let done = mail::deliver_pending(app.store.as_ref(), &mailer(&app), time::now_ms()).await.unwrap();
+    mail::queue(app.service(), code).await.unwrap().unwrap();
+    let done = mail::deliver_pending(app.service(), &mailer(&app), time::now_ms()).await.unwrap();
     assert_eq!(done, mail::Delivery::default(), "without SMTP nothing is tried");
     assert_eq!(outbox_of(&app).await[0].attempts, 0);
 
@@ -442,9 +437,9 @@ async fn with_smtp_the_outbox_is_a_delivery_log_without_codes() {
     let (_, owner) = person_in(&app, &app.project.org_id, "owner@example.com", Role::Owner).await;
     let reporter = Email::parse("reporter@example.com").unwrap();
     let code = Mail::new(&app.project.org_id, reporter.clone(), MailKind::SignInCode, "Your code", "Code 771204");
-    mail::queue(app.store.as_ref(), code).await.unwrap();
+    mail::queue(app.service(), code).await.unwrap();
     let news = Mail::new(&app.project.org_id, reporter, MailKind::ReportUpdate, "Fixed", "It is fixed now");
-    mail::queue(app.store.as_ref(), news).await.unwrap();
+    mail::queue(app.service(), news).await.unwrap();
     let page = app.get_page("/outbox", Some(&owner)).await;
     assert!(page.text.contains("Mail is sent through mail.example.com:587 (STARTTLS required, user u)"));
     assert!(!page.text.contains("hunter2-secret"));
@@ -471,7 +466,7 @@ async fn a_filed_report_is_mailed_at_once_and_the_link_in_the_mail_unsubscribes(
     // Filing queued nothing: notifications are made off the request path, by the mail task.
     assert!(outbox_of(&app).await.is_empty());
     let mailer = mailer(&app);
-    mail::run_once(app.store.as_ref(), &mailer, public_url(&app), settled()).await;
+    mail::run_once(app.service(), &mailer, public_url(&app), settled()).await;
 
     let received = sink.received();
     assert_eq!(received.len(), 1, "one mail, to Ann only, about the report filed after she chose: {received:?}");
@@ -486,7 +481,7 @@ async fn a_filed_report_is_mailed_at_once_and_the_link_in_the_mail_unsubscribes(
     assert!(link.starts_with("https://feedback.example.com/unsubscribe?token="));
     assert_eq!(got["headers"]["List-Unsubscribe"], format!("<{link}>"));
     // Another round mails nothing twice.
-    mail::run_once(app.store.as_ref(), &mailer, public_url(&app), settled() + 5_000).await;
+    mail::run_once(app.service(), &mailer, public_url(&app), settled() + 5_000).await;
     assert_eq!(sink.received().len(), 1);
 
     // The link: GET shows a button and changes nothing (link scanners), POST turns it off.
@@ -503,7 +498,7 @@ async fn a_filed_report_is_mailed_at_once_and_the_link_in_the_mail_unsubscribes(
     assert!(again.text.contains("Already unsubscribed"));
 
     app.file_report(text_report("Filed after unsubscribing")).await;
-    mail::run_once(app.store.as_ref(), &mailer, public_url(&app), settled()).await;
+    mail::run_once(app.service(), &mailer, public_url(&app), settled()).await;
     assert_eq!(sink.received().len(), 1, "no more mail");
 }
 
@@ -515,7 +510,7 @@ async fn a_burst_of_reports_is_one_mail_that_lists_them() {
     for i in 0..12 {
         app.file_report(text_report(&format!("Burst report {i}"))).await;
     }
-    let queued = mail::queue_instant(app.store.as_ref(), public_url(&app), settled()).await.unwrap();
+    let queued = mail::queue_instant(app.service(), public_url(&app), settled()).await.unwrap();
     assert_eq!(queued, 1);
     let mails = outbox_of(&app).await;
     assert_eq!(mails[0].subject, "[Default] 12 new reports");
@@ -542,7 +537,7 @@ async fn digests_group_a_days_reports_per_person_and_project() {
     let now = time::now_ms();
     let boundary = svc_core::mail::digest_boundary(now + 2 * 86_400_000);
     assert!(boundary > now);
-    let queued = mail::queue_digests(app.store.as_ref(), public_url(&app), now + 2 * 86_400_000).await.unwrap();
+    let queued = mail::queue_digests(app.service(), public_url(&app), now + 2 * 86_400_000).await.unwrap();
     assert_eq!(queued, 2, "one per person and project with reports");
     let mails: Vec<OutboxMail> = outbox_of(&app).await.into_iter().filter(|m| m.kind == MailKind::Digest).collect();
     assert_eq!(mails.len(), 2);
@@ -561,11 +556,8 @@ async fn digests_group_a_days_reports_per_person_and_project() {
     assert!(other_mail.unsubscribe_url.as_deref().unwrap().contains(&ann));
 
     // The same digest is not made twice, and the next day with no reports has none.
-    assert_eq!(
-        mail::queue_digests(app.store.as_ref(), public_url(&app), now + 2 * 86_400_000 + 60_000).await.unwrap(),
-        0
-    );
-    assert_eq!(mail::queue_digests(app.store.as_ref(), public_url(&app), now + 3 * 86_400_000).await.unwrap(), 0);
+    assert_eq!(mail::queue_digests(app.service(), public_url(&app), now + 2 * 86_400_000 + 60_000).await.unwrap(), 0);
+    assert_eq!(mail::queue_digests(app.service(), public_url(&app), now + 3 * 86_400_000).await.unwrap(), 0);
 }
 
 #[tokio::test]
@@ -574,7 +566,7 @@ async fn reporters_replies_reach_the_members_who_want_them() {
     let org = app.project.org_id.clone();
     let (_, _ann) = person_in(&app, &org, "ann@example.com", Role::Member).await;
     let (_, bob) = person_in(&app, &org, "bob@example.com", Role::Owner).await;
-    let elsewhere = svc_service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
+    let elsewhere = svc_service::projects::create_organization(app.service(), "Elsewhere").await.unwrap();
     person_in(&app, &elsewhere.id, "eve@example.com", Role::Owner).await;
     assert_eq!(choose(&app, &bob, app.pid(), "off", "off").await.status, 303);
 
@@ -594,7 +586,7 @@ async fn reporters_replies_reach_the_members_who_want_them() {
         created_at: time::now_ms(),
         published_at: Some(time::now_ms()),
     };
-    let queued = mail::notify_reporter_reply(app.store.as_ref(), public_url(&app), &report, &reply).await.unwrap();
+    let queued = mail::notify_reporter_reply(app.service(), public_url(&app), &report, &reply).await.unwrap();
     assert_eq!(queued, 1, "Ann (replies on by default) only: Bob turned them off, Eve is elsewhere");
     let mails = outbox_of(&app).await;
     assert_eq!(mails[0].recipient, "ann@example.com");
@@ -603,7 +595,7 @@ async fn reporters_replies_reach_the_members_who_want_them() {
     assert!(mails[0].body.contains("> Still broken on Firefox.\n> Stop these mails: https://evil.example"));
     assert!(unsubscribe_link(&mails[0].body).contains(".replies."), "the reporter's line is quoted, ours is not");
     // Told once per reply.
-    assert_eq!(mail::notify_reporter_reply(app.store.as_ref(), public_url(&app), &report, &reply).await.unwrap(), 0);
+    assert_eq!(mail::notify_reporter_reply(app.service(), public_url(&app), &report, &reply).await.unwrap(), 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -633,9 +625,9 @@ async fn the_account_page_lists_every_project_with_its_choices() {
 
     // Not a choice, a project of another organization, or no CSRF token: refused, nothing stored.
     assert_eq!(choose(&app, &cookie, app.pid(), "hourly", "on").await.status, 400);
-    let foreign = svc_service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
+    let foreign = svc_service::projects::create_organization(app.service(), "Elsewhere").await.unwrap();
     let theirs = svc_service::projects::create_project(
-        app.store.as_ref(),
+        app.service(),
         &foreign.id,
         "Theirs",
         &svc_service::audit::command_line(),
@@ -660,7 +652,7 @@ async fn forged_and_foreign_unsubscribe_links_are_refused() {
     choose(&app, &cookie, app.pid(), "instant", "on").await;
     choose(&app, &cookie, &other.id, "instant", "on").await;
     app.file_report(text_report("Something broke")).await;
-    mail::queue_instant(app.store.as_ref(), public_url(&app), settled()).await.unwrap();
+    mail::queue_instant(app.service(), public_url(&app), settled()).await.unwrap();
     let mails = outbox_of(&app).await;
     assert_eq!(mails.len(), 1);
     let token = token_of(&unsubscribe_link(&mails[0].body)).to_string();
@@ -722,12 +714,12 @@ async fn two_instances_mail_each_new_report_once() {
     // Both instances' mail tasks run the same round at once, then again.
     let now = settled();
     let (a, b) = tokio::join!(
-        mail::queue_instant(first.store.as_ref(), public_url(&first), now),
-        mail::queue_instant(second.store.as_ref(), public_url(&second), now),
+        mail::queue_instant(first.service(), public_url(&first), now),
+        mail::queue_instant(second.service(), public_url(&second), now),
     );
     let (c, d) = tokio::join!(
-        mail::queue_instant(first.store.as_ref(), public_url(&first), now + 5_000),
-        mail::queue_instant(second.store.as_ref(), public_url(&second), now + 5_000),
+        mail::queue_instant(first.service(), public_url(&first), now + 5_000),
+        mail::queue_instant(second.service(), public_url(&second), now + 5_000),
     );
     assert_eq!(a.unwrap() + b.unwrap() + c.unwrap() + d.unwrap(), 3, "three reports, three mails in all");
     let mails = outbox_of(&second).await;

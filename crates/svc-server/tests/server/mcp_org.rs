@@ -82,9 +82,9 @@ async fn get_report_set_status_and_add_comment_reach_every_project_of_the_org() 
 #[tokio::test]
 async fn a_report_of_another_organization_is_out_of_reach() {
     let Org { app, key, .. } = org().await;
-    let elsewhere = svc_service::projects::create_organization(app.store.as_ref(), "Elsewhere").await.unwrap();
+    let elsewhere = svc_service::projects::create_organization(app.service(), "Elsewhere").await.unwrap();
     let foreign_project = svc_service::projects::create_project(
-        app.store.as_ref(),
+        app.service(),
         &elsewhere.id,
         "Foreign",
         &svc_service::audit::command_line(),

@@ -609,7 +609,7 @@ async fn an_organization_triage_grant_mints_an_org_wide_key_that_triages_every_p
 async fn a_member_may_grant_read_or_triage_on_their_organization() {
     let app = TestApp::new().await;
     let new = NewUser::parse("mia@example.com", "Mia", Secret::new(PASSWORD)).unwrap();
-    accounts::create_user(app.store.as_ref(), new, Some((&app.project.org_id, Role::Member))).await.unwrap();
+    accounts::create_user(app.service(), new, Some((&app.project.org_id, Role::Member))).await.unwrap();
     let cookie = app.sign_in("mia@example.com", PASSWORD).await;
     let (_, token) = connect(&app, &cookie, "Codex", &org_grant(&app), "triage").await;
     assert_eq!(key_of(&app, &token).await.scopes, ["feedback:read", "feedback:write"]);
@@ -684,7 +684,7 @@ async fn a_code_is_refused_once_its_person_lost_the_access() {
     let app = TestApp::new().await;
     let cookie = owner(&app).await;
     let new = NewUser::parse("mia@example.com", "", Secret::new(PASSWORD)).unwrap();
-    let mia = accounts::create_user(app.store.as_ref(), new, Some((&app.project.org_id, Role::Member))).await.unwrap();
+    let mia = accounts::create_user(app.service(), new, Some((&app.project.org_id, Role::Member))).await.unwrap();
     let mia_cookie = app.sign_in("mia@example.com", PASSWORD).await;
     let client_id = client(&app, "Agent").await;
     let code = code_for(&app, &mia_cookie, &client_id, &project_grant(&app), "read").await;
@@ -772,10 +772,10 @@ async fn housekeeping_deletes_registrations_never_used_within_a_day() {
     let (used, _) = connect(&app, &cookie, "Kept", &project_grant(&app), "read").await;
     let now = svc_core::time::now_ms();
 
-    svc_service::housekeeping::run_once(app.store.as_ref(), &app.state.blobs, now).await;
+    svc_service::housekeeping::run_once(app.service(), &app.state.blobs, now).await;
     assert_eq!(app.get_page(&authorize_path(&unused, &[]), None).await.status.as_u16(), 303, "a fresh one stays");
 
-    svc_service::housekeeping::run_once(app.store.as_ref(), &app.state.blobs, now + 25 * 3600 * 1000).await;
+    svc_service::housekeeping::run_once(app.service(), &app.state.blobs, now + 25 * 3600 * 1000).await;
     let gone = app.get_page(&authorize_path(&unused, &[]), Some(&cookie)).await;
     assert_eq!(gone.status.as_u16(), 400, "the abandoned registration is gone");
     assert!(app.get_page(&authorize_path(&used, &[]), Some(&cookie)).await.status.is_success(), "a used one stays");
@@ -802,7 +802,7 @@ async fn removing_a_member_disconnects_the_agents_they_connected_there() {
     let app = TestApp::new().await;
     let cookie = owner(&app).await;
     let new = NewUser::parse("mia@example.com", "", Secret::new(PASSWORD)).unwrap();
-    let mia = accounts::create_user(app.store.as_ref(), new, Some((&app.project.org_id, Role::Member))).await.unwrap();
+    let mia = accounts::create_user(app.service(), new, Some((&app.project.org_id, Role::Member))).await.unwrap();
     let mia_cookie = app.sign_in("mia@example.com", PASSWORD).await;
     let (_, mia_org) = connect(&app, &mia_cookie, "Mia's agent", &org_grant(&app), "triage").await;
     let (_, mia_project) = connect(&app, &mia_cookie, "Mia's other agent", &project_grant(&app), "read").await;

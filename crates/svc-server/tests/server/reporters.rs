@@ -244,7 +244,7 @@ async fn bad_reporter_tokens_keep_the_report_unverified_and_open_no_thread() {
     let mut claims: Value = serde_json::from_slice(&b64.decode(parts[1]).unwrap()).unwrap();
     claims["sub"] = json!("email:boss@example.com");
     let forged = format!("{}.{}.{}", parts[0], b64.encode(claims.to_string()), parts[2]);
-    let key = reporters::token_key(app.store.as_ref(), &app.project.id).await.unwrap();
+    let key = reporters::token_key(app.service(), &app.project.id).await.unwrap();
     let ann = Reporter::by_email(&svc_core::account::Email::parse(ANN).unwrap());
     let (expired, _) = svc_core::reporter::sign_token(&ann, "s", &key, time::now_ms() / 1000 - 7200);
     for (bad, error) in [(forged.as_str(), "invalid_signature"), (expired.as_str(), "expired")] {

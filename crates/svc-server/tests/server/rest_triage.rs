@@ -52,7 +52,7 @@ async fn reports_carry_their_assignee_and_labels() {
     let by = agent(&app, &["feedback:write"]).await;
     let user_a = member(&app, "a@example.com").await;
     triage::assign(
-        app.store.as_ref(),
+        app.service(),
         &by,
         std::slice::from_ref(&app.project),
         &report_ids(&[&report]),
@@ -145,7 +145,7 @@ async fn patching_labels_needs_feedback_write_on_a_report_of_the_project() {
     let by = agent(&app, &["feedback:read"]).await;
     let label = Label::parse("x").unwrap();
     let refused =
-        triage::add_label(app.store.as_ref(), &by, std::slice::from_ref(&app.project), &report_ids(&[&report]), label)
+        triage::add_label(app.service(), &by, std::slice::from_ref(&app.project), &report_ids(&[&report]), label)
             .await
             .unwrap_err();
     assert!(matches!(refused, ServiceError::Refused(_)), "{refused}");
@@ -175,7 +175,7 @@ async fn the_label_filter_ignores_case_and_a_project_keeps_one_spelling() {
         let page = app.get(&app.p(&format!("/feedback?{query}")), &app.token).await.ok(200).clone();
         assert_eq!(page, json!({"items": [], "nextCursor": null}), "{query}");
     }
-    let counts = triage::labels(app.store.as_ref(), &app.project).await.unwrap();
+    let counts = triage::labels(app.service(), &app.project).await.unwrap();
     let counts: Vec<(String, i64)> = counts.into_iter().map(|c| (c.label, c.count)).collect();
     assert_eq!(counts, vec![("later".to_string(), 1), ("Needs Design".to_string(), 2)]);
     let _ = third;
@@ -188,7 +188,7 @@ async fn labels_change_on_many_reports_at_once_or_not_at_all() {
     let all = report_ids(&reports.iter().collect::<Vec<_>>());
     let by = agent(&app, &["feedback:write"]).await;
     let projects = std::slice::from_ref(&app.project);
-    let store = app.store.as_ref();
+    let store = app.service();
 
     let changed = triage::add_label(store, &by, projects, &all, Label::parse("Regression").unwrap()).await.unwrap();
     assert!(changed.iter().all(|labelled| labelled.labels == vec!["Regression".to_string()]), "{changed:?}");
@@ -226,7 +226,7 @@ async fn the_assignee_filter_finds_a_users_reports_or_the_unassigned() {
     let by = agent(&app, &["feedback:write"]).await;
     let projects = std::slice::from_ref(&app.project);
     let user_a = member(&app, "a@example.com").await;
-    triage::assign(app.store.as_ref(), &by, projects, &report_ids(&[&reports[0], &reports[2]]), Some(user_a.as_str()))
+    triage::assign(app.service(), &by, projects, &report_ids(&[&reports[0], &reports[2]]), Some(user_a.as_str()))
         .await
         .unwrap();
     let page = app.get(&app.p(&format!("/feedback?assignee={user_a}")), &app.token).await.ok(200).clone();
@@ -236,14 +236,13 @@ async fn the_assignee_filter_finds_a_users_reports_or_the_unassigned() {
     let page = app.get(&app.p("/feedback?assignee=user-b"), &app.token).await.ok(200).clone();
     assert!(ids(&page).is_empty());
 
-    triage::assign(app.store.as_ref(), &by, projects, &report_ids(&[&reports[0]]), None).await.unwrap();
+    triage::assign(app.service(), &by, projects, &report_ids(&[&reports[0]]), None).await.unwrap();
     let page = app.get(&app.p("/feedback?assignee=none"), &app.token).await.ok(200).clone();
     assert_eq!(ids(&page), vec![reports[1].id.clone(), reports[0].id.clone()]);
     let reader = agent(&app, &["feedback:read"]).await;
-    let refused =
-        triage::assign(app.store.as_ref(), &reader, projects, &report_ids(&[&reports[1]]), Some(user_a.as_str()))
-            .await
-            .unwrap_err();
+    let refused = triage::assign(app.service(), &reader, projects, &report_ids(&[&reports[1]]), Some(user_a.as_str()))
+        .await
+        .unwrap_err();
     assert!(matches!(refused, ServiceError::Refused(_)), "{refused}");
 }
 
@@ -341,7 +340,7 @@ async fn member(app: &TestApp, email: &str) -> String {
     use svc_service::accounts::{self, NewUser};
     let new = NewUser::parse(email, "Member", svc_core::secret::Secret::new("a long enough password")).unwrap();
     let role = svc_core::account::Role::Member;
-    accounts::create_user(app.store.as_ref(), new, Some((&app.project.org_id, role))).await.unwrap().id
+    accounts::create_user(app.service(), new, Some((&app.project.org_id, role))).await.unwrap().id
 }
 
 /// A NUL in any list filter (the API fuzzer sends them) is an empty list, never a database error:

@@ -41,6 +41,13 @@ pub struct TestApp {
     pub token: String,
 }
 
+impl TestApp {
+    /// The service behind the app's surfaces (what a test calls an operation on).
+    pub fn service(&self) -> &svc_service::Service {
+        &self.state.service
+    }
+}
+
 pub struct Resp {
     pub status: StatusCode,
     pub headers: HeaderMap,
@@ -152,12 +159,12 @@ impl TestApp {
     }
 
     async fn over(dir: tempfile::TempDir, store: DynStore, config: ServerConfig) -> Self {
-        let boot = svc_service::bootstrap::ensure_default(store.as_ref())
+        let blobs = BlobStore::local(&dir.path().join("blobs")).expect("blob folder");
+        let state = AppState::new(store.clone(), config).with_blob_store(blobs);
+        let boot = svc_service::bootstrap::ensure_default(&state.service)
             .await
             .expect("bootstrap")
             .expect("an empty database is bootstrapped");
-        let blobs = BlobStore::local(&dir.path().join("blobs")).expect("blob folder");
-        let state = AppState::new(store.clone(), config).with_blob_store(blobs);
         let router = svc_server::app(state.clone());
         TestApp { dir, store, router, state, project: boot.project, token: boot.setup_token.expose().to_string() }
     }
@@ -252,13 +259,13 @@ impl TestApp {
     /// Mints a project key through the service (any scopes, `apikey:write` and `*` included);
     /// returns (key id, plaintext).
     pub async fn mint(&self, scopes: &[&str]) -> (String, String) {
-        mint_for(&self.store, &self.project, scopes).await
+        mint_for(self.service(), &self.project, scopes).await
     }
 
     /// An org-wide key (no project): it must be refused on every REST route.
     pub async fn mint_org_wide(&self, scopes: &[&str]) -> String {
         let (_, secret) = keys::mint(
-            self.store.as_ref(),
+            self.service(),
             MintRequest {
                 org_id: self.project.org_id.clone(),
                 project_id: None,
@@ -277,14 +284,14 @@ impl TestApp {
     /// A second project in the same organization, with a `*` key of its own.
     pub async fn other_project(&self) -> (Project, String) {
         let project = svc_service::projects::create_project(
-            self.store.as_ref(),
+            self.service(),
             &self.project.org_id,
             "Other",
             &svc_service::audit::command_line(),
         )
         .await
         .expect("create project");
-        let (_, key) = mint_for(&self.store, &project, &["*"]).await;
+        let (_, key) = mint_for(self.service(), &project, &["*"]).await;
         (project, key)
     }
 
@@ -465,7 +472,7 @@ impl TestApp {
         use svc_service::accounts::{self, NewUser};
         let new = NewUser::parse(email, "", svc_core::secret::Secret::new(PASSWORD)).expect("a valid new user");
         let join = Some((self.project.org_id.as_str(), svc_core::account::Role::Owner));
-        accounts::create_user(self.store.as_ref(), new, join).await.expect("create user")
+        accounts::create_user(self.service(), new, join).await.expect("create user")
     }
 
     /// Signs in through the form; returns the session cookie (`name=value`).
@@ -491,9 +498,9 @@ pub fn csrf_of(cookie: &str) -> String {
     svc_server::dashboard::csrf_token(cookie.split_once('=').expect("name=value").1)
 }
 
-pub async fn mint_for(store: &DynStore, project: &Project, scopes: &[&str]) -> (String, String) {
+pub async fn mint_for(service: &svc_service::Service, project: &Project, scopes: &[&str]) -> (String, String) {
     let (key, secret) = keys::mint(
-        store.as_ref(),
+        service,
         MintRequest {
             org_id: project.org_id.clone(),
             project_id: Some(project.id.clone()),
