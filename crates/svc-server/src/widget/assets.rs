@@ -10,7 +10,7 @@ pub const TYPES: &str = include_str!("../../../../widget/dist/svc.d.ts");
 /// Lazy parts: (file name with its content hash, contents), served at `/v1/parts/<file>`.
 pub const PARTS: &[(&str, &str)] = &[
     ("core.08ef6aa0ce.js", include_str!("../../../../widget/dist/parts/core.08ef6aa0ce.js")),
-    ("panel.6f03a2e40d.js", include_str!("../../../../widget/dist/parts/panel.6f03a2e40d.js")),
+    ("panel.65d0b6725b.js", include_str!("../../../../widget/dist/parts/panel.65d0b6725b.js")),
     ("selector.c0772bb60e.js", include_str!("../../../../widget/dist/parts/selector.c0772bb60e.js")),
     ("mascots.a37f5db80a.js", include_str!("../../../../widget/dist/parts/mascots.a37f5db80a.js")),
     ("screenshot.e96881dd39.js", include_str!("../../../../widget/dist/parts/screenshot.e96881dd39.js")),

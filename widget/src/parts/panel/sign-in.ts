@@ -1,12 +1,13 @@
-// The reporter in the panel (part of the panel part): signing in when the project asks for it (a
-// code mailed to their address, or the project's provider in a popup), who is signed in and
-// signing out, and in History their reports with the team's published answers, a reply, and
-// "does it work now?" once a report is marked fixed. Every text from the server is set as text.
+// Sign-in in the panel: signing in when the project asks for it (a code mailed to their address,
+// or the project's provider in a popup), who is signed in and signing out, and in History their
+// reports with the team's published answers, a reply, and "does it work now?" once a report is
+// marked fixed. Every text from the server is set as text.
 
-import type { Core } from './core';
-import { button, el } from './dom';
-import { fill, type STRINGS } from './i18n';
-import type { HistoryEntry, SignInAnswer, ThreadReport } from './types';
+import type { Core } from '../../core';
+import { button, el } from '../../dom';
+import { fill, type STRINGS } from '../../i18n';
+import type { HistoryEntry, SignInAnswer, ThreadReport } from '../../types';
+import { row } from './shared';
 
 type Failure = Error & { code?: string; body?: { triesLeft?: number } };
 
@@ -32,12 +33,6 @@ function field(id: string, label: string, type: string, auto = 'off'): [HTMLLabe
   i.id = id;
   if (type) (i.type = type), (i.autocomplete = auto as AutoFill);
   return [l, i];
-}
-
-function row(...children: HTMLElement[]): HTMLElement {
-  const r = el('div', 'row');
-  r.append(...children);
-  return r;
 }
 
 export function reporterUi(core: Core, t: typeof STRINGS.en, say: (text: string) => void, locale: string, apiUrl: string, projectKey: string): ReporterUi {
