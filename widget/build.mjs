@@ -78,6 +78,8 @@ const mascotSvg = (name) => minSvg(readFileSync(join(here, 'src', 'mascots', nam
 const svgPlugin = {
   name: 'svg-text',
   setup(b) {
+    // Resolved here, so the generated sources (bundled from memory) may import them too.
+    b.onResolve({ filter: /\.svg$/ }, (args) => ({ path: join(args.resolveDir, args.path) }));
     b.onLoad({ filter: /\.svg$/ }, (args) => ({ contents: 'export default ' + JSON.stringify(minSvg(readFileSync(args.path, 'utf8'))), loader: 'js' }));
   },
 };

@@ -32,8 +32,10 @@ interface Window {
 /** A compiler host that reads `files` (absolute path -> text) from memory, everything else from disk. */
 function host(options, files) {
   const h = ts.createCompilerHost(options);
-  const { getSourceFile, readFile, fileExists } = h;
+  const { getSourceFile, readFile, fileExists, directoryExists } = h;
+  const dirs = new Set([...files.keys()].map((f) => dirname(f)));
   h.fileExists = (f) => files.has(resolve(f)) || fileExists.call(h, f);
+  h.directoryExists = (d) => dirs.has(resolve(d)) || (directoryExists ? directoryExists.call(h, d) : true);
   h.readFile = (f) => (files.has(resolve(f)) ? files.get(resolve(f)) : readFile.call(h, f));
   h.getSourceFile = (f, language, ...rest) =>
     files.has(resolve(f)) ? ts.createSourceFile(f, files.get(resolve(f)), language, true) : getSourceFile.call(h, f, language, ...rest);
