@@ -8,6 +8,7 @@ pub mod audit;
 pub mod block;
 pub mod channel;
 pub mod context;
+pub mod event;
 pub mod identity;
 pub mod ids;
 pub mod ingest;

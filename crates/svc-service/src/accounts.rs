@@ -3,6 +3,7 @@
 //! link tokens are stored only as their SHA-256.
 
 use crate::Service;
+use crate::permissions::{self, OrgOperation};
 use svc_core::account::{
     self, Email, INVITE_LIFETIME_MS, LINK_LIFETIME_MS, LinkPurpose, Membership, OneTimeLink, Role, SESSION_LIFETIME_MS,
     SESSION_TOUCH_INTERVAL_MS, Session, User,
@@ -13,7 +14,7 @@ use svc_core::{ids, time};
 use svc_store::MemberChange;
 
 use super::{ServiceError, ServiceResult, audit};
-use crate::principal::{Principal, Refusal};
+use crate::principal::Principal;
 
 pub use crate::principal::SignedIn;
 
@@ -382,14 +383,6 @@ pub struct PendingInvite {
     pub expires_at: i64,
 }
 
-/// Refuses anyone but an owner of the organization.
-pub(crate) fn require_owner(by: &Principal, org_id: &str) -> ServiceResult<()> {
-    match by {
-        Principal::User(person) if person.role_in(org_id) == Some(Role::Owner) => Ok(()),
-        _ => Err(ServiceError::Refused(Refusal::MissingScope("owner"))),
-    }
-}
-
 /// The words the audit log keeps about a member.
 fn member_detail(user: &User, role: Role) -> serde_json::Value {
     serde_json::json!({"member": user.label(), "email": user.email, "userId": user.id, "role": role.as_str()})
@@ -398,7 +391,7 @@ fn member_detail(user: &User, role: Role) -> serde_json::Value {
 /// A one-time invitation link token to join the organization with `role`, valid seven days
 /// (owners only). The token is returned this once; only its SHA-256 is stored.
 pub async fn invite(svc: &Service, by: &Principal, org_id: &str, role: Role) -> ServiceResult<(Secret, i64)> {
-    require_owner(by, org_id)?;
+    permissions::check_org(by, OrgOperation::ManageMembers, org_id)?;
     let token = new_link(svc, LinkPurpose::Invite, Some(org_id), None, Some(role), INVITE_LIFETIME_MS).await?;
     let expires_at = time::now_ms() + INVITE_LIFETIME_MS;
     let detail = serde_json::json!({"role": role.as_str(), "expiresAt": expires_at});
@@ -417,7 +410,7 @@ pub async fn mail_invitation(
     expires_at: i64,
 ) -> ServiceResult<()> {
     let store = svc.store();
-    require_owner(by, org_id)?;
+    permissions::check_org(by, OrgOperation::ManageMembers, org_id)?;
     let org =
         store.get_organization(org_id).await?.ok_or_else(|| ServiceError::NotFound("no such organization".into()))?;
     let inviter = by.author().label.unwrap_or_else(|| "An owner".into());
@@ -462,7 +455,7 @@ pub async fn pending_invites(svc: &Service, org_id: &str) -> ServiceResult<Vec<P
 /// Withdraws a pending invitation (owners only): its link stops working.
 pub async fn withdraw_invite(svc: &Service, by: &Principal, org_id: &str, invite_id: &str) -> ServiceResult<()> {
     let store = svc.store();
-    require_owner(by, org_id)?;
+    permissions::check_org(by, OrgOperation::ManageMembers, org_id)?;
     if !store.delete_org_link(org_id, invite_id).await? {
         return Err(ServiceError::NotFound("no pending invitation with that id".into()));
     }
@@ -555,7 +548,7 @@ fn last_owner(user: &User) -> ServiceError {
 /// Gives a member another role (owners only). The last owner cannot be made a member.
 pub async fn change_role(svc: &Service, by: &Principal, org_id: &str, user_id: &str, role: Role) -> ServiceResult<()> {
     let store = svc.store();
-    require_owner(by, org_id)?;
+    permissions::check_org(by, OrgOperation::ManageMembers, org_id)?;
     let user = member_of(svc, org_id, user_id).await?;
     match store.change_member_role(org_id, user_id, role).await? {
         MemberChange::Done { previous } if previous == role => Ok(()),
@@ -575,7 +568,7 @@ pub async fn change_role(svc: &Service, by: &Principal, org_id: &str, user_id: &
 /// signed out everywhere. The last owner cannot be removed.
 pub async fn remove_member(svc: &Service, by: &Principal, org_id: &str, user_id: &str) -> ServiceResult<()> {
     let store = svc.store();
-    require_owner(by, org_id)?;
+    permissions::check_org(by, OrgOperation::ManageMembers, org_id)?;
     let user = member_of(svc, org_id, user_id).await?;
     match store.remove_member(org_id, user_id).await? {
         MemberChange::Done { previous } => {

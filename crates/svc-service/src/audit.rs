@@ -40,6 +40,20 @@ pub async fn record_for_report(svc: &Service, project_id: &str, by: &Author, act
     }
 }
 
+/// An entry of a project's log, to write with the change it records (a [`svc_store::Write::Audit`]).
+pub fn entry(project: &Project, by: &Author, action: &str, detail: Value) -> AuditEvent {
+    let at = time::now_ms();
+    AuditEvent {
+        id: ids::new_id_at(at),
+        org_id: project.org_id.clone(),
+        project_id: Some(project.id.clone()),
+        at,
+        actor: by.clone(),
+        action: action.to_string(),
+        detail,
+    }
+}
+
 async fn write(svc: &Service, org_id: &str, project_id: Option<&str>, by: &Author, action: &str, detail: Value) {
     let store = svc.store();
     let at = time::now_ms();

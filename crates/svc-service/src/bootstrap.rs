@@ -31,7 +31,7 @@ pub async fn ensure_default(svc: &Service) -> ServiceResult<Option<Bootstrap>> {
         _ => return Ok(None),
     };
     let by = super::audit::housekeeping();
-    let project = projects::create_project(svc, &org.id, "Default", &by).await?;
+    let project = projects::insert_project(svc, &org.id, "Default", &by).await?;
     let (key, secret) = keys::mint_setup_token(svc, &org.id, &project.id, None, &by).await?;
     Ok(Some(Bootstrap { project, setup_token: secret, setup_token_expires_at: key.expires_at.unwrap_or_default() }))
 }

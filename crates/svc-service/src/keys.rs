@@ -2,6 +2,7 @@
 
 use super::{ServiceError, ServiceResult, audit};
 use crate::Service;
+use crate::permissions::{self, OrgOperation};
 use crate::principal::Principal;
 use svc_core::audit::action;
 use svc_core::key::{AgentLabel, NewKey};
@@ -121,7 +122,7 @@ pub async fn list_org_wide(svc: &Service, org_id: &str) -> ServiceResult<Vec<Api
 /// Revokes an organization-wide key (owners of the organization); its next request gets 401.
 pub async fn revoke_org_wide(svc: &Service, by: &Principal, org_id: &str, key_id: &str) -> ServiceResult<i64> {
     let store = svc.store();
-    super::accounts::require_owner(by, org_id)?;
+    permissions::check_org(by, OrgOperation::ManageOrgKeys, org_id)?;
     let not_found = || ServiceError::NotFound("no active organization-wide key with that id".into());
     if !ids::is_object_id(key_id) {
         return Err(not_found());

@@ -15,10 +15,12 @@ pub mod comments;
 pub mod flags;
 pub mod housekeeping;
 pub mod keys;
+pub mod live;
 pub mod mail;
 pub mod mailer;
 pub mod oauth;
 pub mod outbound;
+pub mod permissions;
 pub mod principal;
 pub mod projects;
 pub mod readiness;
@@ -42,11 +44,20 @@ use crate::principal::Refusal;
 pub struct Service {
     store: DynStore,
     blobs: Arc<BlobStore>,
+    /// Names this process where instances take turns (the leases of the event feed's consumers).
+    instance_id: String,
+    /// This process's tail of the event feed for live views, started by the first ([`live`]).
+    live: live::LiveSender,
 }
 
 impl Service {
     pub fn new(store: DynStore, blobs: Arc<BlobStore>) -> Self {
-        Service { store, blobs }
+        Service { store, blobs, instance_id: svc_core::ids::new_id(), live: Default::default() }
+    }
+
+    /// This process's name among the instances sharing the database.
+    pub fn instance_id(&self) -> &str {
+        &self.instance_id
     }
 
     pub(crate) fn store(&self) -> &dyn Store {

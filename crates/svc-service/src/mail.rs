@@ -16,11 +16,14 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 use svc_core::account::{Email, Role, User};
 use svc_core::block::Block;
+use svc_core::event::{Event, EventKind, consumer};
 use svc_core::mail::{
     MailKind, MailPreference, NewReports, OutboxMail, Subscriber, check_body, clean_subject, digest_boundary, id_floor,
 };
-use svc_core::model::{Comment, Organization, Project, Report, ReportFilter};
+use svc_core::model::{AuthorKind, Comment, Organization, Project, Report, ReportFilter};
+use svc_core::status::Status;
 use svc_core::{ids, time};
+use svc_store::{Applied, Change, StoreError, Write};
 use tokio::sync::Notify;
 
 use super::accounts::SignedIn;
@@ -36,11 +39,8 @@ const LEASE_MS: i64 = 2 * 60 * 1000;
 const BATCH: u32 = 50;
 /// Sent and given-up messages are kept this long (the outbox is also a delivery log).
 pub const KEEP_MS: i64 = 30 * 24 * 3600 * 1000;
-/// A report is mailed at once only after this long, so a report committed a little after it was
-/// made (under load, or on another instance) is not passed over.
-pub const SETTLE_MS: i64 = 10_000;
-/// How far back the instant notifier looks after a pause (a restart); older reports are not
-/// mailed at once.
+/// A report filed longer ago than this when its event is read (mail was stopped for a while) is
+/// not mailed at once; the digest still lists it.
 const CATCH_UP_MS: i64 = 3600 * 1000;
 /// More new reports than this for one person and project in one round: one mail that lists them.
 const INSTANT_PER_ROUND: usize = 10;
@@ -50,10 +50,16 @@ const DIGEST_LISTED: u32 = 20;
 const DIGEST_CATCH_UP_MS: i64 = 7 * 24 * 3600 * 1000;
 /// How often the mail task looks for work when nothing wakes it.
 const TICK: Duration = Duration::from_secs(5);
+/// At most one round this often when changes wake the mail task.
+const CHANGE_ROUNDS: Duration = Duration::from_secs(1);
+/// Events the mail consumer reads per transaction.
+const EVENTS_PER_ROUND: u32 = 200;
+/// How long an instance holds the mail consumer after taking it (renewed each round; another
+/// instance takes over this long after one stops).
+const CONSUMER_LEASE_MS: i64 = 60_000;
 /// Most characters of the reporter's words in a mail.
 pub(crate) const EXCERPT_CHARS: usize = 1_500;
 
-const INSTANT_MARK: &str = "instant_through";
 const UNSUBSCRIBE_KEY: &str = "unsubscribe_key";
 
 /// Wakes this process's mail task when a message is queued (other instances find it on their next
@@ -103,6 +109,18 @@ impl Mail {
 /// server is set), else it waits in the outbox.
 pub async fn queue(svc: &Service, mail: Mail) -> ServiceResult<Option<String>> {
     let store = svc.store();
+    let outbox = outbox_row(mail, time::now_ms())?;
+    if store.queue_mail(&outbox).await? {
+        WAKE.notify_one();
+        Ok(Some(outbox.id))
+    } else {
+        Ok(None)
+    }
+}
+
+/// The outbox row of a message queued at `now`: the subject on one line, the unsubscribe link at
+/// the end of the body, both checked.
+fn outbox_row(mail: Mail, now: i64) -> ServiceResult<OutboxMail> {
     let subject = clean_subject(&mail.subject);
     if subject.is_empty() {
         return Err(ServiceError::Invalid("a mail needs a subject".into()));
@@ -114,8 +132,7 @@ pub async fn queue(svc: &Service, mail: Mail) -> ServiceResult<Option<String>> {
         body = format!("{}\n\n-- \nUnsubscribe: {url}\n", body.trim_end());
     }
     check_body(&body)?;
-    let now = time::now_ms();
-    let outbox = OutboxMail {
+    Ok(OutboxMail {
         id: ids::new_id_at(now),
         org_id: mail.org_id,
         project_id: mail.project_id,
@@ -132,13 +149,7 @@ pub async fn queue(svc: &Service, mail: Mail) -> ServiceResult<Option<String>> {
         last_error: None,
         sent_at: None,
         given_up_at: None,
-    };
-    if store.queue_mail(&outbox).await? {
-        WAKE.notify_one();
-        Ok(Some(outbox.id))
-    } else {
-        Ok(None)
-    }
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -212,11 +223,12 @@ pub async fn deliver_pending(svc: &Service, mailer: &Mailer, now: i64) -> Servic
     Ok(done)
 }
 
-/// One round of the mail task: queue instant notifications and due digests, then deliver. Each
-/// part runs whatever the others do; failures are logged. A round with nothing to do only reads.
+/// One round of the mail task: queue what new events call for and the digests that are due, then
+/// deliver. Each part runs whatever the others do; failures are logged. A round with nothing to do
+/// only reads.
 pub async fn run_once(svc: &Service, mailer: &Mailer, public_url: &str, now: i64) {
-    if let Err(error) = queue_instant(svc, public_url, now).await {
-        tracing::warn!(%error, "queuing new-report mail failed");
+    if let Err(error) = mail_events(svc, public_url, now).await {
+        tracing::warn!(%error, "queuing mail for new events failed");
     }
     if let Err(error) = queue_digests(svc, public_url, now).await {
         tracing::warn!(%error, "queuing digests failed");
@@ -236,11 +248,13 @@ pub async fn delete_old(svc: &Service, now: i64) -> ServiceResult<u64> {
     Ok(store.delete_old_mail(now - KEEP_MS).await?)
 }
 
-/// Starts the mail task (`svc serve`): a round every few seconds, and at once when this process
-/// queues a message; old mail is deleted once an hour.
+/// Starts the mail task (`svc serve`): a round every few seconds, soon after a change anywhere (it
+/// may call for mail), and at once when this process queues a message; old mail is deleted once an
+/// hour.
 pub fn spawn(svc: std::sync::Arc<Service>, mailer: Mailer, public_url: String) {
     tokio::spawn(async move {
         let mut cleaned_at = 0;
+        let mut changes = svc.store().changes().subscribe();
         loop {
             let now = time::now_ms();
             run_once(&svc, &mailer, &public_url, now).await;
@@ -252,6 +266,11 @@ pub fn spawn(svc: std::sync::Arc<Service>, mailer: Mailer, public_url: String) {
             }
             tokio::select! {
                 _ = WAKE.notified() => {}
+                _ = changes.recv() => {
+                    // A burst of changes makes one round a second, not one each.
+                    tokio::time::sleep(CHANGE_ROUNDS).await;
+                    changes = changes.resubscribe();
+                }
                 _ = tokio::time::sleep(TICK) => {}
             }
         }
@@ -432,92 +451,155 @@ impl Projects {
     }
 }
 
-/// Queues the new-report mails of the members who want them at once: one mail per report (one
-/// that lists them when more than ten came in since the last round), for the reports made since
-/// the last round and at least [`SETTLE_MS`] ago. Off the request path: filing a report does
-/// nothing for mail; this runs in the mail task every few seconds. A durable mark (swapped only
-/// from the value read) and one dedupe key per report and person keep several instances from
-/// mailing a report twice.
-pub async fn queue_instant(svc: &Service, public_url: &str, now: i64) -> ServiceResult<usize> {
+/// Reads the event feed from where the mail consumer stopped and queues the mails its events call
+/// for: new reports for the members who want them at once, reporters' replies for the members who
+/// get replies, "does it work now?" for a reporter whose report was marked fixed. The mails are
+/// queued in the transaction that moves the consumer past their events, so a crash before it
+/// commits leaves the events to read again and a crash after it leaves the mails queued: each
+/// event is mailed once. Only the instance holding the consumer's lease reads, so instances on one
+/// PostgreSQL take turns and never mail an event twice. The mail task calls this; tests call it
+/// directly. Returns how many mails were queued.
+pub async fn mail_events(svc: &Service, public_url: &str, now: i64) -> ServiceResult<usize> {
     let store = svc.store();
-    let subscribers = store.report_subscribers(NewReports::Instant).await?;
-    if subscribers.is_empty() {
+    // Nothing new: only reads.
+    if let Some(position) = store.consumer_position(consumer::MAIL).await?
+        && store.last_event_id().await? <= position
+    {
         return Ok(0);
     }
-    let mark_text = match store.mail_state(INSTANT_MARK).await? {
-        Some(mark) => mark,
-        None => store.init_mail_state(INSTANT_MARK, &(now - CATCH_UP_MS).to_string()).await?,
+    let owner = svc.instance_id();
+    let Some(mut position) = store.lease_consumer(consumer::MAIL, owner, now, now + CONSUMER_LEASE_MS).await? else {
+        return Ok(0);
     };
-    let from = mark_text.parse::<i64>().unwrap_or(0).max(now - CATCH_UP_MS);
-    let until = now - SETTLE_MS;
-    if until <= from {
-        return Ok(0);
-    }
-    let key = signing_key(svc).await?;
-    let mut by_project: BTreeMap<&str, Vec<&Subscriber>> = BTreeMap::new();
-    for subscriber in &subscribers {
-        by_project.entry(subscriber.project_id.as_str()).or_default().push(subscriber);
-    }
     let mut queued = 0;
-    for (project_id, subscribers) in by_project {
-        let Some(project) = store.get_project(project_id).await? else { continue };
-        let earliest = subscribers.iter().map(|s| s.preference.reports_since).min().unwrap_or(from).max(from);
-        let limit = (INSTANT_PER_ROUND + 1) as u32;
-        let reports = reports_between(svc, project_id, earliest, until, limit).await?;
-        if reports.is_empty() {
-            continue;
+    // At most 20 rounds a call, so one call cannot run for ever while events keep coming.
+    for _ in 0..20 {
+        let events = store.list_events(None, position, EVENTS_PER_ROUND).await?;
+        let Some(last) = events.last().map(|event| event.id) else { break };
+        let mut writes = Vec::new();
+        for mail in mails_for(svc, public_url, &events, now).await? {
+            match outbox_row(mail, now) {
+                Ok(row) => writes.push(Write::Mail(row)),
+                // One mail that cannot be built must not hold up every mail after it.
+                Err(error) => tracing::warn!(%error, "a notification could not be built; skipped"),
+            }
         }
-        for subscriber in subscribers {
-            let since = subscriber.preference.reports_since.max(from);
-            let floor = id_floor(since);
-            let theirs: Vec<&Report> = reports.iter().filter(|report| report.id >= floor).collect();
-            if theirs.is_empty() {
-                continue;
-            }
-            let Ok(to) = Email::parse(&subscriber.email) else { continue };
-            let footer = Footer::new(public_url, &key, subscriber, &project, Topic::NewReports);
-            if theirs.len() <= INSTANT_PER_ROUND && reports.len() <= INSTANT_PER_ROUND {
-                for report in theirs {
-                    let mut mail = Mail::new(
-                        &project.org_id,
-                        to.clone(),
-                        MailKind::NewReport,
-                        format!("[{}] {}", project.name, report.title),
-                        new_report_text(public_url, &project, report, &footer),
-                    );
-                    mail.project_id = Some(project.id.clone());
-                    mail.dedupe_key = Some(format!("new-report:{}:{}", report.id, subscriber.user_id));
-                    mail.unsubscribe_url = Some(footer.unsubscribe.clone());
-                    queued += usize::from(queue(svc, mail).await?.is_some());
-                }
-            } else {
-                let count = store.count_reports_between(project_id, &floor, &id_floor(until)).await?;
-                let listed: Vec<&Report> = theirs.into_iter().rev().take(INSTANT_PER_ROUND).collect();
-                let mut mail = Mail::new(
-                    &project.org_id,
-                    to,
-                    MailKind::NewReport,
-                    format!("[{}] {}", project.name, reports_count(count)),
-                    report_list_text(
-                        public_url,
-                        &project,
-                        &format!("{} in {}:", reports_count(count), project.name),
-                        &listed,
-                        count,
-                        &footer,
-                    ),
-                );
-                mail.project_id = Some(project.id.clone());
-                mail.dedupe_key = Some(format!("new-reports:{}:{}:{since}-{until}", project.id, subscriber.user_id));
-                mail.unsubscribe_url = Some(footer.unsubscribe.clone());
-                queued += usize::from(queue(svc, mail).await?.is_some());
-            }
+        writes.push(Write::AdvanceConsumer { name: consumer::MAIL.into(), owner: owner.to_string(), to: last });
+        let change = Change::anywhere(super::audit::housekeeping(), now, writes);
+        let applied = match store.apply(&change).await {
+            Ok(applied) => applied,
+            // Another instance took the consumer over: it mails these events.
+            Err(StoreError::LeaseLost(_)) => break,
+            Err(error) => return Err(error.into()),
+        };
+        queued += change
+            .writes
+            .iter()
+            .zip(&applied)
+            .filter(|(write, outcome)| matches!((write, outcome), (Write::Mail(_), Applied::Done)))
+            .count();
+        position = last;
+        if events.len() < EVENTS_PER_ROUND as usize {
+            break;
         }
     }
-    // Another instance may have moved the mark meanwhile: then it mailed this window too, and the
-    // dedupe keys kept the mails single.
-    store.swap_mail_state(INSTANT_MARK, &mark_text, &until.to_string()).await?;
+    if queued > 0 {
+        WAKE.notify_one();
+    }
     Ok(queued)
+}
+
+/// The mails a run of events calls for, in event order.
+async fn mails_for(svc: &Service, public_url: &str, events: &[Event], now: i64) -> ServiceResult<Vec<Mail>> {
+    let store = svc.store();
+    let mut projects = Projects::default();
+    let mut mails = Vec::new();
+    // New reports are gathered per project: many at once make one mail per person, not one each.
+    let mut new_reports: BTreeMap<String, Vec<Report>> = BTreeMap::new();
+    for event in events {
+        let Some(report_id) = &event.report_id else { continue };
+        match &event.kind {
+            EventKind::ReportCreated { .. } if event.at >= now - CATCH_UP_MS => {
+                if let Some(report) = store.get_report(report_id).await? {
+                    new_reports.entry(report.project_id.clone()).or_default().push(report);
+                }
+            }
+            EventKind::CommentPublished { comment_id, .. } if event.by.kind == AuthorKind::Reporter => {
+                let Some(report) = store.get_report(report_id).await? else { continue };
+                let Some(project) = projects.get(svc, &report.project_id).await? else { continue };
+                let comments = store.list_comments(report_id).await?;
+                if let Some(reply) = comments.iter().find(|comment| &comment.id == comment_id) {
+                    mails.extend(reply_mails(svc, public_url, &project, &report, reply).await?);
+                }
+            }
+            EventKind::StatusChanged { to: Status::Fixed, .. } => {
+                let Some(report) = store.get_report(report_id).await? else { continue };
+                let Some(project) = projects.get(svc, &report.project_id).await? else { continue };
+                mails.extend(super::reporters::fixed_mail(svc, public_url, &project, &report, event.at).await?);
+            }
+            _ => {}
+        }
+    }
+    if new_reports.is_empty() {
+        return Ok(mails);
+    }
+    let subscribers = store.report_subscribers(NewReports::Instant).await?;
+    let key = signing_key(svc).await?;
+    let window = format!("{}-{}", events[0].id, events[events.len() - 1].id);
+    for (project_id, reports) in new_reports {
+        let Some(project) = projects.get(svc, &project_id).await? else { continue };
+        for subscriber in subscribers.iter().filter(|s| s.project_id == project_id) {
+            let theirs: Vec<&Report> =
+                reports.iter().filter(|report| report.created_at >= subscriber.preference.reports_since).collect();
+            mails.extend(new_report_mails(public_url, &key, &project, subscriber, &theirs, &window));
+        }
+    }
+    Ok(mails)
+}
+
+/// A person's new-report mails for reports filed together (oldest first): one each, or one that
+/// lists them when there are more than [`INSTANT_PER_ROUND`]. `window` names the run of events they
+/// came in (the list mail's dedupe key).
+fn new_report_mails(
+    public_url: &str,
+    key: &[u8],
+    project: &Project,
+    subscriber: &Subscriber,
+    reports: &[&Report],
+    window: &str,
+) -> Vec<Mail> {
+    let Ok(to) = Email::parse(&subscriber.email) else { return Vec::new() };
+    if reports.is_empty() {
+        return Vec::new();
+    }
+    let footer = Footer::new(public_url, key, subscriber, project, Topic::NewReports);
+    let mail = |subject: String, text: String, dedupe_key: String| {
+        let mut mail = Mail::new(&project.org_id, to.clone(), MailKind::NewReport, subject, text);
+        mail.project_id = Some(project.id.clone());
+        mail.dedupe_key = Some(dedupe_key);
+        mail.unsubscribe_url = Some(footer.unsubscribe.clone());
+        mail
+    };
+    if reports.len() <= INSTANT_PER_ROUND {
+        return reports
+            .iter()
+            .map(|report| {
+                mail(
+                    format!("[{}] {}", project.name, report.title),
+                    new_report_text(public_url, project, report, &footer),
+                    format!("new-report:{}:{}", report.id, subscriber.user_id),
+                )
+            })
+            .collect();
+    }
+    let count = reports.len() as i64;
+    let listed: Vec<&Report> = reports.iter().rev().take(INSTANT_PER_ROUND).copied().collect();
+    let heading = format!("{} in {}:", reports_count(count), project.name);
+    vec![mail(
+        format!("[{}] {}", project.name, reports_count(count)),
+        report_list_text(public_url, project, &heading, &listed, count, &footer),
+        format!("new-reports:{}:{}:{window}", project.id, subscriber.user_id),
+    )]
 }
 
 /// Queues the daily digests that are due: at [`svc_core::mail::DIGEST_HOUR_UTC`]:00 UTC, one mail
@@ -572,31 +654,27 @@ pub async fn queue_digests(svc: &Service, public_url: &str, now: i64) -> Service
     Ok(queued)
 }
 
-/// Tells the project's team that a reporter replied on a report (a comment by the reporter):
-/// one mail to each member of the project's organization who gets replies (the default), with the
-/// reply quoted. Queues only; returns how many mails were queued. The reporter's reply (issue 16)
-/// calls this after storing the comment.
-pub async fn notify_reporter_reply(
+/// The mails telling the project's team that a reporter replied on a report (a comment by the
+/// reporter): one to each member of the project's organization who gets replies (the default),
+/// with the reply quoted.
+async fn reply_mails(
     svc: &Service,
     public_url: &str,
+    project: &Project,
     report: &Report,
     reply: &Comment,
-) -> ServiceResult<usize> {
+) -> ServiceResult<Vec<Mail>> {
     let store = svc.store();
-    let project = store
-        .get_project(&report.project_id)
-        .await?
-        .ok_or_else(|| ServiceError::NotFound("project not found".into()))?;
     let subscribers = store.reply_subscribers(&project.id).await?;
     if subscribers.is_empty() {
-        return Ok(0);
+        return Ok(Vec::new());
     }
     let key = signing_key(svc).await?;
     let who = reply.author.label.clone().or_else(|| reporter_label(report)).unwrap_or_else(|| "The reporter".into());
-    let mut queued = 0;
+    let mut mails = Vec::new();
     for subscriber in &subscribers {
         let Ok(to) = Email::parse(&subscriber.email) else { continue };
-        let footer = Footer::new(public_url, &key, subscriber, &project, Topic::Replies);
+        let footer = Footer::new(public_url, &key, subscriber, project, Topic::Replies);
         let text = format!(
             "{who} replied on a report in {project} ({short}: {title}):\n\n{quoted}\n\nOpen the report: {link}\n{footer}",
             project = project.name,
@@ -616,9 +694,9 @@ pub async fn notify_reporter_reply(
         mail.project_id = Some(project.id.clone());
         mail.dedupe_key = Some(format!("reply:{}:{}", reply.id, subscriber.user_id));
         mail.unsubscribe_url = Some(footer.unsubscribe.clone());
-        queued += usize::from(queue(svc, mail).await?.is_some());
+        mails.push(mail);
     }
-    Ok(queued)
+    Ok(mails)
 }
 
 /// The end of every team notification: why it came, the one-click way out, and the settings.

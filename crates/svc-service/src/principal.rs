@@ -36,6 +36,9 @@ pub enum Principal {
     /// A reporter who signed in from the widget (or whose page passed an identity token): holds
     /// no scope; acts only on their own reports of one project, through `service::reporters`.
     Reporter { project_id: String, reporter: svc_core::reporter::Reporter },
+    /// Whoever runs `svc` on the server's own machine (the command line, the first start): they
+    /// hold the database already, so every right on every project and organization.
+    Operator,
 }
 
 /// Why a principal may not do something.
@@ -61,7 +64,7 @@ impl Principal {
     pub fn key(&self) -> Option<&ApiKey> {
         match self {
             Principal::ProjectKey(key) | Principal::OrgKey(key) => Some(key),
-            Principal::User(_) | Principal::Reporter { .. } => None,
+            Principal::User(_) | Principal::Reporter { .. } | Principal::Operator => None,
         }
     }
 
@@ -70,7 +73,7 @@ impl Principal {
         match self {
             Principal::ProjectKey(key) => key.project_id.as_deref(),
             Principal::Reporter { project_id, .. } => Some(project_id),
-            Principal::OrgKey(_) | Principal::User(_) => None,
+            Principal::OrgKey(_) | Principal::User(_) | Principal::Operator => None,
         }
     }
 
@@ -85,6 +88,7 @@ impl Principal {
             Principal::OrgKey(key) => key.org_id == project.org_id,
             Principal::User(person) => person.role_in(&project.org_id).is_some(),
             Principal::Reporter { project_id, .. } => *project_id == project.id,
+            Principal::Operator => true,
         };
         if project.is_some_and(|project| !reaches(project)) {
             return Err(Refusal::OtherProject);
@@ -100,6 +104,7 @@ impl Principal {
                 !roles.is_empty() && roles.iter().all(|role| role.scopes().iter().any(|s| scope::grants(s, needed)))
             }
             Principal::Reporter { .. } => false,
+            Principal::Operator => true,
         };
         if !holds {
             return Err(Refusal::MissingScope(needed));
@@ -126,6 +131,7 @@ impl Principal {
                 id: Some(reporter.id.clone()),
                 label: Some(reporter.label().to_string()),
             },
+            Principal::Operator => crate::audit::command_line(),
         }
     }
 
@@ -136,6 +142,7 @@ impl Principal {
             Principal::ProjectKey(key) | Principal::OrgKey(key) => format!("agent:{}", key.id),
             Principal::User(person) => format!("user:{}", person.user.id),
             Principal::Reporter { reporter, .. } => format!("reporter:{}", reporter.id),
+            Principal::Operator => "operator".to_string(),
         }
     }
 }

@@ -2,6 +2,8 @@
 
 use super::{ServiceError, ServiceResult, audit};
 use crate::Service;
+use crate::permissions::{self, Operation, OrgOperation};
+use crate::principal::Principal;
 use serde_json::Value;
 use serde_json::json;
 use svc_core::audit::action;
@@ -22,7 +24,13 @@ pub async fn create_organization(svc: &Service, name: &str) -> ServiceResult<Org
 
 /// Creates a project with the channels `bug`, `idea`, `question` (`bug` the default). The slug comes
 /// from the name and is made unique within the organization.
-pub async fn create_project(svc: &Service, org_id: &str, name: &str, by: &Author) -> ServiceResult<Project> {
+pub async fn create_project(svc: &Service, by: &Principal, org_id: &str, name: &str) -> ServiceResult<Project> {
+    permissions::check_org(by, OrgOperation::CreateProject, org_id)?;
+    insert_project(svc, org_id, name, &by.author()).await
+}
+
+/// [`create_project`] done by Svc itself (the first start), recorded as `by`'s act.
+pub(crate) async fn insert_project(svc: &Service, org_id: &str, name: &str, by: &Author) -> ServiceResult<Project> {
     let store = svc.store();
     rules::validate_project_name(name)?;
     let now = time::now_ms();
@@ -155,12 +163,13 @@ pub async fn by_public_key(svc: &Service, project_key: &str) -> ServiceResult<Op
     Ok(store.get_project_by_key(project_key).await?)
 }
 
-/// The projects of an organization, oldest first.
 /// The projects a principal reaches: a project key's own, an org-wide key's organization's, a
-/// person's organizations' (by organization, then creation).
-pub async fn reachable(svc: &Service, principal: &crate::principal::Principal) -> ServiceResult<Vec<Project>> {
-    use crate::principal::Principal;
+/// person's organizations' (by organization, then creation), every project for the operator.
+pub async fn reachable(svc: &Service, principal: &Principal) -> ServiceResult<Vec<Project>> {
     match principal {
+        Principal::Operator => {
+            Ok(list_by_organization(svc, None).await?.into_iter().flat_map(|(_, projects)| projects).collect())
+        }
         Principal::ProjectKey(key) | Principal::OrgKey(key) => match &key.project_id {
             Some(id) => Ok(get(svc, id).await?.into_iter().collect()),
             None => list_in_org(svc, &key.org_id).await,
@@ -254,14 +263,13 @@ const DELETE_REPORTS_PER_BATCH: u32 = 1_000;
 /// hints, flags, blobs (rows and stored objects) and its own audit log; then records
 /// `project.deleted` in the organization's log. The reports go first, a batch per transaction;
 /// the rest goes in one transaction. Blob objects the blob store fails to delete stay queued and
-/// housekeeping tries again (see [`super::blobs::delete_queued`]).
-pub async fn delete_project(
-    svc: &Service,
-    blobs: &svc_blob::BlobStore,
-    project: &Project,
-    by: &Author,
-) -> ServiceResult<DeletedProject> {
+/// housekeeping tries again (see [`super::blobs::delete_queued`]). People who own the
+/// organization (and the operator) may; no key may.
+pub async fn delete_project(svc: &Service, by: &Principal, project: &Project) -> ServiceResult<DeletedProject> {
+    permissions::check(by, Operation::DeleteProject, project)?;
     let store = svc.store();
+    let blobs = svc.blobs();
+    let by = &by.author();
     let mut deleted = DeletedProject::default();
     loop {
         let batch = store.delete_reports(&project.id, None, DELETE_REPORTS_PER_BATCH).await?;

@@ -28,6 +28,8 @@ use svc_core::{ids, secret, time};
 use super::mail::{self, Mail};
 use super::{ServiceError, ServiceResult, comments, reports};
 use crate::principal::Principal;
+use svc_core::event::{EventKind, NewEvent};
+use svc_store::{Applied, Change, StoreError, Write};
 
 /// The name the service's reporter key is kept under (in the small key-value table the mail
 /// service keeps its own key in).
@@ -387,29 +389,28 @@ async fn own_report(svc: &Service, project: &Project, principal: &Principal, id:
     report.filter(|r| is_theirs(r, reporter_of(principal))).ok_or(ReporterError::NotYours)
 }
 
-/// The reporter answers on their report: a published comment by them, mailed to the team members
-/// who get replies.
+/// The reporter answers on their report: a published comment by them (its `comment.published`
+/// event tells the team members who get replies, by mail).
 pub async fn reply(
     svc: &Service,
-    public_url: &str,
     project: &Project,
     principal: &Principal,
     report_id: &str,
     text: &str,
 ) -> ReporterResult<Comment> {
     let report = own_report(svc, project, principal, report_id).await?;
-    let new = NewComment::parse(text, None, Some(false))?;
-    let comment = comments::add(svc, &report, principal, new).await?;
-    mail::notify_reporter_reply(svc, public_url, &report, &comment).await?;
+    let now = time::now_ms();
+    let comment = comments::compose(&report, principal.author(), NewComment::parse(text, None, Some(false))?, now);
+    apply(svc, project, principal, now, vec![Write::Comment(comment.clone())]).await?;
     Ok(comment)
 }
 
 /// The reporter's answer to "does it work now?" on a report marked `fixed`: "Works now" sets
-/// `verified`, "Still broken" sets `triaged`; a note becomes their comment. Both are recorded as
-/// the reporter's acts (status history, audit log).
+/// `verified`, "Still broken" sets `triaged`; a note becomes their comment. One change: the note,
+/// the status (in the report's history and the project's log), and `report.confirmed`, all as the
+/// reporter's acts.
 pub async fn confirm(
     svc: &Service,
-    public_url: &str,
     project: &Project,
     principal: &Principal,
     report_id: &str,
@@ -420,34 +421,80 @@ pub async fn confirm(
     if report.status != Status::Fixed {
         return Err(ReporterError::NotFixed);
     }
+    let now = time::now_ms();
+    let author = principal.author();
     let note = note.map(str::trim).filter(|n| !n.is_empty());
-    // The note first: whoever reads the new status finds the reason beside it.
     let comment = match note {
         Some(text) => {
-            let comment = comments::add(svc, &report, principal, NewComment::parse(text, None, Some(false))?).await?;
-            mail::notify_reporter_reply(svc, public_url, &report, &comment).await?;
-            Some(comment)
+            Some(comments::compose(&report, author.clone(), NewComment::parse(text, None, Some(false))?, now))
         }
         None => None,
     };
     let status = if works { Status::Verified } else { Status::Triaged };
-    let change = reports::set_status(svc, public_url, &report, status, principal).await?;
+    // The note first: whoever reads the new status finds the reason beside it.
+    let mut writes: Vec<Write> = comment.iter().cloned().map(Write::Comment).collect();
+    writes.push(Write::Status { report_id: report.id.clone(), to: status });
+    writes.push(Write::Event(NewEvent {
+        project_id: project.id.clone(),
+        report_id: Some(report.id.clone()),
+        kind: EventKind::Confirmed { works },
+        by: author.clone(),
+        at: now,
+    }));
+    let detail = serde_json::json!({
+        "reportId": report.id,
+        "shortId": ids::short_id(&report.id),
+        "from": report.status,
+        "to": status,
+    });
+    writes.push(Write::Audit(super::audit::entry(project, &author, svc_core::audit::action::STATUS_CHANGED, detail)));
+    let applied = apply(svc, project, principal, now, writes).await?;
+    let change = applied.into_iter().find_map(|outcome| match outcome {
+        Applied::Status(change) => change,
+        _ => None,
+    });
+    // Someone changed the status between the read and the write: the answer came too late.
+    let Some(change) = change else { return Err(ReporterError::NotFixed) };
     Ok((change, comment))
+}
+
+/// Applies a reporter's change in their project and tells live views.
+async fn apply(
+    svc: &Service,
+    project: &Project,
+    principal: &Principal,
+    at: i64,
+    writes: Vec<Write>,
+) -> ReporterResult<Vec<Applied>> {
+    let change = Change { project_ids: Some(vec![project.id.clone()]), by: principal.author(), at, writes };
+    let applied = match svc.store().apply(&change).await {
+        Ok(applied) => applied,
+        Err(StoreError::NotFound) => return Err(ReporterError::NotYours),
+        Err(other) => return Err(other.into()),
+    };
+    svc.store().changes().announce(&project.id);
+    Ok(applied)
 }
 
 // ---------------------------------------------------------------------------------------------
 // Telling the reporter that their report is fixed.
 
-/// Mails the reporter of a report just marked `fixed`, when they signed in by email: "does it work
-/// now?" with a link to answer. Queued once per status change.
-pub async fn tell_fixed(svc: &Service, public_url: &str, report: &Report, change: &StatusChange) -> ServiceResult<()> {
-    let store = svc.store();
-    let Some(reporter) = report.identity.as_ref().and_then(Reporter::from_identity) else { return Ok(()) };
+/// The mail to the reporter of a report just marked `fixed`, when they signed in by email: "does
+/// it work now?" with a link to answer. One per status change (its dedupe key); `None` for a
+/// reporter Svc has no verified address of. The mail consumer builds it from the
+/// `report.status_changed` event.
+pub(crate) async fn fixed_mail(
+    svc: &Service,
+    public_url: &str,
+    project: &Project,
+    report: &Report,
+    changed_at: i64,
+) -> ServiceResult<Option<Mail>> {
+    let Some(reporter) = report.identity.as_ref().and_then(Reporter::from_identity) else { return Ok(None) };
     if reporter.method != SignInMethod::Email {
-        return Ok(());
+        return Ok(None);
     }
-    let Some(email) = reporter.email.as_deref().and_then(|e| Email::parse(e).ok()) else { return Ok(()) };
-    let Some(project) = store.get_project(&report.project_id).await? else { return Ok(()) };
+    let Some(email) = reporter.email.as_deref().and_then(|e| Email::parse(e).ok()) else { return Ok(None) };
     let link = confirm_link(svc, public_url, report, &reporter).await?;
     let text = format!(
         "Good news: your report to {project} is marked fixed.\n\n{title}\n\nDoes it work now? Tell the team with one \
@@ -464,9 +511,8 @@ pub async fn tell_fixed(svc: &Service, public_url: &str, report: &Report, change
         text,
     );
     message.project_id = Some(project.id.clone());
-    message.dedupe_key = Some(format!("fixed:{}:{}", report.id, change.at));
-    mail::queue(svc, message).await?;
-    Ok(())
+    message.dedupe_key = Some(format!("fixed:{}:{changed_at}", report.id));
+    Ok(Some(message))
 }
 
 /// `<public URL>/reporter/confirm?token=<report>.<mac>`: the link in a "fixed" mail.

@@ -1,8 +1,7 @@
 //! Reports: listing pages, reading with history, status changes.
 
-use super::{ServiceError, ServiceResult};
+use super::ServiceResult;
 use crate::Service;
-use crate::principal::Principal;
 use svc_core::block::BlobFacts;
 use svc_core::model::{Author, Report, ReportFilter, StatusChange};
 use svc_core::status::Status;
@@ -82,47 +81,6 @@ pub async fn find_by_short_id(
 pub async fn history(svc: &Service, report: &Report) -> ServiceResult<Vec<StatusChange>> {
     let store = svc.store();
     Ok(store.status_history(&report.id).await?)
-}
-
-/// Sets a report's status (any of the six values) and records who changed it. A report marked
-/// `fixed` asks its reporter whether it works now (by mail when they signed in by email; the widget
-/// asks them too); `public_url` makes the mail's link.
-pub async fn set_status(
-    svc: &Service,
-    public_url: &str,
-    report: &Report,
-    new_status: Status,
-    by: &Principal,
-) -> ServiceResult<StatusChange> {
-    let store = svc.store();
-    match store.set_report_status(&report.id, new_status, &by.author(), time::now_ms()).await {
-        Ok(change) => {
-            store.changes().announce(&report.project_id);
-            let detail = serde_json::json!({
-                "reportId": report.id,
-                "shortId": svc_core::ids::short_id(&report.id),
-                "from": change.from_status,
-                "to": change.to_status,
-            });
-            super::audit::record_for_report(
-                svc,
-                &report.project_id,
-                &change.by,
-                svc_core::audit::action::STATUS_CHANGED,
-                detail,
-            )
-            .await;
-            if new_status == Status::Fixed && report.status != Status::Fixed {
-                // The status is set whatever becomes of the mail; a failure to queue it is logged.
-                if let Err(error) = super::reporters::tell_fixed(svc, public_url, report, &change).await {
-                    tracing::warn!(report = %report.id, %error, "could not queue the reporter's fixed mail");
-                }
-            }
-            Ok(change)
-        }
-        Err(StoreError::NotFound) => Err(ServiceError::NotFound("report not found".into())),
-        Err(other) => Err(other.into()),
-    }
 }
 
 /// A report to file, from any surface (ingest, tool endpoint).
@@ -246,11 +204,4 @@ pub async fn file(svc: &Service, filing: Filing<'_>) -> Result<Filed, FilingErro
         }
         svc_store::CreatedReport::Repeat(id) => Ok(Filed::Repeat(id)),
     }
-}
-
-/// Announcements of changed reports (project ids; an empty one means "anything may have changed"),
-/// from this instance and, on PostgreSQL, from every other.
-pub fn subscribe_changes(svc: &Service) -> tokio::sync::broadcast::Receiver<String> {
-    let store = svc.store();
-    store.changes().subscribe()
 }

@@ -2,8 +2,10 @@
 
 use super::{ServiceError, ServiceResult};
 use crate::Service;
+use crate::permissions::{self, Operation};
+use crate::principal::Principal;
 use std::collections::HashMap;
-use svc_core::model::{Room, RoomChanges, RoomSummary};
+use svc_core::model::{Project, Room, RoomChanges, RoomSummary};
 use svc_core::room::NewRoom;
 use svc_core::{ids, time};
 use svc_store::{ArtifactActivity, RoomRows};
@@ -14,9 +16,12 @@ pub struct UpsertOutcome {
 }
 
 /// POST semantics: create the room, or when it exists (stored or implicit) store it and update only
-/// the fields given. `created` is true only when no room existed in either way.
-pub async fn upsert(svc: &Service, project_id: &str, room: NewRoom) -> ServiceResult<UpsertOutcome> {
+/// the fields given. `created` is true only when no room existed in either way (and then the room
+/// is a `room.created` event by `by`).
+pub async fn upsert(svc: &Service, by: &Principal, project: &Project, room: NewRoom) -> ServiceResult<UpsertOutcome> {
+    permissions::check(by, Operation::ManageRooms, project)?;
     let store = svc.store();
+    let project_id = project.id.as_str();
     let NewRoom { artifact_id, changes } = room;
     let artifact_id = artifact_id.as_str();
     let implicit = store.get_room(project_id, artifact_id).await?.is_none()
@@ -32,19 +37,29 @@ pub async fn upsert(svc: &Service, project_id: &str, room: NewRoom) -> ServiceRe
         created_at: now,
         updated_at: now,
     };
-    let (room, inserted) = store.upsert_room(&fresh, &changes).await?;
+    let author = by.author();
+    let (room, inserted) = store.upsert_room(&fresh, &changes, (!implicit).then_some(&author)).await?;
+    store.changes().announce(project_id);
     Ok(UpsertOutcome { room, created: inserted && !implicit })
 }
 
 /// PATCH semantics: update a stored room, or store an implicit one; 404 when neither exists.
-pub async fn patch(svc: &Service, project_id: &str, artifact_id: &str, changes: RoomChanges) -> ServiceResult<Room> {
+pub async fn patch(
+    svc: &Service,
+    by: &Principal,
+    project: &Project,
+    artifact_id: &str,
+    changes: RoomChanges,
+) -> ServiceResult<Room> {
+    permissions::check(by, Operation::ManageRooms, project)?;
     let store = svc.store();
+    let project_id = project.id.as_str();
     let room = NewRoom::parse(artifact_id.to_string(), changes)?;
     let stored = store.get_room(project_id, artifact_id).await?;
     if stored.is_none() && store.count_room_reports(project_id, artifact_id).await? == 0 {
         return Err(ServiceError::NotFound(format!("no room with artifactId {artifact_id}")));
     }
-    Ok(upsert(svc, project_id, room).await?.room)
+    Ok(upsert(svc, by, project, room).await?.room)
 }
 
 /// Stored rooms merged with implicit ones (artifact ids only reports carry), most recent activity

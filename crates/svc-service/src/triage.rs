@@ -1,19 +1,125 @@
-//! Triage: the labels and the assignee of one report or many at once, in the projects the acting
-//! principal may write to (`feedback:write`), and a project's labels with their counts.
+//! Triage: the status, assignee and labels of one report or many at once, as one operation (all of
+//! it or none, with its events and audit entries in the same transaction), in the projects where
+//! the acting principal may triage; and a project's labels with their counts.
 
 use super::{ServiceError, ServiceResult};
 use crate::Service;
+use crate::permissions::{self, Operation};
 use crate::principal::Principal;
-use svc_core::model::{LabelCount, Project};
+use svc_core::audit::action;
+use svc_core::model::{LabelCount, Project, Report, StatusChange};
+use svc_core::status::Status;
 use svc_core::triage::{Label, LabelChange, LabelSet, MAX_LABELS_PER_REPORT, ReportIds};
-use svc_core::{scope, time};
-use svc_store::StoreError;
+use svc_core::{ids, time};
+use svc_store::{Applied, Change, StoreError, Write};
 
-/// A report's labels after a change.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Labelled {
+/// What one triage operation changes on each of its reports; what is `None` stays as it is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Triage {
+    pub status: Option<Status>,
+    /// `Some(None)` unassigns.
+    pub assignee: Option<Option<String>>,
+    pub labels: Option<LabelChange>,
+}
+
+impl Triage {
+    pub fn is_empty(&self) -> bool {
+        self.status.is_none() && self.assignee.is_none() && self.labels.is_none()
+    }
+}
+
+/// What triage did to one report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Triaged {
     pub report_id: String,
-    pub labels: Vec<String>,
+    /// The status change recorded (`None`: unchanged, or not asked for).
+    pub status_change: Option<StatusChange>,
+    /// The labels afterwards, when the operation changed labels.
+    pub labels: Option<Vec<String>>,
+}
+
+/// Applies `triage` to every report of `reports` as one change: a report outside `projects` is
+/// `NotFound`, a project where `by` may not triage is refused, an assignee who is not a member of a
+/// report's organization is `Invalid`, a report that would hold more than 20 labels is `Invalid`,
+/// and in every such case nothing changes. `reports` are the reports as read (their status before,
+/// for the audit log).
+pub async fn triage(
+    svc: &Service,
+    by: &Principal,
+    projects: &[Project],
+    reports: &[Report],
+    triage: Triage,
+) -> ServiceResult<Vec<Triaged>> {
+    let project_ids = triagable(by, projects)?;
+    if let Some(Some(user_id)) = &triage.assignee {
+        for project in projects {
+            super::accounts::assignable(svc, &project.org_id, user_id).await?;
+        }
+    }
+    let author = by.author();
+    let mut writes = Vec::new();
+    for report in reports {
+        if !project_ids.contains(&report.project_id) {
+            return Err(not_found());
+        }
+        if let Some(status) = triage.status.filter(|status| *status != report.status) {
+            writes.push(Write::Status { report_id: report.id.clone(), to: status });
+            let project = projects.iter().find(|p| p.id == report.project_id).ok_or_else(not_found)?;
+            let detail = serde_json::json!({
+                "reportId": report.id,
+                "shortId": ids::short_id(&report.id),
+                "from": report.status,
+                "to": status,
+            });
+            writes.push(Write::Audit(super::audit::entry(project, &author, action::STATUS_CHANGED, detail)));
+        }
+        if let Some(assignee) = &triage.assignee {
+            writes.push(Write::Assignee { report_id: report.id.clone(), to: assignee.clone() });
+        }
+        if let Some(labels) = &triage.labels {
+            writes.push(Write::Labels { report_id: report.id.clone(), change: labels.clone() });
+        }
+    }
+    let change = Change { project_ids: Some(project_ids.clone()), by: author, at: time::now_ms(), writes };
+    let applied = match svc.store().apply(&change).await {
+        Ok(applied) => applied,
+        Err(StoreError::NotFound) => return Err(not_found()),
+        Err(StoreError::TooManyLabels(report_id)) => {
+            return Err(ServiceError::Invalid(format!(
+                "labels: report {report_id} would hold more than {MAX_LABELS_PER_REPORT} labels"
+            )));
+        }
+        Err(other) => return Err(other.into()),
+    };
+    announce(svc, &project_ids);
+    let mut triaged: Vec<Triaged> = reports
+        .iter()
+        .map(|report| Triaged { report_id: report.id.clone(), status_change: None, labels: None })
+        .collect();
+    for (write, outcome) in change.writes.iter().zip(applied) {
+        let report_id = match write {
+            Write::Status { report_id, .. } | Write::Labels { report_id, .. } => report_id,
+            _ => continue,
+        };
+        let Some(entry) = triaged.iter_mut().find(|t| &t.report_id == report_id) else { continue };
+        match outcome {
+            Applied::Status(change) => entry.status_change = change,
+            Applied::Labels(labels) => entry.labels = Some(labels),
+            _ => {}
+        }
+    }
+    Ok(triaged)
+}
+
+/// The reports of `ids` in `projects`, read for a triage: every one or `NotFound`.
+pub async fn reports_of(svc: &Service, projects: &[Project], ids: &ReportIds) -> ServiceResult<Vec<Report>> {
+    let project_ids: Vec<String> = projects.iter().map(|p| p.id.clone()).collect();
+    let mut reports = Vec::with_capacity(ids.as_slice().len());
+    for id in ids.as_slice() {
+        let report = super::reports::get_in(svc, &project_ids, id).await?.ok_or_else(not_found)?;
+        reports.push(report);
+    }
+    Ok(reports)
 }
 
 /// Replaces the labels of each report with `labels`.
@@ -23,8 +129,10 @@ pub async fn set_labels(
     projects: &[Project],
     reports: &ReportIds,
     labels: LabelSet,
-) -> ServiceResult<Vec<Labelled>> {
-    change_labels(svc, by, projects, reports, LabelChange::Replace(labels)).await
+) -> ServiceResult<Vec<Triaged>> {
+    let reports = reports_of(svc, projects, reports).await?;
+    let change = Triage { labels: Some(LabelChange::Replace(labels)), ..Default::default() };
+    triage(svc, by, projects, &reports, change).await
 }
 
 /// Adds `label` to each report that does not hold it yet.
@@ -34,8 +142,10 @@ pub async fn add_label(
     projects: &[Project],
     reports: &ReportIds,
     label: Label,
-) -> ServiceResult<Vec<Labelled>> {
-    change_labels(svc, by, projects, reports, LabelChange::Add(vec![label])).await
+) -> ServiceResult<Vec<Triaged>> {
+    let reports = reports_of(svc, projects, reports).await?;
+    let change = Triage { labels: Some(LabelChange::Add(vec![label])), ..Default::default() };
+    triage(svc, by, projects, &reports, change).await
 }
 
 /// Removes `label` from each report that holds it.
@@ -45,62 +155,10 @@ pub async fn remove_label(
     projects: &[Project],
     reports: &ReportIds,
     label: Label,
-) -> ServiceResult<Vec<Labelled>> {
-    change_labels(svc, by, projects, reports, LabelChange::Remove(vec![label])).await
-}
-
-/// Every report or none: a report outside `projects` is `NotFound`, one that would hold more than
-/// 20 labels `Invalid`, and nothing changes.
-async fn change_labels(
-    svc: &Service,
-    by: &Principal,
-    projects: &[Project],
-    reports: &ReportIds,
-    change: LabelChange,
-) -> ServiceResult<Vec<Labelled>> {
-    let store = svc.store();
-    let project_ids = writable(by, projects)?;
-    match store.change_labels(&project_ids, reports.as_slice(), &change, time::now_ms()).await {
-        Ok(changed) => {
-            announce(svc, &project_ids);
-            Ok(changed.into_iter().map(|(report_id, labels)| Labelled { report_id, labels }).collect())
-        }
-        Err(StoreError::NotFound) => Err(not_found()),
-        Err(StoreError::TooManyLabels(report_id)) => Err(ServiceError::Invalid(format!(
-            "labels: report {report_id} would hold more than {MAX_LABELS_PER_REPORT} labels"
-        ))),
-        Err(other) => Err(other.into()),
-    }
-}
-
-/// Sets the assignee of each report once [`assign`] has checked the user. Every report or none: a
-/// report outside `projects` is `NotFound` and nothing changes.
-async fn set_assignee(
-    svc: &Service,
-    by: &Principal,
-    projects: &[Project],
-    reports: &ReportIds,
-    assignee: Option<&str>,
-) -> ServiceResult<()> {
-    let store = svc.store();
-    let project_ids = writable(by, projects)?;
-    match store.set_assignee(&project_ids, reports.as_slice(), assignee, time::now_ms()).await {
-        Err(StoreError::NotFound) => Err(not_found()),
-        other => {
-            other?;
-            announce(svc, &project_ids);
-            Ok(())
-        }
-    }
-}
-
-/// Checks that `user_id` may be assigned reports of every one of `projects` (a member of each
-/// project's organization).
-pub async fn check_assignee(svc: &Service, projects: &[Project], user_id: &str) -> ServiceResult<()> {
-    for project in projects {
-        super::accounts::assignable(svc, &project.org_id, user_id).await?;
-    }
-    Ok(())
+) -> ServiceResult<Vec<Triaged>> {
+    let reports = reports_of(svc, projects, reports).await?;
+    let change = Triage { labels: Some(LabelChange::Remove(vec![label])), ..Default::default() };
+    triage(svc, by, projects, &reports, change).await
 }
 
 /// Assigns each report to a member of its organization (checked), or unassigns it (`None`).
@@ -111,10 +169,24 @@ pub async fn assign(
     reports: &ReportIds,
     assignee: Option<&str>,
 ) -> ServiceResult<()> {
-    if let Some(user_id) = assignee {
-        check_assignee(svc, projects, user_id).await?;
-    }
-    set_assignee(svc, by, projects, reports, assignee).await
+    let reports = reports_of(svc, projects, reports).await?;
+    let change = Triage { assignee: Some(assignee.map(str::to_string)), ..Default::default() };
+    triage(svc, by, projects, &reports, change).await?;
+    Ok(())
+}
+
+/// Sets one report's status (any of the six values), recorded as `by`'s act; `None` when it had
+/// that status already.
+pub async fn set_status(
+    svc: &Service,
+    by: &Principal,
+    project: &Project,
+    report: &Report,
+    status: Status,
+) -> ServiceResult<Option<StatusChange>> {
+    let change = Triage { status: Some(status), ..Default::default() };
+    let mut triaged = triage(svc, by, std::slice::from_ref(project), std::slice::from_ref(report), change).await?;
+    Ok(triaged.pop().and_then(|t| t.status_change))
 }
 
 /// The project's labels with the number of reports holding each, by label (for a filter menu).
@@ -124,11 +196,11 @@ pub async fn labels(svc: &Service, project: &Project) -> ServiceResult<Vec<Label
 }
 
 /// The ids of `projects`, once `by` may triage in each of them.
-fn writable(by: &Principal, projects: &[Project]) -> ServiceResult<Vec<String>> {
+fn triagable(by: &Principal, projects: &[Project]) -> ServiceResult<Vec<String>> {
     projects
         .iter()
         .map(|project| {
-            by.require(scope::FEEDBACK_WRITE, Some(project))?;
+            permissions::check(by, Operation::Triage, project)?;
             Ok(project.id.clone())
         })
         .collect()
@@ -136,9 +208,8 @@ fn writable(by: &Principal, projects: &[Project]) -> ServiceResult<Vec<String>> 
 
 /// Tells live views that reports of these projects changed.
 fn announce(svc: &Service, project_ids: &[String]) {
-    let store = svc.store();
     for project_id in project_ids {
-        store.changes().announce(project_id);
+        svc.store().changes().announce(project_id);
     }
 }
 

@@ -42,6 +42,10 @@ pub enum StoreError {
     /// A label change would leave this report with more labels than a report may hold.
     #[error("report {0} would hold more than {max} labels", max = svc_core::triage::MAX_LABELS_PER_REPORT)]
     TooManyLabels(String),
+    /// A consumer of the event feed was taken over by another instance: what it was about to do
+    /// is not done (the other instance does it).
+    #[error("the event consumer {0} is leased to another instance")]
+    LeaseLost(String),
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
@@ -189,6 +193,95 @@ pub struct RoomRows {
     pub activity: Vec<ArtifactActivity>,
 }
 
+/// One write of a [`Change`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Write {
+    /// Sets a report's status and records it in the report's history; `report.status_changed`.
+    /// Nothing happens when the report has that status already.
+    Status {
+        report_id: String,
+        to: svc_core::status::Status,
+    },
+    /// Sets (or, with `None`, clears) a report's assignee; `report.assigned` when it changes.
+    Assignee {
+        report_id: String,
+        to: Option<String>,
+    },
+    /// Changes a report's labels; `report.labels_changed` when they change. `TooManyLabels` past
+    /// the limit.
+    Labels {
+        report_id: String,
+        change: svc_core::triage::LabelChange,
+    },
+    /// Adds a comment; `comment.published` unless it is a draft.
+    Comment(Comment),
+    /// Publishes a draft of the report (a published comment stays as it is);
+    /// `comment.published` with `wasDraft`. `NotFound` when the report has no such comment.
+    PublishDraft {
+        report_id: String,
+        comment_id: String,
+    },
+    /// Replaces a draft's text; `NotFound` when the report has no such draft.
+    EditDraft {
+        report_id: String,
+        comment_id: String,
+        text: String,
+    },
+    /// Deletes a draft; `NotFound` when the report has no such draft.
+    DiscardDraft {
+        report_id: String,
+        comment_id: String,
+    },
+    /// An event no other write causes (a reporter's confirmation, a room created).
+    Event(svc_core::event::NewEvent),
+    Audit(AuditEvent),
+    /// Queues a mail unless its dedupe key is in the outbox already ([`Applied::Skipped`]).
+    Mail(svc_core::mail::OutboxMail),
+    /// Moves a consumer of the event feed that `owner` leases to `to`; `LeaseLost` otherwise.
+    AdvanceConsumer {
+        name: String,
+        owner: String,
+        to: i64,
+    },
+}
+
+/// Everything one operation changes, applied in one transaction ([`ChangeStore::apply`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    /// The projects the acting principal reaches: a write naming a report outside them fails the
+    /// change with `NotFound`. `None`: any project (Svc's own work).
+    pub project_ids: Option<Vec<String>>,
+    /// Who makes the change (its history entries and events name them).
+    pub by: Author,
+    pub at: i64,
+    pub writes: Vec<Write>,
+}
+
+impl Change {
+    /// A change that may touch any project (Svc's own work, imports, tests).
+    pub fn anywhere(by: Author, at: i64, writes: Vec<Write>) -> Self {
+        Change { project_ids: None, by, at, writes }
+    }
+}
+
+/// What each write of a change did, in the order given.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Applied {
+    /// The status change recorded; `None` when the report had that status.
+    Status(Option<StatusChange>),
+    Assignee {
+        from: Option<String>,
+        to: Option<String>,
+    },
+    /// The report's labels afterwards.
+    Labels(Vec<String>),
+    /// The comment as stored (added, published or edited).
+    Comment(Comment),
+    Done,
+    /// A mail whose dedupe key was in the outbox already.
+    Skipped,
+}
+
 // The operations Svc needs from its database, one trait per area; [`Store`] is all of them.
 // Implementations are safe to share across tasks; each multi-row change is one transaction.
 
@@ -252,14 +345,6 @@ pub trait ReportStore: Send + Sync {
         short_id: &str,
         limit: u32,
     ) -> StoreResult<Vec<Report>>;
-    /// Sets the status and records the change, in one transaction. `NotFound` if no such report.
-    async fn set_report_status(
-        &self,
-        report_id: &str,
-        status: svc_core::status::Status,
-        by: &Author,
-        at: i64,
-    ) -> StoreResult<StatusChange>;
     /// Oldest first.
     async fn status_history(&self, report_id: &str) -> StoreResult<Vec<StatusChange>>;
     /// Bulk load for benchmarks and imports: reports only, no blobs, idempotency keys or triage. The
@@ -268,31 +353,9 @@ pub trait ReportStore: Send + Sync {
     async fn delete_expired_idempotency_keys(&self, before: i64) -> StoreResult<u64>;
 }
 
-/// Triage of reports: assignees and labels. Each call changes every named report or none: `report_ids`
-/// name each report once, and a report that is not in one of `project_ids` makes it `NotFound`.
+/// Labels in use (triage changes themselves are [`Write`]s of a [`Change`]).
 #[async_trait]
 pub trait TriageStore: Send + Sync {
-    /// Sets the assignee (a user id; `None` unassigns) of the reports. `updated_at` moves to `at`
-    /// on the reports whose assignee changes.
-    async fn set_assignee(
-        &self,
-        project_ids: &[String],
-        report_ids: &[String],
-        assignee: Option<&str>,
-        at: i64,
-    ) -> StoreResult<()>;
-    /// Applies `change` to the labels of each report (see `svc_core::triage::LabelChange::apply`: a
-    /// label new to a report takes its project's spelling when the project uses it already).
-    /// `TooManyLabels` if a report would end with more than
-    /// `svc_core::triage::MAX_LABELS_PER_REPORT`. `updated_at` moves to `at` on the reports whose
-    /// labels change. Returns each report's id and labels afterwards, in the order given.
-    async fn change_labels(
-        &self,
-        project_ids: &[String],
-        report_ids: &[String],
-        change: &svc_core::triage::LabelChange,
-        at: i64,
-    ) -> StoreResult<Vec<(String, Vec<String>)>>;
     /// Every label of the project's reports with the number of reports holding it, by label
     /// (compared as `svc_core::triage::key` does).
     async fn list_labels(&self, project_id: &str) -> StoreResult<Vec<LabelCount>>;
@@ -303,9 +366,15 @@ pub trait RoomStore: Send + Sync {
     async fn get_room(&self, project_id: &str, artifact_id: &str) -> StoreResult<Option<Room>>;
     /// Number of reports carrying this artifact id (is the room implicit?).
     async fn count_room_reports(&self, project_id: &str, artifact_id: &str) -> StoreResult<i64>;
-    /// Inserts the room, or when one with the same artifact id exists, applies `changes` to it.
-    /// Returns the stored room and whether it was inserted.
-    async fn upsert_room(&self, room: &Room, changes: &RoomChanges) -> StoreResult<(Room, bool)>;
+    /// Inserts the room (with a `room.created` event by `created_by` when given: a room only reports
+    /// named until now is not new), or when one with the same artifact id exists, applies `changes`
+    /// to it. Returns the stored room and whether it was inserted.
+    async fn upsert_room(
+        &self,
+        room: &Room,
+        changes: &RoomChanges,
+        created_by: Option<&Author>,
+    ) -> StoreResult<(Room, bool)>;
     /// The project's stored rooms and the activity of its reports' artifact ids, in no order.
     async fn room_rows(&self, project_id: &str) -> StoreResult<RoomRows>;
 }
@@ -332,16 +401,11 @@ pub trait HintStore: Send + Sync {
     async fn delete_expired_hints(&self, now: i64) -> StoreResult<u64>;
 }
 
+/// Comments as read (they are written by [`Write::Comment`] and the draft writes of a [`Change`]).
 #[async_trait]
 pub trait CommentStore: Send + Sync {
-    async fn create_comment(&self, comment: &Comment) -> StoreResult<()>;
     /// Oldest first, drafts included.
     async fn list_comments(&self, report_id: &str) -> StoreResult<Vec<Comment>>;
-    async fn publish_comment(&self, comment_id: &str, at: i64) -> StoreResult<Option<Comment>>;
-    /// Replaces the text of a draft; `None` when there is no draft with that id.
-    async fn edit_draft_comment(&self, comment_id: &str, text: &str) -> StoreResult<Option<Comment>>;
-    /// Deletes a draft; false when there is no draft with that id.
-    async fn discard_draft_comment(&self, comment_id: &str) -> StoreResult<bool>;
 }
 
 #[async_trait]
@@ -447,6 +511,8 @@ pub trait SightingStore: Send + Sync {
 pub struct DeletedReports {
     /// How many reports went.
     pub reports: u64,
+    /// Which.
+    pub report_ids: Vec<String>,
     /// The blobs whose rows went with them (bound to those reports, or for a deleted project every
     /// blob of it). Their ids are queued for deletion from the blob store in the same transaction
     /// (see [`DeletionStore::pending_blob_deletions`]).
@@ -597,8 +663,6 @@ pub trait MailStore: Send + Sync {
     async fn mail_state(&self, name: &str) -> StoreResult<Option<String>>;
     /// Stores `value` under `name` unless a value is there; returns the stored value.
     async fn init_mail_state(&self, name: &str, value: &str) -> StoreResult<String>;
-    /// Replaces the value under `name` if it is still `old`; whether it did.
-    async fn swap_mail_state(&self, name: &str, old: &str, new: &str) -> StoreResult<bool>;
 }
 
 /// Reporter sign-in (see `svc_core::reporter`): the codes mailed in email mode, the sessions signed-in
@@ -633,6 +697,38 @@ pub trait ReporterStore: Send + Sync {
     async fn delete_stale_reporter_rows(&self, now: i64, codes_before: i64) -> StoreResult<u64>;
 }
 
+/// Whole changes: the writes of one operation, the events they cause, and their audit and mail,
+/// in one transaction.
+#[async_trait]
+pub trait ChangeStore: Send + Sync {
+    /// Applies every write in order and commits; on any failure nothing of it is stored.
+    async fn apply(&self, change: &Change) -> StoreResult<Vec<Applied>>;
+}
+
+/// The event feed (`svc_core::event`): every event, in commit order, and how far each consumer has
+/// read. Events are written by the changes that cause them ([`ChangeStore::apply`], filing a
+/// report, deleting reports).
+#[async_trait]
+pub trait EventStore: Send + Sync {
+    /// Events after the id `after`, oldest first, at most `limit`; only these projects' when given.
+    async fn list_events(
+        &self,
+        project_ids: Option<&[String]>,
+        after: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<svc_core::event::Event>>;
+    /// The newest event's id (0 before the first).
+    async fn last_event_id(&self) -> StoreResult<i64>;
+    /// Takes the consumer `name` for `owner` until `until` unless another owner holds an unexpired
+    /// lease; its position, or `None` when it is taken. A new consumer starts at the feed's end.
+    async fn lease_consumer(&self, name: &str, owner: &str, now: i64, until: i64) -> StoreResult<Option<i64>>;
+    /// Gives the lease up (shutting down), so another instance need not wait for it to expire.
+    async fn release_consumer(&self, name: &str, owner: &str) -> StoreResult<()>;
+    async fn consumer_position(&self, name: &str) -> StoreResult<Option<i64>>;
+    /// Deletes events older than `at` that every consumer has read; how many went.
+    async fn delete_events_before(&self, at: i64) -> StoreResult<u64>;
+}
+
 /// Every operation Svc needs from its database, held as [`DynStore`]. Bring the area traits into
 /// scope to call them (`use svc_store::prelude::*`).
 #[async_trait]
@@ -657,6 +753,8 @@ pub trait Store:
     + OAuthStore
     + MailStore
     + ReporterStore
+    + ChangeStore
+    + EventStore
     + 'static
 {
     /// Backend name for logs and metrics (`sqlite`, `postgres`).
@@ -677,9 +775,9 @@ pub trait Store:
 /// The store traits, for `use svc_store::prelude::*` where store methods are called.
 pub mod prelude {
     pub use crate::{
-        AccountStore, AuditStore, BlobRowStore, ChannelStore, CommentStore, DeletionStore, FlagStore, HintStore,
-        KeyStore, MailStore, MemberStore, OAuthStore, OrganizationStore, ProjectStore, ReportStore, ReporterStore,
-        RoomStore, SightingStore, Store, TriageStore, ViewStore,
+        AccountStore, AuditStore, BlobRowStore, ChangeStore, ChannelStore, CommentStore, DeletionStore, EventStore,
+        FlagStore, HintStore, KeyStore, MailStore, MemberStore, OAuthStore, OrganizationStore, ProjectStore,
+        ReportStore, ReporterStore, RoomStore, SightingStore, Store, TriageStore, ViewStore,
     };
 }
 

@@ -4,7 +4,7 @@ use serde_json::json;
 use svc_core::ids::{new_id, new_project_key};
 use svc_core::model::{Organization, Project};
 
-use crate::Store;
+use crate::{Change, Store, Write};
 
 /// A new organization with one project and no channels.
 pub(crate) async fn project(store: &dyn Store) -> Project {
@@ -92,23 +92,22 @@ pub(crate) async fn fill_project(store: &dyn Store, project: &Project) -> Vec<St
         store.create_report(&new).await.unwrap();
         ids.push(report.id);
     }
-    store
-        .create_comment(&Comment {
-            id: new_id(),
-            report_id: ids[0].clone(),
-            project_id: project.id.clone(),
-            author: by.clone(),
-            text: "a comment".into(),
-            kind: None,
-            draft: false,
-            created_at: now,
-            published_at: Some(now),
-        })
-        .await
-        .unwrap();
-    store.set_report_status(&ids[0], "triaged".parse().unwrap(), &by, now).await.unwrap();
+    let comment = Comment {
+        id: new_id(),
+        report_id: ids[0].clone(),
+        project_id: project.id.clone(),
+        author: by.clone(),
+        text: "a comment".into(),
+        kind: None,
+        draft: false,
+        created_at: now,
+        published_at: Some(now),
+    };
     let labels = svc_core::triage::LabelChange::Add(vec![svc_core::triage::Label::parse("UX").unwrap()]);
-    store.change_labels(std::slice::from_ref(&project.id), &ids, &labels, now).await.unwrap();
+    let mut writes =
+        vec![Write::Comment(comment), Write::Status { report_id: ids[0].clone(), to: "triaged".parse().unwrap() }];
+    writes.extend(ids.iter().map(|id| Write::Labels { report_id: id.clone(), change: labels.clone() }));
+    store.apply(&Change::anywhere(by.clone(), now, writes)).await.unwrap();
     store.mark_viewed(&ids, "user:ann", now).await.unwrap();
     let room = Room {
         id: new_id(),
@@ -120,7 +119,7 @@ pub(crate) async fn fill_project(store: &dyn Store, project: &Project) -> Vec<St
         created_at: now,
         updated_at: now,
     };
-    store.upsert_room(&room, &RoomChanges::default()).await.unwrap();
+    store.upsert_room(&room, &RoomChanges::default(), Some(&by)).await.unwrap();
     let hint = Hint {
         id: new_id(),
         project_id: project.id.clone(),

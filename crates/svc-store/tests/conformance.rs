@@ -10,7 +10,9 @@ use svc_core::model::*;
 use svc_core::time::now_ms;
 use svc_store::postgres::PostgresStore;
 use svc_store::sqlite::SqliteStore;
-use svc_store::{ArtifactActivity, CreatedReport, DynStore, IDEMPOTENCY_WINDOW_MS, StoreError};
+use svc_store::{
+    Applied, ArtifactActivity, Change, CreatedReport, DynStore, IDEMPOTENCY_WINDOW_MS, StoreError, StoreResult, Write,
+};
 
 macro_rules! conformance {
     ($(async fn $name:ident($store:ident: DynStore) $body:block)*) => {
@@ -39,6 +41,103 @@ macro_rules! conformance {
 }
 
 // Fixtures
+
+// Changes (each test below states what one kind of write does; `ChangeStore::apply` applies them)
+
+fn system() -> Author {
+    Author { kind: AuthorKind::System, id: None, label: Some("test".into()) }
+}
+
+async fn apply(
+    store: &DynStore,
+    project_ids: Option<&[String]>,
+    at: i64,
+    writes: Vec<Write>,
+) -> StoreResult<Vec<Applied>> {
+    let change = Change { project_ids: project_ids.map(<[String]>::to_vec), by: system(), at, writes };
+    store.apply(&change).await
+}
+
+async fn set_report_status(
+    store: &DynStore,
+    report_id: &str,
+    to: svc_core::status::Status,
+    by: &Author,
+    at: i64,
+) -> StoreResult<Option<StatusChange>> {
+    let change = Change::anywhere(by.clone(), at, vec![Write::Status { report_id: report_id.into(), to }]);
+    match store.apply(&change).await?.pop() {
+        Some(Applied::Status(recorded)) => Ok(recorded),
+        other => panic!("a status write answered {other:?}"),
+    }
+}
+
+async fn create_comment(store: &DynStore, comment: &Comment) -> StoreResult<()> {
+    apply(store, None, comment.created_at, vec![Write::Comment(comment.clone())]).await.map(drop)
+}
+
+async fn set_assignee(
+    store: &DynStore,
+    project_ids: &[String],
+    report_ids: &[String],
+    to: Option<&str>,
+    at: i64,
+) -> StoreResult<()> {
+    let writes =
+        report_ids.iter().map(|id| Write::Assignee { report_id: id.clone(), to: to.map(str::to_string) }).collect();
+    apply(store, Some(project_ids), at, writes).await.map(drop)
+}
+
+async fn change_labels(
+    store: &DynStore,
+    project_ids: &[String],
+    report_ids: &[String],
+    change: &svc_core::triage::LabelChange,
+    at: i64,
+) -> StoreResult<Vec<(String, Vec<String>)>> {
+    let writes = report_ids.iter().map(|id| Write::Labels { report_id: id.clone(), change: change.clone() }).collect();
+    let applied = apply(store, Some(project_ids), at, writes).await?;
+    Ok(report_ids
+        .iter()
+        .zip(applied)
+        .map(|(id, outcome)| match outcome {
+            Applied::Labels(labels) => (id.clone(), labels),
+            other => panic!("a label write answered {other:?}"),
+        })
+        .collect())
+}
+
+/// The comment written by a draft write, `None` when the report has no such comment (or draft).
+async fn comment_write(store: &DynStore, at: i64, write: Write) -> StoreResult<Option<Comment>> {
+    match apply(store, None, at, vec![write]).await {
+        Ok(applied) => Ok(applied.into_iter().find_map(|outcome| match outcome {
+            Applied::Comment(comment) => Some(comment),
+            _ => None,
+        })),
+        Err(StoreError::NotFound) => Ok(None),
+        Err(other) => Err(other),
+    }
+}
+
+async fn publish_comment(store: &DynStore, comment: &Comment, at: i64) -> StoreResult<Option<Comment>> {
+    let write = Write::PublishDraft { report_id: comment.report_id.clone(), comment_id: comment.id.clone() };
+    comment_write(store, at, write).await
+}
+
+async fn edit_draft_comment(store: &DynStore, comment: &Comment, text: &str) -> StoreResult<Option<Comment>> {
+    let write =
+        Write::EditDraft { report_id: comment.report_id.clone(), comment_id: comment.id.clone(), text: text.into() };
+    comment_write(store, now_ms(), write).await
+}
+
+async fn discard_draft_comment(store: &DynStore, comment: &Comment) -> StoreResult<bool> {
+    let write = Write::DiscardDraft { report_id: comment.report_id.clone(), comment_id: comment.id.clone() };
+    match apply(store, None, now_ms(), vec![write]).await {
+        Ok(_) => Ok(true),
+        Err(StoreError::NotFound) => Ok(false),
+        Err(other) => Err(other),
+    }
+}
 
 async fn open_sqlite(folder: &std::path::Path) -> SqliteStore {
     let url = format!("sqlite://{}", folder.join("svc.db").display());
@@ -571,7 +670,7 @@ conformance! {
         }
         let fixed = [made[0].id.clone(), made[4].id.clone()];
         for id in &fixed {
-            store.set_report_status(id, "fixed".parse().unwrap(), &author("user", "u-9"), base + 100).await.unwrap();
+            set_report_status(&store, id, "fixed".parse().unwrap(), &author("user", "u-9"), base + 100).await.unwrap();
         }
         let expect = |keep: &dyn Fn(&Report) -> bool| -> Vec<String> {
             made.iter().rev().filter(|r| keep(r)).map(|r| r.id.clone()).collect()
@@ -660,13 +759,15 @@ conformance! {
         let filed_report = create(&store, filed(report(&project.id))).await;
         let at = now_ms() + 10;
         let agent = author("agent", "agent:k1");
-        let change = store.set_report_status(&filed_report.id, "triaged".parse().unwrap(), &agent, at).await.unwrap();
+        let change = set_report_status(&store, &filed_report.id, "triaged".parse().unwrap(), &agent, at).await.unwrap().unwrap();
+        // The same status again is no change: nothing recorded.
+        assert_eq!(set_report_status(&store, &filed_report.id, "triaged".parse().unwrap(), &agent, at + 1).await.unwrap(), None);
         assert_eq!(
             change,
             StatusChange { report_id: filed_report.id.clone(), from_status: "new".parse().unwrap(), to_status: "triaged".parse().unwrap(), by: agent.clone(), at }
         );
         let human = Author { kind: svc_core::model::AuthorKind::User, id: None, label: None };
-        store.set_report_status(&filed_report.id, "fixed".parse().unwrap(), &human, at + 5).await.unwrap();
+        set_report_status(&store, &filed_report.id, "fixed".parse().unwrap(), &human, at + 5).await.unwrap();
 
         let stored = store.get_report(&filed_report.id).await.unwrap().unwrap();
         assert_eq!((stored.status.as_str(), stored.updated_at), ("fixed", at + 5));
@@ -678,7 +779,7 @@ conformance! {
             StatusChange { report_id: filed_report.id.clone(), from_status: "triaged".parse().unwrap(), to_status: "fixed".parse().unwrap(), by: human, at: at + 5 }
         );
 
-        let error = store.set_report_status(&new_id(), "fixed".parse().unwrap(), &agent, at).await.unwrap_err();
+        let error = set_report_status(&store, &new_id(), "fixed".parse().unwrap(), &agent, at).await.unwrap_err();
         assert!(matches!(error, StoreError::NotFound), "{error:?}");
         assert!(store.status_history(&new_id()).await.unwrap().is_empty());
     }
@@ -743,7 +844,7 @@ conformance! {
         let project = project(&store).await;
         let at = now_ms();
         let new_room = room(&project.id, "doc-1", at);
-        let (stored, inserted) = store.upsert_room(&new_room, &RoomChanges::default()).await.unwrap();
+        let (stored, inserted) = store.upsert_room(&new_room, &RoomChanges::default(), None).await.unwrap();
         assert!(inserted);
         assert_eq!(stored, new_room);
         assert_eq!(store.get_room(&project.id, "doc-1").await.unwrap(), Some(new_room.clone()));
@@ -752,24 +853,24 @@ conformance! {
         // A repeat changes only what it is given; the room keeps its id and creation time.
         let repeat = Room { title: "ignored".into(), meta: None, updated_at: at + 10, ..room(&project.id, "doc-1", at + 10) };
         let retitle = RoomChanges { title: Some("Design review".into()), ..RoomChanges::default() };
-        let (stored, inserted) = store.upsert_room(&repeat, &retitle).await.unwrap();
+        let (stored, inserted) = store.upsert_room(&repeat, &retitle, None).await.unwrap();
         assert!(!inserted);
         let expected = Room { title: "Design review".into(), updated_at: at + 10, ..new_room.clone() };
         assert_eq!(stored, expected);
         assert_eq!(store.get_room(&project.id, "doc-1").await.unwrap(), Some(expected.clone()));
 
         let clear_and_archive = RoomChanges { meta: Some(None), archived: Some(true), ..RoomChanges::default() };
-        let (stored, _) = store.upsert_room(&room(&project.id, "doc-1", at + 20), &clear_and_archive).await.unwrap();
+        let (stored, _) = store.upsert_room(&room(&project.id, "doc-1", at + 20), &clear_and_archive, None).await.unwrap();
         assert_eq!(stored, Room { meta: None, archived: true, updated_at: at + 20, ..expected.clone() });
         let new_meta = RoomChanges { meta: Some(Some(json!({"url": "https://x.example"}))), archived: Some(false), ..RoomChanges::default() };
-        let (stored, _) = store.upsert_room(&room(&project.id, "doc-1", at + 30), &new_meta).await.unwrap();
+        let (stored, _) = store.upsert_room(&room(&project.id, "doc-1", at + 30), &new_meta, None).await.unwrap();
         assert_eq!(stored.meta, Some(json!({"url": "https://x.example"})));
         assert!(!stored.archived);
         assert_eq!(store.get_room(&project.id, "doc-1").await.unwrap(), Some(stored));
 
         // Same artifact id in another project is another room.
         let other = project_of(&store, &project.org_id, "other").await;
-        assert!(store.upsert_room(&room(&other.id, "doc-1", at), &RoomChanges::default()).await.unwrap().1);
+        assert!(store.upsert_room(&room(&other.id, "doc-1", at), &RoomChanges::default(), None).await.unwrap().1);
     }
 
     async fn room_rows_hold_every_stored_room_and_the_activity_of_each_artifact_id(store: DynStore) {
@@ -784,19 +885,19 @@ conformance! {
         create(&store, file(Some("implicit"), base + 10)).await;
         create(&store, file(Some("implicit"), base + 50)).await;
         // Stored room "stored" with one report at base+30.
-        store.upsert_room(&room(&project.id, "stored", base + 5), &RoomChanges::default()).await.unwrap();
+        store.upsert_room(&room(&project.id, "stored", base + 5), &RoomChanges::default(), None).await.unwrap();
         create(&store, file(Some("stored"), base + 30)).await;
         // Stored room without reports.
-        store.upsert_room(&room(&project.id, "empty", base + 40), &RoomChanges::default()).await.unwrap();
+        store.upsert_room(&room(&project.id, "empty", base + 40), &RoomChanges::default(), None).await.unwrap();
         // An archived stored room is a row like any other.
         let archived = Room { archived: true, ..room(&project.id, "archived", base + 1) };
-        store.upsert_room(&archived, &RoomChanges::default()).await.unwrap();
+        store.upsert_room(&archived, &RoomChanges::default(), None).await.unwrap();
         create(&store, file(Some("archived"), base + 90)).await;
         // Reports without an artifact id count for no room; other projects' rows are not read.
         create(&store, file(None, base + 99)).await;
         let other = project_of(&store, &project.org_id, "other").await;
         create(&store, filed(Report { artifact_id: Some("elsewhere".into()), ..report_at(&other.id, base + 95) })).await;
-        store.upsert_room(&room(&other.id, "theirs", base), &RoomChanges::default()).await.unwrap();
+        store.upsert_room(&room(&other.id, "theirs", base), &RoomChanges::default(), None).await.unwrap();
 
         let mut rows = store.room_rows(&project.id).await.unwrap();
         rows.stored.sort_by(|a, b| a.artifact_id.cmp(&b.artifact_id));
@@ -895,15 +996,16 @@ conformance! {
         let at = now_ms();
         let draft = comment(&filed_report, "Proposed fix: debounce the handler", true, at + 20);
         let posted = Comment { published_at: Some(at + 10), ..comment(&filed_report, "Looking into it", false, at + 10) };
-        store.create_comment(&draft).await.unwrap();
-        store.create_comment(&posted).await.unwrap();
+        create_comment(&store, &draft).await.unwrap();
+        create_comment(&store, &posted).await.unwrap();
         assert_eq!(store.list_comments(&filed_report.id).await.unwrap(), vec![posted.clone(), draft.clone()]);
 
-        let published = store.publish_comment(&draft.id, at + 30).await.unwrap().unwrap();
+        let published = publish_comment(&store, &draft, at + 30).await.unwrap().unwrap();
         let expected = Comment { draft: false, published_at: Some(at + 30), ..draft.clone() };
         assert_eq!(published, expected);
         assert_eq!(store.list_comments(&filed_report.id).await.unwrap(), vec![posted, expected]);
-        assert_eq!(store.publish_comment(&new_id(), at).await.unwrap(), None);
+        let never = Comment { id: new_id(), ..draft.clone() };
+        assert_eq!(publish_comment(&store, &never, at).await.unwrap(), None);
         assert!(store.list_comments(&new_id()).await.unwrap().is_empty());
     }
 
@@ -913,15 +1015,15 @@ conformance! {
         let at = now_ms();
         let draft = comment(&filed_report, "first words", true, at);
         let posted = Comment { published_at: Some(at + 1), ..comment(&filed_report, "posted", false, at + 1) };
-        store.create_comment(&draft).await.unwrap();
-        store.create_comment(&posted).await.unwrap();
+        create_comment(&store, &draft).await.unwrap();
+        create_comment(&store, &posted).await.unwrap();
 
-        let edited = store.edit_draft_comment(&draft.id, "better words").await.unwrap().unwrap();
+        let edited = edit_draft_comment(&store, &draft, "better words").await.unwrap().unwrap();
         assert_eq!(edited, Comment { text: "better words".into(), ..draft.clone() });
-        assert_eq!(store.edit_draft_comment(&posted.id, "rewritten").await.unwrap(), None);
-        assert!(!store.discard_draft_comment(&posted.id).await.unwrap());
-        assert!(store.discard_draft_comment(&draft.id).await.unwrap());
-        assert!(!store.discard_draft_comment(&draft.id).await.unwrap());
+        assert_eq!(edit_draft_comment(&store, &posted, "rewritten").await.unwrap(), None);
+        assert!(!discard_draft_comment(&store, &posted).await.unwrap());
+        assert!(discard_draft_comment(&store, &draft).await.unwrap());
+        assert!(!discard_draft_comment(&store, &draft).await.unwrap());
         assert_eq!(store.list_comments(&filed_report.id).await.unwrap(), vec![posted]);
     }
 
@@ -1032,8 +1134,7 @@ async fn sqlite_data_survives_reopening_the_file() {
             NewReport { idempotency_key: Some("k".into()), ..with_blobs(report(&project.id), &[&blob.id]) },
         )
         .await;
-        store
-            .set_report_status(&filed_report.id, "triaged".parse().unwrap(), &author("user", "u"), now_ms())
+        set_report_status(&store, &filed_report.id, "triaged".parse().unwrap(), &author("user", "u"), now_ms())
             .await
             .unwrap();
         (project, filed_report, blob)
@@ -1196,7 +1297,7 @@ conformance! {
         let mine = vec![project.id.clone()];
         let (first, second, third) = (made[0].id.clone(), made[1].id.clone(), made[2].id.clone());
 
-        store.set_assignee(&mine, &[first.clone(), second.clone()], Some("user-a"), base + 100).await.unwrap();
+        set_assignee(&store, &mine, &[first.clone(), second.clone()], Some("user-a"), base + 100).await.unwrap();
         let stored = store.get_report(&first).await.unwrap().unwrap();
         assert_eq!((stored.assignee.as_deref(), stored.updated_at), (Some("user-a"), base + 100));
         let assigned = |assignee: AssigneeFilter| ReportFilter { assignee: Some(assignee), ..filter(&project.id, 50) };
@@ -1206,21 +1307,21 @@ conformance! {
 
         // A report out of the given projects (or unknown) changes nothing at all.
         for stranger in [foreign.id.clone(), new_id()] {
-            let error = store.set_assignee(&mine, &[third.clone(), stranger], Some("user-b"), base + 200).await.unwrap_err();
+            let error = set_assignee(&store, &mine, &[third.clone(), stranger], Some("user-b"), base + 200).await.unwrap_err();
             assert!(matches!(error, StoreError::NotFound), "{error:?}");
         }
         assert_eq!(store.get_report(&third).await.unwrap().unwrap().assignee, None);
 
         // Assigning again to the same user is no change: updatedAt stays.
-        store.set_assignee(&mine, std::slice::from_ref(&first), Some("user-a"), base + 300).await.unwrap();
+        set_assignee(&store, &mine, std::slice::from_ref(&first), Some("user-a"), base + 300).await.unwrap();
         assert_eq!(store.get_report(&first).await.unwrap().unwrap().updated_at, base + 100);
-        store.set_assignee(&mine, std::slice::from_ref(&first), None, base + 400).await.unwrap();
+        set_assignee(&store, &mine, std::slice::from_ref(&first), None, base + 400).await.unwrap();
         let stored = store.get_report(&first).await.unwrap().unwrap();
         assert_eq!((stored.assignee, stored.updated_at), (None, base + 400));
 
         // Several projects at once, and in a multi-project listing.
         let both = vec![project.id.clone(), other.id.clone()];
-        store.set_assignee(&both, &[third.clone(), foreign.id.clone()], Some("user-c"), base + 500).await.unwrap();
+        set_assignee(&store, &both, &[third.clone(), foreign.id.clone()], Some("user-c"), base + 500).await.unwrap();
         let everywhere = ReportFilter {
             project_ids: both.clone(),
             assignee: Some(AssigneeFilter::User("user-c".into())),
@@ -1242,11 +1343,11 @@ conformance! {
         let foreign = create(&store, filed(report_at(&other.id, base + 3))).await.id;
         let mine = vec![project.id.clone()];
 
-        let changed = store.change_labels(&mine, std::slice::from_ref(&first), &add(&["Bug"]), base + 10).await.unwrap();
+        let changed = change_labels(&store, &mine, std::slice::from_ref(&first), &add(&["Bug"]), base + 10).await.unwrap();
         assert_eq!(changed, vec![(first.clone(), labels(&["Bug"]))]);
         // The project spells it `Bug` now: `bug` added elsewhere takes that spelling.
         let changed =
-            store.change_labels(&mine, &[first.clone(), second.clone()], &add(&["bug", "needs design"]), base + 20).await.unwrap();
+            change_labels(&store, &mine, &[first.clone(), second.clone()], &add(&["bug", "needs design"]), base + 20).await.unwrap();
         assert_eq!(
             changed,
             vec![(first.clone(), labels(&["Bug", "needs design"])), (second.clone(), labels(&["Bug", "needs design"]))]
@@ -1255,8 +1356,8 @@ conformance! {
         assert_eq!((stored.labels.clone(), stored.updated_at), (labels(&["Bug", "needs design"]), base + 20));
         assert_eq!(store.list_labels(&project.id).await.unwrap(), label_counts(&[("Bug", 2), ("needs design", 2)]));
 
-        store.change_labels(&mine, std::slice::from_ref(&first), &remove(&["BUG", "never there"]), base + 30).await.unwrap();
-        let changed = store.change_labels(&mine, std::slice::from_ref(&second), &replace(&["NEEDS DESIGN", "Later"]), base + 40).await.unwrap();
+        change_labels(&store, &mine, std::slice::from_ref(&first), &remove(&["BUG", "never there"]), base + 30).await.unwrap();
+        let changed = change_labels(&store, &mine, std::slice::from_ref(&second), &replace(&["NEEDS DESIGN", "Later"]), base + 40).await.unwrap();
         assert_eq!(changed, vec![(second.clone(), labels(&["needs design", "Later"]))]);
         assert_eq!(store.get_report(&first).await.unwrap().unwrap().labels, labels(&["needs design"]));
         assert_eq!(
@@ -1275,24 +1376,24 @@ conformance! {
         assert_eq!(listed(&store, combined).await, vec![second.clone(), first.clone()]);
 
         // No change, no new updatedAt.
-        store.change_labels(&mine, std::slice::from_ref(&second), &add(&["later"]), base + 50).await.unwrap();
+        change_labels(&store, &mine, std::slice::from_ref(&second), &add(&["later"]), base + 50).await.unwrap();
         assert_eq!(store.get_report(&second).await.unwrap().unwrap().updated_at, base + 40);
 
         // Twenty at most: the whole change is refused.
         let many: Vec<String> = (0..19).map(|n| format!("l{n}")).collect();
         let many: Vec<&str> = many.iter().map(String::as_str).collect();
-        let error = store.change_labels(&mine, &[third.clone(), second.clone()], &add(&many), base + 60).await.unwrap_err();
+        let error = change_labels(&store, &mine, &[third.clone(), second.clone()], &add(&many), base + 60).await.unwrap_err();
         assert!(matches!(&error, StoreError::TooManyLabels(id) if *id == second), "{error:?}");
         assert!(store.get_report(&third).await.unwrap().unwrap().labels.is_empty());
-        store.change_labels(&mine, std::slice::from_ref(&third), &add(&many), base + 60).await.unwrap();
-        store.change_labels(&mine, std::slice::from_ref(&third), &add(&["one more"]), base + 61).await.unwrap();
+        change_labels(&store, &mine, std::slice::from_ref(&third), &add(&many), base + 60).await.unwrap();
+        change_labels(&store, &mine, std::slice::from_ref(&third), &add(&["one more"]), base + 61).await.unwrap();
         assert_eq!(store.get_report(&third).await.unwrap().unwrap().labels.len(), 20);
 
         // Another project's report is out of reach; its labels are its project's own.
-        let error = store.change_labels(&mine, &[first.clone(), foreign.clone()], &add(&["x"]), base).await.unwrap_err();
+        let error = change_labels(&store, &mine, &[first.clone(), foreign.clone()], &add(&["x"]), base).await.unwrap_err();
         assert!(matches!(error, StoreError::NotFound), "{error:?}");
         assert_eq!(store.get_report(&first).await.unwrap().unwrap().labels, labels(&["needs design"]));
-        store.change_labels(std::slice::from_ref(&other.id), std::slice::from_ref(&foreign), &add(&["BUG"]), base).await.unwrap();
+        change_labels(&store, std::slice::from_ref(&other.id), std::slice::from_ref(&foreign), &add(&["BUG"]), base).await.unwrap();
         assert_eq!(store.list_labels(&other.id).await.unwrap(), label_counts(&[("BUG", 1)]));
         let both = ReportFilter {
             project_ids: vec![project.id.clone(), other.id.clone()],
@@ -1301,7 +1402,7 @@ conformance! {
             ..ReportFilter::default()
         };
         assert_eq!(listed(&store, both).await, vec![second.clone()]);
-        store.change_labels(&mine, &[first.clone(), second.clone(), third.clone()], &replace(&[]), base + 70).await.unwrap();
+        change_labels(&store, &mine, &[first.clone(), second.clone(), third.clone()], &replace(&[]), base + 70).await.unwrap();
         assert!(store.list_labels(&project.id).await.unwrap().is_empty());
         assert!(store.get_report(&second).await.unwrap().unwrap().labels.is_empty());
     }
@@ -1316,7 +1417,7 @@ conformance! {
             made.push(create(&store, filed(saying(&project.id, base + index as i64, "hello", author_id))).await);
         }
         let theirs = create(&store, filed(saying(&other.id, base + 9, "hello", "u-1"))).await;
-        store.set_report_status(&made[3].id, "fixed".parse().unwrap(), &author("user", "u"), base + 20).await.unwrap();
+        set_report_status(&store, &made[3].id, "fixed".parse().unwrap(), &author("user", "u"), base + 20).await.unwrap();
         store.run_maintenance_once().await.unwrap();
 
         let by = |reporter: &str| ReportFilter { reporter: Some(reporter.into()), ..filter(&project.id, 50) };
@@ -1339,31 +1440,31 @@ conformance! {
         let checkout = create(&store, filed(saying(&project.id, base, "The checkout total is wrong", "u-1"))).await;
         let profile = create(&store, filed(saying(&project.id, base + 1, "Profile photo upload fails", "u-2"))).await;
         let draft = comment(&profile, "Traced to the zebra resize worker", true, base + 10);
-        store.create_comment(&draft).await.unwrap();
+        create_comment(&store, &draft).await.unwrap();
         store.run_maintenance_once().await.unwrap();
         let mine = [&project.id];
         assert_eq!(listed(&store, searching(&mine, "zebra", 10)).await, vec![profile.id.clone()]);
         assert_eq!(listed(&store, searching(&mine, "CHECKOUT", 10)).await, vec![checkout.id.clone()]);
 
         // Edited: found by its new words only.
-        store.edit_draft_comment(&draft.id, "Traced to the giraffe resize worker").await.unwrap();
+        edit_draft_comment(&store, &draft, "Traced to the giraffe resize worker").await.unwrap();
         store.run_maintenance_once().await.unwrap();
         assert!(listed(&store, searching(&mine, "zebra", 10)).await.is_empty());
         assert_eq!(listed(&store, searching(&mine, "giraffe", 10)).await, vec![profile.id.clone()]);
         // Published: still found (drafts were found already).
-        store.publish_comment(&draft.id, base + 20).await.unwrap();
+        publish_comment(&store, &draft, base + 20).await.unwrap();
         store.run_maintenance_once().await.unwrap();
         assert_eq!(listed(&store, searching(&mine, "giraffe worker", 10)).await, vec![profile.id.clone()]);
         // A comment on a report not yet indexed is found with it.
         let late = create(&store, filed(saying(&project.id, base + 2, "Late report", "u-3"))).await;
-        store.create_comment(&comment(&late, "okapi", false, base + 30)).await.unwrap();
+        create_comment(&store, &comment(&late, "okapi", false, base + 30)).await.unwrap();
         let discarded = comment(&checkout, "hippo", true, base + 31);
-        store.create_comment(&discarded).await.unwrap();
+        create_comment(&store, &discarded).await.unwrap();
         store.run_maintenance_once().await.unwrap();
         assert_eq!(listed(&store, searching(&mine, "okapi", 10)).await, vec![late.id.clone()]);
         assert_eq!(listed(&store, searching(&mine, "hippo", 10)).await, vec![checkout.id.clone()]);
         // Discarded: gone.
-        assert!(store.discard_draft_comment(&discarded.id).await.unwrap());
+        assert!(discard_draft_comment(&store, &discarded).await.unwrap());
         store.run_maintenance_once().await.unwrap();
         assert!(listed(&store, searching(&mine, "hippo", 10)).await.is_empty());
     }
@@ -1477,9 +1578,9 @@ conformance! {
             made.push(create(&store, filed(report)).await.id);
         }
         let mine = vec![project.id.clone()];
-        store.set_assignee(&mine, &[made[1].clone(), made[6].clone()], Some("user-a"), base + 50).await.unwrap();
-        store.change_labels(&mine, &[made[2].clone(), made[6].clone()], &add(&["ux"]), base + 50).await.unwrap();
-        store.set_report_status(&made[5], "triaged".parse().unwrap(), &author("user", "u"), base + 60).await.unwrap();
+        set_assignee(&store, &mine, &[made[1].clone(), made[6].clone()], Some("user-a"), base + 50).await.unwrap();
+        change_labels(&store, &mine, &[made[2].clone(), made[6].clone()], &add(&["ux"]), base + 50).await.unwrap();
+        set_report_status(&store, &made[5], "triaged".parse().unwrap(), &author("user", "u"), base + 60).await.unwrap();
         store.run_maintenance_once().await.unwrap();
         let search = searching(&[&project.id], "widget", 50);
         let pick = |indexes: &[usize]| -> Vec<String> { indexes.iter().rev().map(|i| made[*i].clone()).collect() };
@@ -1632,16 +1733,16 @@ conformance! {
         // The kept project's report is older than the deleted one's: the deleted reports are the
         // newest stored (on SQLite, the largest rowids, which new reports then take again).
         let (kept_report, kept_blob) = report_with_blob(&store, &kept.id, now - 10, "kept marmalade").await;
-        store.create_comment(&comment(&kept_report, "kept comment", false, now - 9)).await.unwrap();
+        create_comment(&store, &comment(&kept_report, "kept comment", false, now - 9)).await.unwrap();
 
         let (first, first_blob) = report_with_blob(&store, &doomed.id, now - 5, "doomed pineapple").await;
         let second = create(&store, with_key(saying(&doomed.id, now - 4, "doomed pineapple twice", "u-2"), "idem-1")).await;
         let unbound = stored_blob(&store, &doomed.id).await;
-        store.create_comment(&comment(&first, "doomed comment", true, now - 3)).await.unwrap();
-        store.set_report_status(&first.id, "triaged".parse().unwrap(), &author("user", "user:ann"), now - 2).await.unwrap();
-        store.change_labels(std::slice::from_ref(&doomed.id), &[first.id.clone(), second.id.clone()], &add(&["UX", "Later"]), now - 1).await.unwrap();
+        create_comment(&store, &comment(&first, "doomed comment", true, now - 3)).await.unwrap();
+        set_report_status(&store, &first.id, "triaged".parse().unwrap(), &author("user", "user:ann"), now - 2).await.unwrap();
+        change_labels(&store, std::slice::from_ref(&doomed.id), &[first.id.clone(), second.id.clone()], &add(&["UX", "Later"]), now - 1).await.unwrap();
         store.mark_viewed(&[first.id.clone(), second.id.clone()], "user:ann", now).await.unwrap();
-        store.upsert_room(&room(&doomed.id, "doc-1", now), &RoomChanges::default()).await.unwrap();
+        store.upsert_room(&room(&doomed.id, "doc-1", now), &RoomChanges::default(), None).await.unwrap();
         store.create_hint(&hint(&doomed.id, "bug", None, now + HINT_TTL_MS)).await.unwrap();
         store.set_flag(&Flag { project_id: doomed.id.clone(), key: "beta".into(), enabled: true, updated_at: now }).await.unwrap();
         let key = api_key(&org.id, Some(&doomed.id), "CI");
@@ -1715,7 +1816,7 @@ conformance! {
         let (oldest, oldest_blob) = report_with_blob(&store, &project.id, old, "oldest").await;
         let older = create(&store, filed(saying_long_ago(&project.id, old + 1, "older"))).await;
         let old_one = create(&store, filed(saying_long_ago(&project.id, old + 2, "old"))).await;
-        store.create_comment(&comment(&older, "a comment", false, old + 3)).await.unwrap();
+        create_comment(&store, &comment(&older, "a comment", false, old + 3)).await.unwrap();
         let (recent, recent_blob) = report_with_blob(&store, &project.id, now - DAY_MS, "recent").await;
         store.run_maintenance_once().await.unwrap();
         let cutoff = now - 30 * DAY_MS;

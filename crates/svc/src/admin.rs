@@ -10,6 +10,7 @@ use svc_core::secret::Secret;
 use svc_core::{ids, time};
 use svc_service::Service;
 use svc_service::accounts::{self, NewUser};
+use svc_service::principal::Principal;
 use svc_service::{ServiceError, audit, keys, projects};
 use svc_store::DynStore;
 
@@ -60,7 +61,7 @@ pub async fn project(storage: &StorageArgs, command: ProjectCommand) -> anyhow::
         ProjectCommand::Create { name, org, json } => {
             let org = resolve_org(&svc, org.as_deref()).await?;
             let project =
-                projects::create_project(&svc, &org.id, &name, &audit::command_line()).await.map_err(service)?;
+                projects::create_project(&svc, &Principal::Operator, &org.id, &name).await.map_err(service)?;
             let (_, token) = keys::mint_setup_token(&svc, &org.id, &project.id, None, &audit::command_line())
                 .await
                 .map_err(service)?;
@@ -110,8 +111,9 @@ pub async fn project(storage: &StorageArgs, command: ProjectCommand) -> anyhow::
             let blobs =
                 svc_blob::BlobStore::from_settings(blob_store.as_deref(), &storage.data_dir, s3_endpoint.as_deref())
                     .context("cannot open the blob store")?;
-            let deleted =
-                projects::delete_project(&svc, &blobs, &found, &audit::command_line()).await.map_err(service)?;
+            // The project's files go from the blob store named here.
+            let svc = Service::new(open_store(storage).await?, std::sync::Arc::new(blobs));
+            let deleted = projects::delete_project(&svc, &Principal::Operator, &found).await.map_err(service)?;
             println!(
                 "Deleted project {} ({}): {} reports, {} blobs.",
                 found.name, found.id, deleted.reports, deleted.blobs

@@ -3,7 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use svc_core::scope;
+use svc_service::permissions::Operation;
 
 use super::extract::{ApiCaller, ApiPath, JsonBody, QueryMap};
 use super::views::{ChannelCreate, ChannelList, ChannelPatch, ChannelView, HintCreate, OkView};
@@ -21,7 +21,7 @@ pub async fn list_channels(
     ApiPath(project_id): ApiPath<String>,
     query: QueryMap,
 ) -> ApiResult<Json<ChannelList>> {
-    let project = key.project(&state, &project_id, scope::CHANNEL_READ).await?;
+    let project = key.project(&state, &project_id, Operation::ReadChannels).await?;
     let channels = channels::list(&state.service, &project.id, query.flag("archived")?).await?;
     Ok(Json(ChannelList { items: channels.iter().map(Into::into).collect() }))
 }
@@ -37,7 +37,7 @@ pub async fn create_channel(
     ApiPath(project_id): ApiPath<String>,
     body: JsonBody,
 ) -> ApiResult<(StatusCode, Json<ChannelView>)> {
-    let project = key.project(&state, &project_id, scope::CHANNEL_WRITE).await?;
+    let project = key.project(&state, &project_id, Operation::ManageChannels).await?;
     let new = body.parse::<ChannelCreate>()?.try_into()?;
     let channel = channels::create(&state.service, &project, new, &key.0.author()).await?;
     Ok((StatusCode::CREATED, Json((&channel).into())))
@@ -54,7 +54,7 @@ pub async fn patch_channel(
     ApiPath((project_id, channel_key)): ApiPath<(String, String)>,
     body: JsonBody,
 ) -> ApiResult<Json<ChannelView>> {
-    let project = key.project(&state, &project_id, scope::CHANNEL_WRITE).await?;
+    let project = key.project(&state, &project_id, Operation::ManageChannels).await?;
     let changes = body.parse::<ChannelPatch>()?.changes(&channel_key)?;
     let channel = channels::update(&state.service, &project, &channel_key, changes, &key.0.author()).await?;
     Ok(Json((&channel).into()))
@@ -72,7 +72,7 @@ pub async fn create_hint(
     ApiPath(project_id): ApiPath<String>,
     body: JsonBody,
 ) -> ApiResult<Json<OkView>> {
-    let project = key.project(&state, &project_id, scope::CHANNEL_WRITE).await?;
+    let project = key.project(&state, &project_id, Operation::ManageChannels).await?;
     let hint = body.parse::<HintCreate>()?.try_into()?;
     channels::add_hint(&state.service, &project.id, hint).await?;
     Ok(Json(OkView { ok: true }))

@@ -5,6 +5,7 @@ use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::HashMap;
+use svc_service::permissions::{self, Operation};
 
 use crate::body::{BodyError, read_limited};
 use crate::error::ApiError;
@@ -118,12 +119,7 @@ impl FromRequestParts<AppState> for ApiCaller {
 
 impl ApiCaller {
     /// The project of the path, once the caller may act on it with `needed`.
-    pub async fn project(
-        &self,
-        state: &AppState,
-        path_project_id: &str,
-        needed: &'static str,
-    ) -> Result<Project, ApiError> {
+    pub async fn project(&self, state: &AppState, path_project_id: &str, op: Operation) -> Result<Project, ApiError> {
         if ids::is_project_key(path_project_id) {
             return Err(ApiError::not_found(
                 "this is the public project key; use the project id from GET /api/v1/me as :projectId",
@@ -140,7 +136,7 @@ impl ApiCaller {
         let project = projects::get(&state.service, path_project_id)
             .await?
             .ok_or_else(|| ApiError::not_found("project not found"))?;
-        self.0.require(needed, Some(&project))?;
+        permissions::check(&self.0, op, &project)?;
         Ok(project)
     }
 }

@@ -5,13 +5,10 @@ use axum::extract::State;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use svc_core::model::{AssigneeFilter, ReportFilter};
-use svc_core::scope;
-use svc_core::triage::ReportIds;
+use svc_service::permissions::Operation;
 
 use super::extract::{ApiCaller, ApiPath, JsonBody, QueryMap};
-use super::views::{
-    CommentList, ListedPage, ListedReportView, ReportChanges, ReportPage, ReportPatch, ReportPatchView, ReportView,
-};
+use super::views::{CommentList, ListedPage, ListedReportView, ReportPage, ReportPatch, ReportPatchView, ReportView};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
 use svc_service::{comments, reports, triage};
@@ -51,7 +48,7 @@ pub async fn list_feedback(
     ApiPath(project_id): ApiPath<String>,
     QueryMap(query): QueryMap,
 ) -> ApiResult<Response> {
-    let project = key.project(&state, &project_id, scope::FEEDBACK_READ).await?;
+    let project = key.project(&state, &project_id, Operation::ReadReports).await?;
     let limit =
         parse_limit(query.get("limit").map(String::as_str), DEFAULT_LIMIT, MAX_LIMIT).map_err(ApiError::BadRequest)?;
     let before = match query.get("before") {
@@ -100,9 +97,9 @@ async fn load_report(
     key: &ApiCaller,
     project_id: &str,
     report_id: &str,
-    needed: &'static str,
+    op: Operation,
 ) -> ApiResult<svc_core::model::Report> {
-    let project = key.project(state, project_id, needed).await?;
+    let project = key.project(state, project_id, op).await?;
     report_in(state, &project, report_id).await
 }
 
@@ -125,7 +122,7 @@ pub async fn get_feedback(
     key: ApiCaller,
     ApiPath((project_id, report_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<ReportView>> {
-    let report = load_report(&state, &key, &project_id, &report_id, scope::FEEDBACK_READ).await?;
+    let report = load_report(&state, &key, &project_id, &report_id, Operation::ReadReports).await?;
     let history = reports::history(&state.service, &report).await?;
     let mut view = ReportView::from(&report);
     view.status_history = Some(history.iter().map(Into::into).collect());
@@ -145,43 +142,16 @@ pub async fn patch_feedback(
     ApiPath((project_id, report_id)): ApiPath<(String, String)>,
     body: JsonBody,
 ) -> ApiResult<Json<ReportPatchView>> {
-    let project = key.project(&state, &project_id, scope::FEEDBACK_WRITE).await?;
+    let project = key.project(&state, &project_id, Operation::Triage).await?;
     let report = report_in(&state, &project, &report_id).await?;
-    // Everything checked before anything is applied (the assignee's membership included).
-    let ReportChanges { status, labels, assignee } = body.parse::<ReportPatch>()?.try_into()?;
-    if let Some(Some(user_id)) = &assignee {
-        triage::check_assignee(&state.service, std::slice::from_ref(&project), user_id).await?;
-    }
-    let status = match status {
-        Some(status) => {
-            reports::set_status(&state.service, &state.config.public_url, &report, status, &key.0).await?.to_status
-        }
-        None => report.status.clone(),
-    };
-    let labels = match labels {
-        Some(labels) => {
-            let changed = triage::set_labels(
-                &state.service,
-                &key.0,
-                std::slice::from_ref(&project),
-                &ReportIds::one(&report.id),
-                labels,
-            )
-            .await?;
-            changed.into_iter().next().map(|labelled| labelled.labels)
-        }
-        None => None,
-    };
-    if let Some(assignee) = &assignee {
-        triage::assign(
-            &state.service,
-            &key.0,
-            std::slice::from_ref(&project),
-            &ReportIds::one(&report.id),
-            assignee.as_deref(),
-        )
-        .await?;
-    }
+    // One operation: status, labels and assignee change together or not at all.
+    let changes = body.parse::<ReportPatch>()?.triage()?;
+    let assignee = changes.assignee.clone();
+    let project = std::slice::from_ref(&project);
+    let triaged = triage::triage(&state.service, &key.0, project, std::slice::from_ref(&report), changes).await?;
+    let done = triaged.into_iter().next();
+    let status = done.as_ref().and_then(|d| d.status_change.as_ref()).map_or(report.status, |c| c.to_status);
+    let labels = done.and_then(|d| d.labels);
     Ok(Json(ReportPatchView { id: report.id, status: status.as_str().into(), labels, assignee }))
 }
 
@@ -194,7 +164,7 @@ pub async fn list_comments(
     key: ApiCaller,
     ApiPath((project_id, report_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<CommentList>> {
-    let report = load_report(&state, &key, &project_id, &report_id, scope::FEEDBACK_READ).await?;
+    let report = load_report(&state, &key, &project_id, &report_id, Operation::ReadReports).await?;
     let comments = comments::list(&state.service, &report).await?;
     Ok(Json(CommentList { items: comments.iter().map(Into::into).collect() }))
 }

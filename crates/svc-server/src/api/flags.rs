@@ -2,7 +2,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use svc_core::scope;
+use svc_service::permissions::Operation;
 
 use super::extract::{ApiCaller, ApiPath, JsonBody};
 use super::views::{FlagList, FlagSet, FlagView};
@@ -19,7 +19,7 @@ pub async fn list_flags(
     key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
 ) -> ApiResult<Json<FlagList>> {
-    let project = key.project(&state, &project_id, scope::PROJECT_READ).await?;
+    let project = key.project(&state, &project_id, Operation::ReadProject).await?;
     let flags = flags::list(&state.service, &project.id).await?;
     Ok(Json(FlagList { items: flags.iter().map(Into::into).collect() }))
 }
@@ -35,7 +35,7 @@ pub async fn set_flag(
     ApiPath((project_id, flag_key)): ApiPath<(String, String)>,
     body: JsonBody,
 ) -> ApiResult<Json<FlagView>> {
-    let project = key.project(&state, &project_id, scope::PROJECT_WRITE).await?;
+    let project = key.project(&state, &project_id, Operation::ConfigureProject).await?;
     // The key first: a bad key is named whatever the body says.
     svc_core::channel::validate_flag_key(&flag_key)?;
     let FlagSet { enabled } = body.parse()?;

@@ -4,7 +4,8 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use svc_core::model::KeyOrigin;
-use svc_core::{scope, time};
+use svc_core::time;
+use svc_service::permissions::Operation;
 
 use super::extract::{ApiCaller, ApiPath, JsonBody};
 use super::views::{KeyCreate, MintedKeyView, RevokedKeyView};
@@ -24,7 +25,7 @@ pub async fn mint_key(
     ApiPath(project_id): ApiPath<String>,
     body: JsonBody,
 ) -> ApiResult<(StatusCode, Json<MintedKeyView>)> {
-    let project = key.project(&state, &project_id, scope::APIKEY_WRITE).await?;
+    let project = key.project(&state, &project_id, Operation::ManageKeys).await?;
     let new = body.parse::<KeyCreate>()?.try_into()?;
     let (minted, secret) =
         keys::mint_for_project(&state.service, &project, new, KeyOrigin::Api, &key.0.author()).await?;
@@ -50,7 +51,7 @@ pub async fn revoke_key(
     key: ApiCaller,
     ApiPath((project_id, key_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<RevokedKeyView>> {
-    let project = key.project(&state, &project_id, scope::APIKEY_WRITE).await?;
+    let project = key.project(&state, &project_id, Operation::ManageKeys).await?;
     let revoked_at = keys::revoke(&state.service, &project, &key_id, &key.0.author()).await?;
     Ok(Json(RevokedKeyView { id: key_id, revoked_at: time::iso(revoked_at) }))
 }

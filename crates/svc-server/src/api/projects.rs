@@ -2,7 +2,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use svc_core::scope;
+use svc_service::permissions::Operation;
 
 use super::extract::{ApiCaller, ApiPath, JsonBody};
 use super::views::{ProjectPatch, ProjectView};
@@ -19,7 +19,7 @@ pub async fn get_project(
     key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
 ) -> ApiResult<Json<ProjectView>> {
-    let project = key.project(&state, &project_id, scope::PROJECT_READ).await?;
+    let project = key.project(&state, &project_id, Operation::ReadProject).await?;
     Ok(Json((&project).into()))
 }
 
@@ -35,7 +35,7 @@ pub async fn patch_project(
     ApiPath(project_id): ApiPath<String>,
     body: JsonBody,
 ) -> ApiResult<Json<ProjectView>> {
-    let project = key.project(&state, &project_id, scope::PROJECT_WRITE).await?;
+    let project = key.project(&state, &project_id, Operation::ConfigureProject).await?;
     let changes = body.parse::<ProjectPatch>()?.try_into()?;
     let project = projects::update_project(&state.service, project, changes, &key.0.author()).await?;
     Ok(Json((&project).into()))

@@ -3,7 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use svc_core::scope;
+use svc_service::permissions::Operation;
 
 use super::extract::{ApiCaller, ApiPath, JsonBody, QueryMap};
 use super::views::{RoomCreate, RoomList, RoomPatch, RoomView};
@@ -22,7 +22,7 @@ pub async fn list_rooms(
     ApiPath(project_id): ApiPath<String>,
     query: QueryMap,
 ) -> ApiResult<Json<RoomList>> {
-    let project = key.project(&state, &project_id, scope::FEEDBACK_READ).await?;
+    let project = key.project(&state, &project_id, Operation::ReadReports).await?;
     let rooms = rooms::list(&state.service, &project.id, query.flag("archived")?).await?;
     Ok(Json(RoomList { items: rooms.iter().map(Into::into).collect() }))
 }
@@ -39,9 +39,9 @@ pub async fn create_room(
     ApiPath(project_id): ApiPath<String>,
     body: JsonBody,
 ) -> ApiResult<(StatusCode, Json<RoomView>)> {
-    let project = key.project(&state, &project_id, scope::FEEDBACK_WRITE).await?;
+    let project = key.project(&state, &project_id, Operation::ManageRooms).await?;
     let room = body.parse::<RoomCreate>()?.try_into()?;
-    let outcome = rooms::upsert(&state.service, &project.id, room).await?;
+    let outcome = rooms::upsert(&state.service, &key.0, &project, room).await?;
     let status = if outcome.created { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, Json(RoomView::new(&outcome.room, Some(outcome.created)))))
 }
@@ -57,8 +57,8 @@ pub async fn patch_room(
     ApiPath((project_id, artifact_id)): ApiPath<(String, String)>,
     body: JsonBody,
 ) -> ApiResult<Json<RoomView>> {
-    let project = key.project(&state, &project_id, scope::FEEDBACK_WRITE).await?;
+    let project = key.project(&state, &project_id, Operation::ManageRooms).await?;
     let changes = body.parse::<RoomPatch>()?.try_into()?;
-    let room = rooms::patch(&state.service, &project.id, &artifact_id, changes).await?;
+    let room = rooms::patch(&state.service, &key.0, &project, &artifact_id, changes).await?;
     Ok(Json(RoomView::new(&room, None)))
 }

@@ -15,7 +15,8 @@ use svc_core::project::ProjectChanges;
 use svc_core::room::NewRoom;
 use svc_core::status::Status;
 use svc_core::time::{iso, iso_opt};
-use svc_core::triage::LabelSet;
+use svc_core::triage::{LabelChange, LabelSet};
+use svc_service::triage::Triage;
 use svc_store::ListedReport;
 use utoipa::ToSchema;
 
@@ -362,24 +363,16 @@ pub struct ReportPatch {
     pub assignee: Option<Option<String>>,
 }
 
-/// What a report PATCH changes, checked.
-pub struct ReportChanges {
-    pub status: Option<Status>,
-    pub labels: Option<LabelSet>,
-    /// `Some(None)` unassigns.
-    pub assignee: Option<Option<String>>,
-}
-
-impl TryFrom<ReportPatch> for ReportChanges {
-    type Error = svc_core::Invalid;
-
-    fn try_from(body: ReportPatch) -> Result<Self, Self::Error> {
+impl ReportPatch {
+    /// The one triage operation the body asks for, checked (labels replaced when given).
+    pub fn triage(self) -> Result<Triage, svc_core::Invalid> {
+        let body = self;
         if body.status.is_none() && body.labels.is_none() && body.assignee.is_none() {
             return Err(svc_core::Invalid::new("give any of status, labels, assignee"));
         }
-        Ok(ReportChanges {
+        Ok(Triage {
             status: body.status,
-            labels: body.labels.as_deref().map(LabelSet::parse).transpose()?,
+            labels: body.labels.as_deref().map(LabelSet::parse).transpose()?.map(LabelChange::Replace),
             assignee: body.assignee,
         })
     }

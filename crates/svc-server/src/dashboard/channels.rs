@@ -15,7 +15,8 @@ use serde_json::{Map, Value, json};
 use svc_core::channel::{ChannelChanges, NewChannel};
 use svc_core::model::{Channel, HintWeight, Project};
 use svc_core::routing::{self, RouteEnv, format_number};
-use svc_core::{MASCOTS, scope, time};
+use svc_core::{MASCOTS, time};
+use svc_service::permissions::{self, Operation};
 
 use super::assets::{self, Assets};
 use super::error::{PageError, PageResult};
@@ -416,7 +417,7 @@ pub async fn page(
     Path(project_id): Path<String>,
     Query(query): Query<ChannelsQuery>,
 ) -> PageResult<Response> {
-    let opened = projects::open(&state, &person, &project_id, scope::CHANNEL_READ, "channels").await?;
+    let opened = projects::open(&state, &person, &project_id, Operation::ReadChannels, "channels").await?;
     respond(&state, &person, opened, &query, Refused::default(), StatusCode::OK).await
 }
 
@@ -429,7 +430,7 @@ async fn respond(
     status: StatusCode,
 ) -> PageResult<Response> {
     let OpenedProject { principal, project, frame } = opened;
-    let can_write = principal.require(scope::CHANNEL_WRITE, Some(&project)).is_ok();
+    let can_write = permissions::check(&principal, Operation::ManageChannels, &project).is_ok();
     let store = &state.service;
     let all = channels::list(store, &project.id, true).await?;
     let now = time::now_ms();
@@ -756,7 +757,7 @@ pub async fn create(
     Path(project_id): Path<String>,
     Submitted(person, form): Submitted<NewChannelForm>,
 ) -> PageResult<Response> {
-    let opened = projects::open(&state, &person, &project_id, scope::CHANNEL_WRITE, "channels").await?;
+    let opened = projects::open(&state, &person, &project_id, Operation::ManageChannels, "channels").await?;
     let by = opened.principal.author();
     let key = form.key.trim().to_string();
     let attempt = match parse_weight(&form.base_weight) {
@@ -804,7 +805,7 @@ pub async fn update(
     Path((project_id, key)): Path<(String, String)>,
     Submitted(person, form): Submitted<ChannelForm>,
 ) -> PageResult<Response> {
-    let opened = projects::open(&state, &person, &project_id, scope::CHANNEL_WRITE, "channels").await?;
+    let opened = projects::open(&state, &person, &project_id, Operation::ManageChannels, "channels").await?;
     let by = opened.principal.author();
     let (changes, done) = match form.action.as_str() {
         "archive" => (Ok(ChannelChanges { archived: Some(true), ..Default::default() }), "archived"),
@@ -891,7 +892,7 @@ pub async fn matchers(
     Path((project_id, key)): Path<(String, String)>,
     Submitted(person, form): Submitted<MatchersForm>,
 ) -> PageResult<Response> {
-    let opened = projects::open(&state, &person, &project_id, scope::CHANNEL_WRITE, "channels").await?;
+    let opened = projects::open(&state, &person, &project_id, Operation::ManageChannels, "channels").await?;
     let by = opened.principal.author();
     let stored = channels::list(&state.service, &opened.project.id, true).await?;
     let channel = stored

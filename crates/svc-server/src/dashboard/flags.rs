@@ -7,7 +7,8 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Deserialize;
-use svc_core::{scope, time};
+use svc_core::time;
+use svc_service::permissions::Operation;
 
 use super::assets::{self, Assets};
 use super::error::{PageError, PageResult};
@@ -58,7 +59,7 @@ pub async fn page(
     Path(project_id): Path<String>,
     Query(query): Query<FlagsQuery>,
 ) -> PageResult<Response> {
-    let opened = projects::open(&state, &person, &project_id, scope::PROJECT_READ, "flags").await?;
+    let opened = projects::open(&state, &person, &project_id, Operation::ReadProject, "flags").await?;
     // The notice says what the flag is now, and only for a flag that exists.
     let flag = flags::list(&state.service, &opened.project.id).await?.into_iter().find(|f| f.key == query.key);
     let notice = match (query.done.as_str(), flag) {
@@ -149,7 +150,7 @@ async fn set(
     enabled: bool,
     creating: bool,
 ) -> PageResult<Response> {
-    let opened = projects::open(&state, &person, &project_id, scope::PROJECT_WRITE, "flags").await?;
+    let opened = projects::open(&state, &person, &project_id, Operation::ConfigureProject, "flags").await?;
     let by = opened.principal.author();
     match flags::set(&state.service, &opened.project, &key, enabled, &by).await {
         Ok(flag) => {

@@ -11,7 +11,8 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Deserialize;
-use svc_core::{ids, scope};
+use svc_core::ids;
+use svc_service::permissions::Operation;
 
 use super::assets::{self, Assets};
 use super::error::{PageError, PageResult};
@@ -119,7 +120,7 @@ pub async fn page(
     Path(project_id): Path<String>,
     Query(query): Query<IdentityQuery>,
 ) -> PageResult<Response> {
-    let opened = projects::open(&state, &person, &project_id, scope::PROJECT_READ, "identity").await?;
+    let opened = projects::open(&state, &person, &project_id, Operation::ReadProject, "identity").await?;
     let notice = match query.done.as_str() {
         "reporters" => Some("Reporter sign-in is saved; the widget picks it up within a minute."),
         "set" => Some("The identity secret is set. Tokens signed with the old one (if any) no longer verify."),
@@ -186,7 +187,7 @@ pub async fn change(
     Path(project_id): Path<String>,
     Submitted(person, form): Submitted<IdentityForm>,
 ) -> PageResult<Response> {
-    let mut opened = projects::open(&state, &person, &project_id, scope::PROJECT_WRITE, "identity").await?;
+    let mut opened = projects::open(&state, &person, &project_id, Operation::ConfigureProject, "identity").await?;
     let by = opened.principal.author();
     let store = &state.service;
     match form.action.as_str() {

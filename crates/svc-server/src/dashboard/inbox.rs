@@ -10,8 +10,8 @@ use serde::Deserialize;
 use std::collections::HashSet;
 use svc_core::model::{AssigneeFilter, Project, Report, ReportFilter};
 use svc_core::status::{NewComment, STATUSES, Status};
-use svc_core::triage::{Label, ReportIds};
-use svc_core::{scope, time};
+use svc_core::time;
+use svc_core::triage::{Label, LabelChange, ReportIds};
 
 use super::assets::{self, Assets};
 use super::error::{PageError, PageResult};
@@ -20,6 +20,8 @@ use super::session::Person;
 use super::view::{self, BlockView, ChangeView, CommentView, Fact, Reporter, Segment, When};
 use super::{Submitted, render};
 use crate::state::AppState;
+use svc_service::permissions::{self, Operation};
+use svc_service::triage::Triage;
 use svc_service::{accounts, comments, projects, reports, triage};
 
 const PAGE_SIZE: u32 = 50;
@@ -271,7 +273,7 @@ pub async fn page(
     let getting_started = (page.items.is_empty() && !query.narrows()).then(|| GettingStarted {
         install: projects
             .iter()
-            .find(|p| principal.require(scope::PROJECT_READ, Some(p)).is_ok())
+            .find(|p| permissions::check(&principal, Operation::ReadProject, p).is_ok())
             .map(|p| format!("/projects/{}/install", p.id)),
     });
     let inbox = InboxPage {
@@ -333,7 +335,7 @@ async fn detail(
     let history = reports::history(store, &report).await?;
     let viewers = svc_service::usage::viewers(store, &report).await?;
     let markdown = markdown_of(state, &report, project, &comments, &history).await;
-    let can_write = project.is_some_and(|p| principal.require(scope::FEEDBACK_WRITE, Some(p)).is_ok());
+    let can_write = project.is_some_and(|p| permissions::check(principal, Operation::Triage, p).is_ok());
     let assignable = match project {
         Some(project) => people(store, std::slice::from_ref(project)).await?,
         None => Vec::new(),
@@ -395,11 +397,6 @@ pub async fn report_link(Path(id): Path<String>) -> Response {
 }
 
 /// The report a triage form acts on, with the person's right to change it checked.
-async fn writable_report(state: &AppState, person: &Person, id: &str) -> PageResult<Report> {
-    Ok(writable_report_in(state, person, id).await?.0)
-}
-
-/// [`writable_report`] with its project.
 async fn writable_report_in(state: &AppState, person: &Person, id: &str) -> PageResult<(Report, Project)> {
     let principal = person.principal();
     let projects = projects::reachable(&state.service, &principal).await?;
@@ -411,7 +408,7 @@ async fn writable_report_in(state: &AppState, person: &Person, id: &str) -> Page
         .into_iter()
         .find(|p| p.id == report.project_id)
         .ok_or_else(|| PageError::NotFound("No such report in your projects.".into()))?;
-    principal.require(scope::FEEDBACK_WRITE, Some(&project))?;
+    permissions::check(&principal, Operation::Triage, &project)?;
     Ok((report, project))
 }
 
@@ -441,8 +438,8 @@ pub async fn set_status(
     Submitted(person, form): Submitted<StatusForm>,
 ) -> PageResult<Response> {
     let status: Status = form.status.parse().map_err(|e: svc_core::Invalid| PageError::BadRequest(e.0))?;
-    let report = writable_report(&state, &person, &id).await?;
-    reports::set_status(&state.service, &state.config.public_url, &report, status, &person.principal()).await?;
+    let (report, project) = writable_report_in(&state, &person, &id).await?;
+    triage::set_status(&state.service, &person.principal(), &project, &report, status).await?;
     Ok(back_to(&form.back, &report.id))
 }
 
@@ -520,9 +517,9 @@ pub async fn add_comment(
     Path(id): Path<String>,
     Submitted(person, form): Submitted<CommentForm>,
 ) -> PageResult<Response> {
-    let report = writable_report(&state, &person, &id).await?;
+    let (report, project) = writable_report_in(&state, &person, &id).await?;
     let new = NewComment::parse(&form.text, None, Some(false)).map_err(|e| PageError::BadRequest(e.0))?;
-    comments::add(&state.service, &report, &person.principal(), new).await?;
+    comments::add(&state.service, &person.principal(), &project, &report, new).await?;
     Ok(back_to(&form.back, &report.id))
 }
 
@@ -533,12 +530,9 @@ pub async fn publish_comment(
     Path((id, comment_id)): Path<(String, String)>,
     Submitted(person, form): Submitted<CommentForm>,
 ) -> PageResult<Response> {
-    let report = writable_report(&state, &person, &id).await?;
-    if !form.text.trim().is_empty() {
-        let text = svc_core::status::validate_comment_text(&form.text).map_err(|e| PageError::BadRequest(e.0))?;
-        comments::edit_draft(&state.service, &report, &comment_id, &text).await?;
-    }
-    comments::publish(&state.service, &report, &comment_id, &person.principal().author()).await?;
+    let (report, project) = writable_report_in(&state, &person, &id).await?;
+    let text = Some(form.text.as_str()).filter(|text| !text.trim().is_empty());
+    comments::publish(&state.service, &person.principal(), &project, &report, &comment_id, text).await?;
     Ok(back_to(&form.back, &report.id))
 }
 
@@ -548,8 +542,8 @@ pub async fn discard_comment(
     Path((id, comment_id)): Path<(String, String)>,
     Submitted(person, form): Submitted<CommentForm>,
 ) -> PageResult<Response> {
-    let report = writable_report(&state, &person, &id).await?;
-    comments::discard(&state.service, &report, &comment_id).await?;
+    let (report, project) = writable_report_in(&state, &person, &id).await?;
+    comments::discard(&state.service, &person.principal(), &project, &report, &comment_id).await?;
     Ok(back_to(&form.back, &report.id))
 }
 
@@ -585,8 +579,8 @@ pub struct BulkForm {
 /// At most this many reports change in one bulk action (a page and then some).
 const BULK_MAX: usize = 200;
 
-/// `POST /reports/bulk`: the same change to every selected report, each through the same
-/// operation as a single change (so each is recorded in its history).
+/// `POST /reports/bulk`: the same change to every selected report, as one triage operation (each
+/// report's history records it; if any part fails, nothing changes).
 pub async fn bulk(State(state): State<AppState>, Submitted(person, form): Submitted<BulkForm>) -> PageResult<Response> {
     if form.ids.is_empty() {
         return Err(PageError::BadRequest("Select at least one report.".into()));
@@ -615,28 +609,17 @@ pub async fn bulk(State(state): State<AppState>, Submitted(person, form): Submit
         selected.push(writable_report_in(&state, &person, id).await?);
     }
     let mut touched: Vec<Project> = Vec::new();
-    for (_, project) in &selected {
+    let mut reports = Vec::with_capacity(selected.len());
+    for (report, project) in selected {
         if !touched.iter().any(|p| p.id == project.id) {
-            touched.push(project.clone());
+            touched.push(project);
+        }
+        if !reports.iter().any(|r: &Report| r.id == report.id) {
+            reports.push(report);
         }
     }
-    let ids = ReportIds::parse(&form.ids).map_err(invalid)?;
-    if let Some(Some(user_id)) = &assignee {
-        triage::check_assignee(&state.service, &touched, user_id).await?;
-    }
-    if let Some(status) = status {
-        for (report, _) in &selected {
-            if report.status != status {
-                reports::set_status(&state.service, &state.config.public_url, report, status, &principal).await?;
-            }
-        }
-    }
-    if let Some(assignee) = &assignee {
-        triage::assign(&state.service, &principal, &touched, &ids, assignee.as_deref()).await?;
-    }
-    if let Some(label) = label {
-        triage::add_label(&state.service, &principal, &touched, &ids, label).await?;
-    }
+    let labels = label.map(|label| LabelChange::Add(vec![label]));
+    triage::triage(&state.service, &principal, &touched, &reports, Triage { status, assignee, labels }).await?;
     let back = local_target(Some(&form.back));
     Ok(see_other_local(Some(if back.starts_with("/?") { &back } else { "/" })))
 }

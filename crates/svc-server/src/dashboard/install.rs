@@ -7,7 +7,8 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Deserialize;
-use svc_core::{scope, time};
+use svc_core::time;
+use svc_service::permissions::{self, Operation};
 
 use super::assets::{self, Assets};
 use super::error::{PageError, PageResult};
@@ -183,7 +184,7 @@ async fn page<'a>(
     project_id: &str,
     minted: Option<MintedToken>,
 ) -> PageResult<InstallPage<'a>> {
-    let opened = projects::open(state, person, project_id, scope::PROJECT_READ, "install").await?;
+    let opened = projects::open(state, person, project_id, Operation::ReadProject, "install").await?;
     let base = base_url(state);
     let now = time::now_ms();
     let seen = state.sightings.last(&opened.project.id).await?.map(|sighting| Seen {
@@ -195,7 +196,7 @@ async fn page<'a>(
         url: sighting.url,
         when: When::at(sighting.seen_at, now),
     });
-    let can_mint = opened.principal.require(scope::APIKEY_WRITE, Some(&opened.project)).is_ok();
+    let can_mint = permissions::check(&opened.principal, Operation::ManageKeys, &opened.project).is_ok();
     let mcp_url = format!("{base}/mcp");
     Ok(InstallPage {
         assets: assets::get(),
@@ -241,7 +242,7 @@ pub async fn mint_setup_token(
     Path(project_id): Path<String>,
     Submitted(person, form): Submitted<SetupTokenForm>,
 ) -> PageResult<Response> {
-    let opened = projects::open(&state, &person, &project_id, scope::APIKEY_WRITE, "install").await?;
+    let opened = projects::open(&state, &person, &project_id, Operation::ManageKeys, "install").await?;
     let ttl = if form.ttl.is_empty() {
         keys::SETUP_TOKEN_TTL_SECS
     } else {

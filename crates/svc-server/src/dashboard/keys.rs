@@ -11,6 +11,7 @@ use serde::Deserialize;
 use svc_core::key::{MAX_TTL_SECS, MIN_TTL_SECS, NewKey};
 use svc_core::model::{ApiKey, KeyOrigin};
 use svc_core::{scope, time};
+use svc_service::permissions::{self, Operation};
 
 use super::assets::{self, Assets};
 use super::auth::capitalized;
@@ -195,7 +196,7 @@ async fn page(
     notice: Option<String>,
 ) -> PageResult<KeysPage> {
     let now = time::now_ms();
-    let can_mint = opened.principal.require(scope::APIKEY_WRITE, Some(&opened.project)).is_ok();
+    let can_mint = permissions::check(&opened.principal, Operation::ManageKeys, &opened.project).is_ok();
     let listed = keys::list(&state.service, &opened.project).await?;
     let project_id = opened.project.id.clone();
     let keys = rows(state, listed, now, |key| format!("/projects/{project_id}/keys/{}/revoke", key.id)).await?;
@@ -231,7 +232,7 @@ pub async fn list(
     Path(project_id): Path<String>,
     Query(query): Query<KeysQuery>,
 ) -> PageResult<Response> {
-    let opened = projects::open(&state, &person, &project_id, scope::PROJECT_READ, "keys").await?;
+    let opened = projects::open(&state, &person, &project_id, Operation::ReadProject, "keys").await?;
     let view = page(&state, &person, opened, MintForm::fresh(), None, None, None).await?;
     let notice = view
         .keys
@@ -279,7 +280,7 @@ pub async fn mint(
     Path(project_id): Path<String>,
     Submitted(person, form): Submitted<MintKeyForm>,
 ) -> PageResult<Response> {
-    let opened = projects::open(&state, &person, &project_id, scope::APIKEY_WRITE, "keys").await?;
+    let opened = projects::open(&state, &person, &project_id, Operation::ManageKeys, "keys").await?;
     let refill = MintForm {
         name: form.name.clone(),
         scopes: SCOPES.iter().map(|(s, what, _)| (*s, *what, form.scope.iter().any(|c| c == s))).collect(),
@@ -319,7 +320,7 @@ pub async fn revoke(
     Path((project_id, key_id)): Path<(String, String)>,
     Submitted(person, _): Submitted<RevokeKeyForm>,
 ) -> PageResult<Response> {
-    let opened = projects::open(&state, &person, &project_id, scope::APIKEY_WRITE, "keys").await?;
+    let opened = projects::open(&state, &person, &project_id, Operation::ManageKeys, "keys").await?;
     keys::revoke(&state.service, &opened.project, &key_id, &opened.principal.author()).await.map_err(|error| {
         match error {
             svc_service::ServiceError::NotFound(_) => {

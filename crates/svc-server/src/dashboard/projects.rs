@@ -6,9 +6,9 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Deserialize;
-use svc_core::account::Role;
 use svc_core::model::Project;
-use svc_core::{scope, time};
+use svc_core::time;
+use svc_service::permissions::{self, Operation, OrgOperation};
 
 use super::assets::{self, Assets};
 use super::error::{PageError, PageResult};
@@ -63,20 +63,20 @@ pub struct OpenedProject {
 }
 
 /// Opens project `project_id` for `person`, refusing with 404 when they do not reach it and
-/// 403 when their role lacks `needed`.
+/// 403 when they may not do `op` there.
 pub async fn open(
     state: &AppState,
     person: &Person,
     project_id: &str,
-    needed: &'static str,
+    op: Operation,
     tab: &'static str,
 ) -> PageResult<OpenedProject> {
     let principal = person.principal();
     let project = reachable(state, &principal, project_id).await?;
-    principal.require(needed, Some(&project))?;
+    permissions::check(&principal, op, &project)?;
     let org_name =
         projects::find_organization(&state.service, &project.org_id).await?.map(|org| org.name).unwrap_or_default();
-    let can_manage = principal.require(scope::PROJECT_WRITE, Some(&project)).is_ok();
+    let can_manage = permissions::check(&principal, Operation::ConfigureProject, &project).is_ok();
     let frame =
         ProjectFrame { id: project.id.clone(), name: project.name.clone(), org_name, tab, tabs: &TABS, can_manage };
     Ok(OpenedProject { principal, project, frame })
@@ -122,6 +122,7 @@ pub async fn list(
     Query(query): Query<ListQuery>,
 ) -> PageResult<Response> {
     let now = time::now_ms();
+    let principal = person.principal();
     let mut org_names = std::collections::HashMap::new();
     let mut owned = Vec::new();
     for membership in &person.signed_in.memberships {
@@ -129,7 +130,7 @@ pub async fn list(
             .await?
             .map(|org| org.name)
             .unwrap_or_default();
-        if membership.role == Role::Owner {
+        if permissions::check_org(&principal, OrgOperation::CreateProject, &membership.org_id).is_ok() {
             owned.push(OrgChoice { id: membership.org_id.clone(), name: name.clone() });
         }
         org_names.insert(membership.org_id.clone(), name);
@@ -171,11 +172,11 @@ pub async fn create(
     State(state): State<AppState>,
     Submitted(person, form): Submitted<NewProjectForm>,
 ) -> PageResult<Response> {
-    if person.signed_in.role_in(&form.org) != Some(Role::Owner) {
+    let principal = person.principal();
+    if permissions::check_org(&principal, OrgOperation::CreateProject, &form.org).is_err() {
         return Err(PageError::Forbidden("Only an owner of the organization can create projects in it.".into()));
     }
-    let by = person.principal().author();
-    let project = projects::create_project(&state.service, &form.org, form.name.trim(), &by).await?;
+    let project = projects::create_project(&state.service, &principal, &form.org, form.name.trim()).await?;
     Ok(see_other_local(Some(&format!("/projects/{}/install", project.id))))
 }
 

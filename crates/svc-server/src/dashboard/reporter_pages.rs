@@ -195,16 +195,8 @@ pub async fn confirm(
         _ => return Err(PageError::BadRequest("Choose Works now or Still broken.".into())),
     };
     let note = Some(form.note.as_str()).filter(|n| !n.trim().is_empty());
-    let answered = reporters::confirm(
-        &state.service,
-        &state.config.public_url,
-        &link.project,
-        &link.principal,
-        &link.report.id,
-        works,
-        note,
-    )
-    .await;
+    let answered =
+        reporters::confirm(&state.service, &link.project, &link.principal, &link.report.id, works, note).await;
     let status_now = match answered {
         Ok((change, _)) => change.to_status,
         Err(ReporterError::NotFixed) => link.report.status.clone(),

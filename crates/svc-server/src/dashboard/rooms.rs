@@ -8,7 +8,8 @@ use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use svc_core::model::RoomChanges;
-use svc_core::{scope, time};
+use svc_core::time;
+use svc_service::permissions::{self, Operation};
 
 use super::assets::{self, Assets};
 use super::error::{PageError, PageResult};
@@ -88,7 +89,7 @@ pub async fn page(
     let now = time::now_ms();
     let mut rows = Vec::new();
     for project in projects::reachable(&state.service, &principal).await? {
-        let can_write = principal.require(scope::FEEDBACK_WRITE, Some(&project)).is_ok();
+        let can_write = permissions::check(&principal, Operation::ManageRooms, &project).is_ok();
         for room in rooms::list(&state.service, &project.id, show_archived).await? {
             let reports_href = format!(
                 "/?{}",
@@ -144,7 +145,6 @@ pub async fn update(
 ) -> PageResult<Response> {
     let principal = person.principal();
     let project = super::projects::reachable(&state, &principal, &project_id).await?;
-    principal.require(scope::FEEDBACK_WRITE, Some(&project))?;
     let changes = match form.action.as_str() {
         "archive" => RoomChanges::parse(None, None, Some(true)),
         "unarchive" => RoomChanges::parse(None, None, Some(false)),
@@ -155,7 +155,7 @@ pub async fn update(
         other => return Err(PageError::BadRequest(format!("Unknown room action {other}."))),
     }
     .map_err(|error| PageError::BadRequest(error.0))?;
-    rooms::patch(&state.service, &project.id, &artifact_id, changes).await?;
+    rooms::patch(&state.service, &principal, &project, &artifact_id, changes).await?;
     Ok(see_other_local(Some("/rooms")))
 }
 

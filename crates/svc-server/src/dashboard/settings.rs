@@ -8,7 +8,8 @@ use axum::response::Response;
 use serde::Deserialize;
 use svc_core::audit::describe;
 use svc_core::project::{ProjectChanges, RETENTION_DAYS_MAX};
-use svc_core::{scope, time};
+use svc_core::time;
+use svc_service::permissions::Operation;
 
 use super::assets::{self, Assets};
 use super::error::{PageError, PageResult};
@@ -72,7 +73,7 @@ pub async fn settings(
     Query(query): Query<NoticeQuery>,
     person: Person,
 ) -> PageResult<Response> {
-    let opened = open(&state, &person, &project_id, scope::PROJECT_READ, "settings").await?;
+    let opened = open(&state, &person, &project_id, Operation::ReadProject, "settings").await?;
     let mut page = settings_page(&person, opened);
     page.notice = (query.saved == "name").then_some("The project is renamed.");
     Ok(render(StatusCode::OK, &page))
@@ -92,7 +93,7 @@ pub async fn rename(
     Path(project_id): Path<String>,
     Submitted(person, form): Submitted<RenameForm>,
 ) -> PageResult<Response> {
-    let opened = open(&state, &person, &project_id, scope::PROJECT_WRITE, "settings").await?;
+    let opened = open(&state, &person, &project_id, Operation::ConfigureProject, "settings").await?;
     let by = opened.principal.author();
     let name = form.name.trim().to_string();
     let changes = ProjectChanges::parse(ProjectChanges { name: Some(name.clone()), ..Default::default() });
@@ -128,14 +129,13 @@ pub async fn delete(
     Path(project_id): Path<String>,
     Submitted(person, form): Submitted<DeleteForm>,
 ) -> PageResult<Response> {
-    let opened = open(&state, &person, &project_id, scope::PROJECT_WRITE, "settings").await?;
+    let opened = open(&state, &person, &project_id, Operation::DeleteProject, "settings").await?;
     if let Err(refused) = svc_core::project::confirm_deletion(&opened.project.name, &form.confirm) {
         let mut page = settings_page(&person, opened);
         page.delete_error = Some(refused.0);
         return Ok(render(StatusCode::BAD_REQUEST, &page));
     }
-    let by = opened.principal.author();
-    projects::delete_project(&state.service, &state.blobs, &opened.project, &by).await?;
+    projects::delete_project(&state.service, &opened.principal, &opened.project).await?;
     Ok(see_other_local(Some("/projects?deleted=1")))
 }
 
@@ -178,7 +178,7 @@ pub async fn retention(
     Query(query): Query<NoticeQuery>,
     person: Person,
 ) -> PageResult<Response> {
-    let opened = open(&state, &person, &project_id, scope::PROJECT_READ, "retention").await?;
+    let opened = open(&state, &person, &project_id, Operation::ReadProject, "retention").await?;
     let mut page = retention_page(&person, opened);
     page.notice = match query.saved.as_str() {
         "on" => Some("Saved. Older reports are deleted within a minute or two."),
@@ -218,7 +218,7 @@ pub async fn set_retention(
     Path(project_id): Path<String>,
     Submitted(person, form): Submitted<RetentionForm>,
 ) -> PageResult<Response> {
-    let opened = open(&state, &person, &project_id, scope::PROJECT_WRITE, "retention").await?;
+    let opened = open(&state, &person, &project_id, Operation::ConfigureProject, "retention").await?;
     let days = match requested_days(&form) {
         Ok(days) => days,
         Err(message) => {
@@ -282,7 +282,7 @@ pub async fn audit_log(
     Query(query): Query<AuditQuery>,
     person: Person,
 ) -> PageResult<Response> {
-    let opened = open(&state, &person, &project_id, scope::PROJECT_READ, "audit").await?;
+    let opened = open(&state, &person, &project_id, Operation::ReadProject, "audit").await?;
     // Only an event id pages; anything else shows the newest.
     let before = query.before.filter(|id| svc_core::ids::is_object_id(id));
     let events = audit::list(&state.service, &opened.project, before.as_deref(), AUDIT_PAGE).await?;

@@ -15,9 +15,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use svc_core::MASCOTS;
 use svc_core::project::ProjectChanges;
 use svc_core::project::{ANCHORS, SHAPES, TRIGGER_VARIANTS, glob_match, widget_config_with_defaults};
-use svc_core::{MASCOTS, scope};
+use svc_service::permissions::Operation;
 
 use super::assets::{self, Assets};
 use super::error::PageResult;
@@ -178,7 +179,7 @@ pub async fn show(
     Query(query): Query<WidgetQuery>,
     person: Person,
 ) -> PageResult<Response> {
-    let opened = projects::open(&state, &person, &project_id, scope::PROJECT_READ, "widget").await?;
+    let opened = projects::open(&state, &person, &project_id, Operation::ReadProject, "widget").await?;
     let values = stored_values(&opened.project);
     let page = page(&state, &person, opened, values, None, query.saved == "1", None).await?;
     Ok(render(StatusCode::OK, &page))
@@ -279,13 +280,13 @@ pub async fn update(
     Submitted(person, form): Submitted<WidgetForm>,
 ) -> PageResult<Response> {
     if form.action == "test" {
-        let opened = projects::open(&state, &person, &project_id, scope::PROJECT_READ, "widget").await?;
+        let opened = projects::open(&state, &person, &project_id, Operation::ReadProject, "widget").await?;
         let values = form.values();
         let test = test_url(&lines(&values.url_patterns), values.test_url.trim());
         let page = page(&state, &person, opened, values, None, false, Some(test)).await?;
         return Ok(render(StatusCode::OK, &page));
     }
-    let opened = projects::open(&state, &person, &project_id, scope::PROJECT_WRITE, "widget").await?;
+    let opened = projects::open(&state, &person, &project_id, Operation::ConfigureProject, "widget").await?;
     let values = form.values();
     let outcome = match changes(&values) {
         Ok(changes) => {

@@ -201,9 +201,7 @@ pub async fn reply(
 ) -> IngestResult<impl IntoResponse> {
     let (project, parts, body) = project_and_body::<ReplyRequest>(&state, request).await?;
     let principal = reporter_of(&state, &project, &parts.headers).await?;
-    let comment =
-        reporters::reply(&state.service, &state.config.public_url, &project, &principal, &report_id, &body.text)
-            .await?;
+    let comment = reporters::reply(&state.service, &project, &principal, &report_id, &body.text).await?;
     Ok((StatusCode::CREATED, Json(comment_json(&comment))))
 }
 
@@ -224,16 +222,8 @@ pub async fn confirm(
 ) -> IngestResult<Json<Value>> {
     let (project, parts, body) = project_and_body::<ConfirmationRequest>(&state, request).await?;
     let principal = reporter_of(&state, &project, &parts.headers).await?;
-    let (change, comment) = reporters::confirm(
-        &state.service,
-        &state.config.public_url,
-        &project,
-        &principal,
-        &report_id,
-        body.works,
-        body.note.as_deref(),
-    )
-    .await?;
+    let (change, comment) =
+        reporters::confirm(&state.service, &project, &principal, &report_id, body.works, body.note.as_deref()).await?;
     Ok(Json(json!({
         "id": report_id,
         "status": change.to_status,

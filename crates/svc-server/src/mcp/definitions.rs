@@ -2,15 +2,19 @@
 
 use serde_json::{Value, json};
 use svc_core::status::{COMMENT_KINDS, STATUSES};
+use svc_service::permissions::Operation;
 
 pub const TOOL_NAMES: [&str; 7] =
     ["introduce", "list_reports", "get_report", "create_report", "create_room", "set_status", "add_comment"];
 
-/// The scope a tool needs (`None`: any key may call it).
-pub fn required_scope(tool: &str) -> Option<&'static str> {
+/// The operation a tool performs, for the permission check (`None`: any key may call it).
+pub fn operation(tool: &str) -> Option<Operation> {
     match tool {
-        "list_reports" | "get_report" => Some(svc_core::scope::FEEDBACK_READ),
-        "create_report" | "create_room" | "set_status" | "add_comment" => Some(svc_core::scope::FEEDBACK_WRITE),
+        "list_reports" | "get_report" => Some(Operation::ReadReports),
+        "create_report" => Some(Operation::FileReport),
+        "create_room" => Some(Operation::ManageRooms),
+        "set_status" => Some(Operation::Triage),
+        "add_comment" => Some(Operation::Comment),
         _ => None,
     }
 }

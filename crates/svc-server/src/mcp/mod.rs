@@ -18,6 +18,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::{Map, Value, json};
+use svc_service::permissions::{self, Operation};
 
 use crate::body::{BodyError, read_limited};
 use crate::state::AppState;
@@ -127,7 +128,7 @@ async fn dispatch(state: &AppState, caller: &Caller, message: &Value) -> Option<
         "tools/list" => result(id, json!({"tools": definitions::list()})),
         "resources/list" | "resources/read" => {
             // Reading reports and their files needs what get_report needs.
-            if let Err(refusal) = caller.principal.require(svc_core::scope::FEEDBACK_READ, None) {
+            if let Err(refusal) = permissions::check_anywhere(&caller.principal, Operation::ReadReports) {
                 return Some(McpError::refused(id, refusal).answer());
             }
             if method == "resources/list" {
@@ -164,8 +165,8 @@ async fn call_tool(state: &AppState, caller: &Caller, id: Value, params: &Value)
             return (StatusCode::OK, error(id, jsonrpc::INVALID_PARAMS, "invalid params: arguments must be an object"));
         }
     };
-    if let Some(needed) = definitions::required_scope(name)
-        && let Err(refusal) = caller.principal.require(needed, None)
+    if let Some(op) = definitions::operation(name)
+        && let Err(refusal) = permissions::check_anywhere(&caller.principal, op)
     {
         return McpError::refused(id, refusal).answer();
     }

@@ -14,7 +14,7 @@ use super::markdown::{self, Parts};
 use crate::principal::Principal;
 use crate::state::AppState;
 use svc_service::reports::{self, Filed, Filing, FilingError};
-use svc_service::{comments, keys, rooms};
+use svc_service::{comments, keys, rooms, triage};
 
 pub const LIST_DEFAULT_LIMIT: u32 = 50;
 pub const LIST_MAX_LIMIT: u32 = 200;
@@ -292,7 +292,7 @@ async fn create_room(state: &AppState, caller: &Caller, args: &Args) -> Outcome 
         meta["goal"] = goal.into();
         room.changes.meta = Some(Some(meta));
     }
-    let outcome = rooms::upsert(&state.service, &project.id, room).await.map_err(internal)?;
+    let outcome = rooms::upsert(&state.service, &caller.principal, project, room).await.map_err(internal)?;
     let room = &outcome.room;
     let mut answer = json!({"id": room.id, "artifactId": room.artifact_id, "title": room.title, "meta": room.meta,
         "archived": room.archived, "created": outcome.created});
@@ -309,10 +309,9 @@ async fn set_status(state: &AppState, caller: &Caller, args: &Args) -> Outcome {
     let new_status: Status =
         text.parse().map_err(|e: svc_core::Invalid| ToolResult::error(format!("argument {e}, not {text:?}")))?;
     let report = find_report(state, caller, "id", reference).await?;
-    let change = reports::set_status(&state.service, &state.config.public_url, &report, new_status, &caller.principal)
-        .await
-        .map_err(internal)?;
-    Ok(ToolResult::json(&json!({"id": report.id, "status": change.to_status})))
+    let project = caller.project(&report.project_id).ok_or_else(|| internal("the report's project is out of reach"))?;
+    triage::set_status(&state.service, &caller.principal, project, &report, new_status).await.map_err(internal)?;
+    Ok(ToolResult::json(&json!({"id": report.id, "status": new_status})))
 }
 
 async fn add_comment(state: &AppState, caller: &Caller, args: &Args) -> Outcome {
@@ -325,7 +324,8 @@ async fn add_comment(state: &AppState, caller: &Caller, args: &Args) -> Outcome 
     };
     let new = NewComment::parse(text, args.string("kind", 50)?, draft).map_err(invalid)?;
     let report = find_report(state, caller, "report_id", reference).await?;
-    let comment = comments::add(&state.service, &report, &caller.principal, new).await.map_err(internal)?;
+    let project = caller.project(&report.project_id).ok_or_else(|| internal("the report's project is out of reach"))?;
+    let comment = comments::add(&state.service, &caller.principal, project, &report, new).await.map_err(internal)?;
     Ok(ToolResult::json(&comment_json(&comment)))
 }
 

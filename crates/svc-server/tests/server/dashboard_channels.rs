@@ -409,9 +409,12 @@ async fn channels_created_and_changed_through_rest_are_in_the_audit_log_too() {
 async fn another_organizations_project_is_not_found() {
     let app = TestApp::new().await;
     let owner = Tab::owner(&app).await;
-    use svc_service::{audit as by, projects};
+    use svc_service::projects;
     let org = projects::create_organization(app.service(), "Elsewhere").await.unwrap();
-    let other = projects::create_project(app.service(), &org.id, "Theirs", &by::command_line()).await.unwrap();
+    let other =
+        projects::create_project(app.service(), &svc_service::principal::Principal::Operator, &org.id, "Theirs")
+            .await
+            .unwrap();
     for tab in ["channels", "identity", "flags"] {
         let page = app.get_page(&format!("/projects/{}/{tab}", other.id), Some(&owner.cookie)).await;
         assert_eq!(page.status, StatusCode::NOT_FOUND, "{tab}");

@@ -22,7 +22,16 @@ async fn session_cookie(app: &TestApp) -> String {
 
 /// Opens the event stream of `viewer` and returns its body as a stream of chunks.
 async fn open_events(viewer: &TestApp, cookie: &str) -> axum::body::BodyDataStream {
-    let request = Request::get("/dashboard/events").header(header::COOKIE, cookie).body(Body::empty()).unwrap();
+    reopen_events(viewer, cookie, None).await
+}
+
+/// [`open_events`] as a browser reconnects: with the id of the last event it heard.
+async fn reopen_events(viewer: &TestApp, cookie: &str, last_event_id: Option<&str>) -> axum::body::BodyDataStream {
+    let mut request = Request::get("/dashboard/events").header(header::COOKIE, cookie);
+    if let Some(id) = last_event_id {
+        request = request.header("last-event-id", id);
+    }
+    let request = request.body(Body::empty()).unwrap();
     let response = tower::ServiceExt::oneshot(viewer.router.clone(), request).await.unwrap();
     assert_eq!(response.status().as_u16(), 200);
     assert_eq!(response.headers()[header::CONTENT_TYPE], "text/event-stream");
@@ -31,15 +40,23 @@ async fn open_events(viewer: &TestApp, cookie: &str) -> axum::body::BodyDataStre
 
 /// The next `change` event's data within a few seconds (keep-alive comments skipped).
 async fn next_change(events: &mut axum::body::BodyDataStream) -> String {
+    next_change_with_id(events).await.1
+}
+
+/// The next `change` event's id (the event feed's, when it has one) and data.
+async fn next_change_with_id(events: &mut axum::body::BodyDataStream) -> (Option<String>, String) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     let mut text = String::new();
     loop {
         let chunk = tokio::time::timeout_at(deadline, events.next()).await.expect("a change event in time");
         text.push_str(&String::from_utf8_lossy(&chunk.expect("the stream stays open").unwrap()));
-        if let Some(at) = text.find("event: change\ndata: ") {
-            let rest = &text[at + "event: change\ndata: ".len()..];
-            if let Some(end) = rest.find('\n') {
-                return rest[..end].to_string();
+        // Whole events end with a blank line; fields are `name: value` lines.
+        while let Some(end) = text.find("\n\n") {
+            let event: String = text.drain(..end + 2).collect();
+            let field =
+                |name: &str| event.lines().find_map(|line| line.strip_prefix(&format!("{name}: ")).map(str::to_string));
+            if field("event").as_deref() == Some("change") {
+                return (field("id"), field("data").unwrap_or_default());
             }
         }
     }
@@ -54,6 +71,24 @@ async fn an_open_inbox_hears_of_new_reports_and_status_changes() {
     assert_eq!(next_change(&mut events).await, app.project.id, "a new report");
     app.rest("PATCH", &app.p(&format!("/feedback/{id}")), Some(serde_json::json!({"status": "fixed"}))).await.ok(200);
     assert_eq!(next_change(&mut events).await, app.project.id, "a status change");
+}
+
+#[tokio::test]
+async fn a_reconnecting_inbox_hears_at_once_what_it_missed() {
+    let app = TestApp::new().await;
+    let cookie = session_cookie(&app).await;
+    let mut events = open_events(&app, &cookie).await;
+    let id = app.file_report(text_report("Filed while the inbox is open")).await;
+    let (heard, project) = next_change_with_id(&mut events).await;
+    assert_eq!(project, app.project.id);
+    let heard = heard.expect("a change from the event feed carries its id");
+    drop(events);
+    // The connection drops; meanwhile the report is fixed.
+    app.rest("PATCH", &app.p(&format!("/feedback/{id}")), Some(serde_json::json!({"status": "fixed"}))).await.ok(200);
+    let mut events = reopen_events(&app, &cookie, Some(&heard)).await;
+    let (missed, project) = next_change_with_id(&mut events).await;
+    assert_eq!(project, app.project.id, "told at once, before anything else changes");
+    assert!(missed.unwrap().parse::<i64>().unwrap() > heard.parse::<i64>().unwrap());
 }
 
 #[tokio::test]

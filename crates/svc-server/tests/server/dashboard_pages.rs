@@ -218,10 +218,14 @@ async fn a_person_sees_only_their_organizations_reports() {
     let app = TestApp::new().await;
     let browser = Browser::sign_in(&app, Role::Member).await;
     let org = svc_service::projects::create_organization(app.service(), "Elsewhere").await.unwrap();
-    let foreign =
-        svc_service::projects::create_project(app.service(), &org.id, "Secret", &svc_service::audit::command_line())
-            .await
-            .unwrap();
+    let foreign = svc_service::projects::create_project(
+        app.service(),
+        &svc_service::principal::Principal::Operator,
+        &org.id,
+        "Secret",
+    )
+    .await
+    .unwrap();
     let report = seed_report(&app.store, &foreign.id, Seed::text("Someone else's report")).await;
     let inbox = browser.get(&app, "/").await;
     assert!(!inbox.text.contains("Someone else"), "another organization's report is not listed");

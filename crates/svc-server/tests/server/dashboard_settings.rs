@@ -64,7 +64,9 @@ fn blob_file_exists(app: &TestApp, blob_id: &str) -> bool {
 }
 
 async fn project_named(app: &TestApp, name: &str) -> Project {
-    projects::create_project(app.service(), &app.project.org_id, name, &audit::command_line()).await.unwrap()
+    projects::create_project(app.service(), &svc_service::principal::Principal::Operator, &app.project.org_id, name)
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -312,7 +314,7 @@ async fn a_blob_object_that_cannot_be_deleted_at_once_is_deleted_by_housekeeping
     std::fs::create_dir(&object).unwrap();
     std::fs::write(object.join("in the way"), b"x").unwrap();
 
-    let deleted = projects::delete_project(app.service(), &app.state.blobs, &doomed, &audit::command_line())
+    let deleted = projects::delete_project(app.service(), &svc_service::principal::Principal::Operator, &doomed)
         .await
         .expect("the project is deleted even when an object is not");
     assert_eq!((deleted.reports, deleted.blobs), (1, 1));

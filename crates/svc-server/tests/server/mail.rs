@@ -220,9 +220,9 @@ async fn preference(app: &TestApp, user_id: &str, project_id: &str) -> (NewRepor
         .unwrap_or((NewReports::Off, true))
 }
 
-/// Makes the time `SETTLE_MS` after now: the reports filed so far are due for instant mail.
+/// The time a mail round runs at (the reports filed so far are due for instant mail).
 fn settled() -> i64 {
-    time::now_ms() + mail::SETTLE_MS + 1_000
+    time::now_ms()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -510,7 +510,7 @@ async fn a_burst_of_reports_is_one_mail_that_lists_them() {
     for i in 0..12 {
         app.file_report(text_report(&format!("Burst report {i}"))).await;
     }
-    let queued = mail::queue_instant(app.service(), public_url(&app), settled()).await.unwrap();
+    let queued = mail::mail_events(app.service(), public_url(&app), settled()).await.unwrap();
     assert_eq!(queued, 1);
     let mails = outbox_of(&app).await;
     assert_eq!(mails[0].subject, "[Default] 12 new reports");
@@ -586,7 +586,10 @@ async fn reporters_replies_reach_the_members_who_want_them() {
         created_at: time::now_ms(),
         published_at: Some(time::now_ms()),
     };
-    let queued = mail::notify_reporter_reply(app.service(), public_url(&app), &report, &reply).await.unwrap();
+    let published =
+        svc_store::Change::anywhere(reply.author.clone(), reply.created_at, vec![svc_store::Write::Comment(reply)]);
+    app.store.apply(&published).await.unwrap();
+    let queued = mail::mail_events(app.service(), public_url(&app), settled()).await.unwrap();
     assert_eq!(queued, 1, "Ann (replies on by default) only: Bob turned them off, Eve is elsewhere");
     let mails = outbox_of(&app).await;
     assert_eq!(mails[0].recipient, "ann@example.com");
@@ -595,7 +598,8 @@ async fn reporters_replies_reach_the_members_who_want_them() {
     assert!(mails[0].body.contains("> Still broken on Firefox.\n> Stop these mails: https://evil.example"));
     assert!(unsubscribe_link(&mails[0].body).contains(".replies."), "the reporter's line is quoted, ours is not");
     // Told once per reply.
-    assert_eq!(mail::notify_reporter_reply(app.service(), public_url(&app), &report, &reply).await.unwrap(), 0);
+    assert_eq!(mail::mail_events(app.service(), public_url(&app), settled()).await.unwrap(), 0);
+    assert_eq!(outbox_of(&app).await.len(), 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -628,9 +632,9 @@ async fn the_account_page_lists_every_project_with_its_choices() {
     let foreign = svc_service::projects::create_organization(app.service(), "Elsewhere").await.unwrap();
     let theirs = svc_service::projects::create_project(
         app.service(),
+        &svc_service::principal::Principal::Operator,
         &foreign.id,
         "Theirs",
-        &svc_service::audit::command_line(),
     )
     .await
     .unwrap();
@@ -652,7 +656,7 @@ async fn forged_and_foreign_unsubscribe_links_are_refused() {
     choose(&app, &cookie, app.pid(), "instant", "on").await;
     choose(&app, &cookie, &other.id, "instant", "on").await;
     app.file_report(text_report("Something broke")).await;
-    mail::queue_instant(app.service(), public_url(&app), settled()).await.unwrap();
+    mail::mail_events(app.service(), public_url(&app), settled()).await.unwrap();
     let mails = outbox_of(&app).await;
     assert_eq!(mails.len(), 1);
     let token = token_of(&unsubscribe_link(&mails[0].body)).to_string();
@@ -714,12 +718,12 @@ async fn two_instances_mail_each_new_report_once() {
     // Both instances' mail tasks run the same round at once, then again.
     let now = settled();
     let (a, b) = tokio::join!(
-        mail::queue_instant(first.service(), public_url(&first), now),
-        mail::queue_instant(second.service(), public_url(&second), now),
+        mail::mail_events(first.service(), public_url(&first), now),
+        mail::mail_events(second.service(), public_url(&second), now),
     );
     let (c, d) = tokio::join!(
-        mail::queue_instant(first.service(), public_url(&first), now + 5_000),
-        mail::queue_instant(second.service(), public_url(&second), now + 5_000),
+        mail::mail_events(first.service(), public_url(&first), now + 5_000),
+        mail::mail_events(second.service(), public_url(&second), now + 5_000),
     );
     assert_eq!(a.unwrap() + b.unwrap() + c.unwrap() + d.unwrap(), 3, "three reports, three mails in all");
     let mails = outbox_of(&second).await;

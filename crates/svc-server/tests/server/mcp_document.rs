@@ -106,7 +106,8 @@ async fn get_report_shows_the_message_first_and_every_stored_fact() {
             created_at: now,
             published_at: Some(now),
         };
-        app.store.create_comment(&comment).await.unwrap();
+        let change = svc_store::Change::anywhere(comment.author.clone(), now, vec![svc_store::Write::Comment(comment)]);
+        app.store.apply(&change).await.unwrap();
     }
 
     let out = tool(&app, &key, "get_report", json!({"id": id})).await;

@@ -85,9 +85,9 @@ async fn a_report_of_another_organization_is_out_of_reach() {
     let elsewhere = svc_service::projects::create_organization(app.service(), "Elsewhere").await.unwrap();
     let foreign_project = svc_service::projects::create_project(
         app.service(),
+        &svc_service::principal::Principal::Operator,
         &elsewhere.id,
         "Foreign",
-        &svc_service::audit::command_line(),
     )
     .await
     .unwrap();

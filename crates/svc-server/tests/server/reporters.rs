@@ -392,7 +392,10 @@ async fn a_fixed_report_asks_its_reporter_who_confirms_or_says_it_is_still_broke
     for id in [&first, &second] {
         assert!(!tool(&app, &agent, "set_status", json!({"id": id, "status": "fixed"})).await.is_error);
     }
-    // Told by mail (she signed in by email), with a link to answer.
+    // Told by mail (she signed in by email), with a link to answer: the mail task reads the two
+    // status changes from the event feed.
+    let public_url = &app.state.config.public_url;
+    assert_eq!(svc_service::mail::mail_events(app.service(), public_url, svc_core::time::now_ms()).await.unwrap(), 2);
     let fixed_mails = app.mails_to(ANN, MailKind::ReportUpdate).await;
     assert_eq!(fixed_mails.len(), 2);
     assert!(fixed_mails.iter().any(|m| m.subject.contains("Save fails")));

@@ -1256,23 +1256,23 @@ async fn a_draft_comment_is_published_on_its_own_report_only() {
     let (key_id, _) = app.mint(&["feedback:write"]).await;
     let agent = Principal::ProjectKey(app.store.get_key(&key_id).await.unwrap().unwrap());
     let new = svc_core::status::NewComment::parse("Fixed in 1.2", Some("fix"), None).unwrap();
-    let draft = comments::add(app.service(), &report, &agent, new).await.unwrap();
+    let draft = comments::add(app.service(), &agent, &app.project, &report, new).await.unwrap();
     assert!(draft.draft && draft.published_at.is_none());
     assert_eq!(draft.author.id, Some(format!("agent:{key_id}")));
 
-    let refused =
-        comments::publish(app.service(), &other, &draft.id, &svc_service::audit::command_line()).await.unwrap_err();
+    let operator = Principal::Operator;
+    let refused = comments::publish(app.service(), &operator, &app.project, &other, &draft.id, None).await.unwrap_err();
     assert!(matches!(refused, ServiceError::NotFound(_)), "{refused}");
-    let published =
-        comments::publish(app.service(), &report, &draft.id, &svc_service::audit::command_line()).await.unwrap();
+    let published = comments::publish(app.service(), &operator, &app.project, &report, &draft.id, None).await.unwrap();
     assert!(!published.draft && published.published_at.is_some());
     let listed = app.get(&app.p(&format!("/feedback/{}/comments", report.id)), &app.token).await.ok(200).clone();
     assert_eq!(listed["items"][0]["draft"], json!(false));
     assert_eq!(listed["items"][0]["kind"], json!("fix"));
     // A published comment is no longer a draft: it can be neither edited nor discarded.
-    let refused = comments::edit_draft(app.service(), &report, &draft.id, "again").await.unwrap_err();
+    let refused =
+        comments::edit_draft(app.service(), &agent, &app.project, &report, &draft.id, "again").await.unwrap_err();
     assert!(matches!(refused, ServiceError::NotFound(_)), "{refused}");
-    assert!(comments::discard(app.service(), &report, &draft.id).await.is_err());
+    assert!(comments::discard(app.service(), &agent, &app.project, &report, &draft.id).await.is_err());
 }
 
 #[tokio::test]
@@ -1285,14 +1285,14 @@ async fn a_draft_comment_can_be_edited_or_discarded_before_it_is_published() {
     let (key_id, _) = app.mint(&["feedback:write"]).await;
     let agent = Principal::ProjectKey(app.store.get_key(&key_id).await.unwrap().unwrap());
     let draft = |text: &str| svc_core::status::NewComment::parse(text, None, None).unwrap();
-    let first = comments::add(app.service(), &report, &agent, draft("frist")).await.unwrap();
-    let second = comments::add(app.service(), &report, &agent, draft("not this one")).await.unwrap();
+    let first = comments::add(app.service(), &agent, &app.project, &report, draft("frist")).await.unwrap();
+    let second = comments::add(app.service(), &agent, &app.project, &report, draft("not this one")).await.unwrap();
 
-    let edited = comments::edit_draft(app.service(), &report, &first.id, "first").await.unwrap();
+    let edited = comments::edit_draft(app.service(), &agent, &app.project, &report, &first.id, "first").await.unwrap();
     assert_eq!((edited.text.as_str(), edited.draft), ("first", true));
-    let blank = comments::edit_draft(app.service(), &report, &first.id, "  ").await.unwrap_err();
+    let blank = comments::edit_draft(app.service(), &agent, &app.project, &report, &first.id, "  ").await.unwrap_err();
     assert!(matches!(blank, ServiceError::Invalid(_)), "{blank}");
-    comments::discard(app.service(), &report, &second.id).await.unwrap();
+    comments::discard(app.service(), &agent, &app.project, &report, &second.id).await.unwrap();
 
     let listed = app.get(&app.p(&format!("/feedback/{}/comments", report.id)), &app.token).await.ok(200).clone();
     let texts: Vec<&str> = listed["items"].as_array().unwrap().iter().map(|c| c["text"].as_str().unwrap()).collect();

@@ -1,7 +1,7 @@
 //! Group commit for plain reports (no blobs to bind, no idempotency key: what the widget sends
 //! most). Concurrent `create_report` calls queue their report; a dispatcher takes everything
-//! queued and stores it with one multi-row INSERT (a single statement: atomic, and committed with
-//! one WAL flush), then answers each caller. A few batches may be in flight at once, so one slow
+//! queued and stores it with one multi-row INSERT that also writes their `report.created` events
+//! (a single statement: atomic, and committed with one WAL flush), then answers each caller. A few batches may be in flight at once, so one slow
 //! commit does not stall the queue. If a batch's INSERT fails, nothing of it was stored; its
 //! reports are then inserted one by one, so only the failing one fails.
 //!
@@ -18,9 +18,7 @@ use std::sync::Arc;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use super::is_connection_lost;
-use super::queries::insert_report;
-use super::reports::{Indexed, insert_report_chunk};
-use crate::ReportText;
+use super::reports::file_chunk;
 use crate::health::{WriteHealth, is_storage_failure_of};
 use crate::{StoreError, StoreResult};
 use svc_core::model::Report;
@@ -63,13 +61,9 @@ async fn dispatch(pool: PgPool, mut queue: mpsc::Receiver<Queued>, health: Arc<W
     }
 }
 
-/// The batch as one statement.
+/// The batch as one statement (the reports and their events).
 async fn insert(pool: &PgPool, reports: &[Report]) -> StoreResult<()> {
-    if reports.len() == 1 {
-        insert_report(pool, &reports[0], &ReportText::of(&reports[0])).await
-    } else {
-        insert_report_chunk(pool, reports, Indexed::ByIndexer).await
-    }
+    file_chunk(pool, reports).await
 }
 
 /// [`insert`], once more if the connection was lost (see the module notes).
@@ -114,7 +108,7 @@ async fn commit(pool: &PgPool, batch: Vec<Queued>, health: &WriteHealth) {
         }
         Err(_) => {
             for (report, reply) in reports.into_iter().zip(replies) {
-                let outcome = insert_report(pool, &report, &ReportText::of(&report)).await.map(|()| report);
+                let outcome = file_chunk(pool, std::slice::from_ref(&report)).await.map(|()| report);
                 let _ = reply.send(outcome);
             }
         }

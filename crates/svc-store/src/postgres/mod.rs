@@ -30,10 +30,25 @@ macro_rules! status_change_order {
 }
 
 mod group_commit;
+
+/// The advisory lock every transaction that writes events takes before its first event (held to
+/// its commit), so event ids follow commit order (see `shared/events.rs`).
+pub(super) const EVENT_ORDER_LOCK: i64 = 0x5356_4345_5645_4e54; // "SVCEVENT"
+
+async fn order_events(conn: &mut sqlx::PgConnection) -> StoreResult<()> {
+    sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(EVENT_ORDER_LOCK).execute(conn).await?;
+    Ok(())
+}
 // Compiled once per backend on purpose (see `shared/queries.rs`).
 #[allow(clippy::duplicate_mod)]
 #[path = "../shared/accounts.rs"]
 mod accounts;
+#[allow(clippy::duplicate_mod)]
+#[path = "../shared/apply.rs"]
+mod apply;
+#[allow(clippy::duplicate_mod)]
+#[path = "../shared/events.rs"]
+mod events;
 
 #[path = "../shared/audit.rs"]
 mod audit;

@@ -90,6 +90,7 @@ pub(super) async fn create_report(pool: &PgPool, new: &NewReport) -> StoreResult
 
     bind_blobs(&mut tx, report, &new.blob_ids).await?;
 
+    super::events::insert_events(&mut tx, &[svc_core::event::NewEvent::report_created(report)]).await?;
     tx.commit().await?;
     Ok(CreatedReport::Created(report.clone()))
 }
@@ -208,52 +209,74 @@ pub(super) async fn short_id_rows(
 pub(super) async fn insert_reports_bulk(pool: &PgPool, reports: &[Report]) -> StoreResult<()> {
     let mut tx = pool.begin().await?;
     for chunk in reports.chunks(BULK_CHUNK_ROWS) {
-        insert_report_chunk(&mut *tx, chunk, Indexed::Here).await?;
+        insert_report_chunk(&mut *tx, chunk).await?;
         search::index_loaded(&mut tx, chunk).await?;
     }
     tx.commit().await?;
     Ok(())
 }
 
-/// Who indexes reports for search.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Indexed {
-    /// The search indexer, later (filed reports: their insert records its transaction id).
-    ByIndexer,
-    /// The caller, in the same transaction (bulk loads).
-    Here,
-}
-
-/// One multi-row INSERT: each column travels as one array parameter and UNNEST zips them back
-/// into rows, so the statement has 16 parameters whatever the chunk size. The JSON columns travel
-/// as the text [`json_text`] writes and are stored as that text.
-pub(super) async fn insert_report_chunk<'e>(
-    executor: impl sqlx::PgExecutor<'e>,
-    chunk: &[Report],
-    indexed: Indexed,
-) -> StoreResult<()> {
+/// Files plain reports (the group commit): one statement that inserts them and writes their
+/// `report.created` events after taking the feed's order (see `shared/events.rs`), so it is atomic
+/// and committed with one WAL flush. The columns travel as in [`insert_report_chunk`].
+pub(super) async fn file_chunk(pool: &PgPool, chunk: &[Report]) -> StoreResult<()> {
     fn column<'r, T>(chunk: &'r [Report], field: impl Fn(&'r Report) -> T) -> Vec<T> {
         chunk.iter().map(field).collect()
     }
-    let sql = match indexed {
-        Indexed::ByIndexer => concat!(
-            "INSERT INTO reports (",
-            report_columns!(),
-            ") SELECT c1, c2, c3, c4, c5, c6::json, c7::json, c8::json, c9, c10, c11, c12, c13, c14, c15, c16 \
-             FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], \
-             $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[], \
-             $16::bigint[]) AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16)"
-        ),
-        Indexed::Here => concat!(
-            "INSERT INTO reports (",
-            report_columns!(),
-            ", ingest_xid) SELECT c1, c2, c3, c4, c5, c6::json, c7::json, c8::json, c9, c10, c11, c12, c13, c14, \
-             c15, c16, NULL \
-             FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], \
-             $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[], \
-             $16::bigint[]) AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16)"
-        ),
-    };
+    const SQL: &str = concat!(
+        "WITH filed AS (INSERT INTO reports (",
+        report_columns!(),
+        ") SELECT c1, c2, c3, c4, c5, c6::json, c7::json, c8::json, c9, c10, c11, c12, c13, c14, c15, c16 \
+         FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], \
+         $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[], \
+         $16::bigint[]) AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16) \
+         RETURNING id, project_id, channel_key, author_kind, author_id, author_label, created_at), \
+         ordered AS (SELECT 1 AS one FROM (SELECT pg_advisory_xact_lock($17)) AS locked) \
+         INSERT INTO events (project_id, report_id, type, data, by_kind, by_id, by_label, at) \
+         SELECT f.project_id, f.id, 'report.created', json_build_object('channelKey', f.channel_key)::text, \
+         f.author_kind, f.author_id, f.author_label, f.created_at FROM filed f CROSS JOIN ordered ORDER BY f.id"
+    );
+    sqlx::query(SQL)
+        .bind(column(chunk, |r| r.id.as_str()))
+        .bind(column(chunk, |r| r.project_id.as_str()))
+        .bind(column(chunk, |r| r.channel_key.as_str()))
+        .bind(column(chunk, |r| r.status.as_str()))
+        .bind(column(chunk, |r| r.title.as_str()))
+        .bind(column(chunk, |r| json_text(&r.blocks)))
+        .bind(column(chunk, |r| json_text(&r.context)))
+        .bind(column(chunk, |r| r.identity.as_ref().map(json_text)))
+        .bind(column(chunk, |r| r.identity_error.as_deref()))
+        .bind(column(chunk, |r| r.author.kind.as_str()))
+        .bind(column(chunk, |r| r.author.id.as_deref()))
+        .bind(column(chunk, |r| r.author.label.as_deref()))
+        .bind(column(chunk, |r| r.artifact_id.as_deref()))
+        .bind(column(chunk, |r| r.url.as_deref()))
+        .bind(column(chunk, |r| r.created_at))
+        .bind(column(chunk, |r| r.updated_at))
+        .bind(super::EVENT_ORDER_LOCK)
+        .execute(pool)
+        .await
+        .map_err(map_write_error)?;
+    Ok(())
+}
+
+/// One multi-row INSERT of a bulk load (no events): each column travels as one array parameter and UNNEST zips them back
+/// into rows, so the statement has 16 parameters whatever the chunk size. The JSON columns travel
+/// as the text [`json_text`] writes and are stored as that text.
+pub(super) async fn insert_report_chunk<'e>(executor: impl sqlx::PgExecutor<'e>, chunk: &[Report]) -> StoreResult<()> {
+    fn column<'r, T>(chunk: &'r [Report], field: impl Fn(&'r Report) -> T) -> Vec<T> {
+        chunk.iter().map(field).collect()
+    }
+    // `ingest_xid` NULL: the caller indexes them for search in the same transaction.
+    let sql = concat!(
+        "INSERT INTO reports (",
+        report_columns!(),
+        ", ingest_xid) SELECT c1, c2, c3, c4, c5, c6::json, c7::json, c8::json, c9, c10, c11, c12, c13, c14, \
+         c15, c16, NULL \
+         FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], \
+         $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[], \
+         $16::bigint[]) AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16)"
+    );
     sqlx::query(sql)
         .bind(column(chunk, |r| r.id.as_str()))
         .bind(column(chunk, |r| r.project_id.as_str()))

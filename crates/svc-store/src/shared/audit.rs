@@ -33,26 +33,34 @@ fn event(row: &DbRow) -> StoreResult<AuditEvent> {
     })
 }
 
+/// One audit event (also written inside a change's transaction, see `apply`).
+pub(super) async fn insert_audit<'e>(
+    executor: impl sqlx::Executor<'e, Database = super::Db>,
+    event: &AuditEvent,
+) -> StoreResult<()> {
+    sqlx::query(concat!(
+        "INSERT INTO audit_events (",
+        audit_columns!(),
+        ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+    ))
+    .bind(&event.id)
+    .bind(&event.org_id)
+    .bind(&event.project_id)
+    .bind(event.at)
+    .bind(event.actor.kind.as_str())
+    .bind(&event.actor.id)
+    .bind(&event.actor.label)
+    .bind(&event.action)
+    .bind(Json(&event.detail))
+    .execute(executor)
+    .await?;
+    Ok(())
+}
+
 #[async_trait]
 impl AuditStore for ThisStore {
     async fn record_audit(&self, event: &AuditEvent) -> StoreResult<()> {
-        sqlx::query(concat!(
-            "INSERT INTO audit_events (",
-            audit_columns!(),
-            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
-        ))
-        .bind(&event.id)
-        .bind(&event.org_id)
-        .bind(&event.project_id)
-        .bind(event.at)
-        .bind(event.actor.kind.as_str())
-        .bind(&event.actor.id)
-        .bind(&event.actor.label)
-        .bind(&event.action)
-        .bind(Json(&event.detail))
-        .execute(self.write_pool())
-        .await?;
-        Ok(())
+        insert_audit(self.write_pool(), event).await
     }
 
     async fn list_audit(&self, project_id: &str, before: Option<&str>, limit: u32) -> StoreResult<Vec<AuditEvent>> {

@@ -137,6 +137,7 @@ async fn delete_reports_in(
         queue_blob_deletions(conn, &blob_ids, svc_core::time::now_ms()).await?;
         deleted.reports += ids.len() as u64;
         deleted.blob_ids.extend(blob_ids);
+        deleted.report_ids.extend(ids.iter().cloned());
         if ids.len() < round {
             break;
         }
@@ -148,7 +149,7 @@ async fn delete_reports_in(
 }
 
 /// The project's own rows, once its reports and blobs are gone: every table that names a project.
-const PROJECT_ROWS: [&str; 14] = [
+const PROJECT_ROWS: [&str; 15] = [
     "DELETE FROM report_labels WHERE project_id = $1",
     "DELETE FROM idempotency_keys WHERE project_id = $1",
     "DELETE FROM hints WHERE project_id = $1",
@@ -161,6 +162,7 @@ const PROJECT_ROWS: [&str; 14] = [
     "DELETE FROM api_keys WHERE project_id = $1",
     "DELETE FROM widget_sightings WHERE project_id = $1",
     "DELETE FROM audit_events WHERE project_id = $1",
+    "DELETE FROM events WHERE project_id = $1",
     "DELETE FROM reporter_codes WHERE project_id = $1",
     "DELETE FROM reporter_sessions WHERE project_id = $1",
     "DELETE FROM reporter_oidc_states WHERE project_id = $1",
@@ -177,6 +179,24 @@ impl DeletionStore for ThisStore {
         let mut tx = self.begin_write().await?;
         deletion_index::lock(&mut tx).await?;
         let deleted = delete_reports_in(&mut tx, project_id, created_before, limit as usize).await?;
+        // Each report that goes is `report.deleted` in the feed, by Svc itself.
+        let now = svc_core::time::now_ms();
+        let events: Vec<svc_core::event::NewEvent> = deleted
+            .report_ids
+            .iter()
+            .map(|report_id| svc_core::event::NewEvent {
+                project_id: project_id.to_string(),
+                report_id: Some(report_id.clone()),
+                kind: svc_core::event::EventKind::ReportDeleted,
+                by: svc_core::model::Author {
+                    kind: svc_core::model::AuthorKind::System,
+                    id: None,
+                    label: Some("retention".into()),
+                },
+                at: now,
+            })
+            .collect();
+        super::events::insert_events(&mut tx, &events).await?;
         self.commit_write(tx).await?;
         Ok(deleted)
     }

@@ -81,35 +81,44 @@ fn subscriber(row: &DbRow, project_id: Option<&str>) -> StoreResult<Subscriber> 
     Ok(Subscriber { email: row.try_get("email")?, name: row.try_get("name")?, user_id, project_id, preference })
 }
 
+/// Queues one message unless its dedupe key is in the outbox already (also inside a change's
+/// transaction, see `apply`); whether it was queued.
+pub(super) async fn insert_mail<'e>(
+    executor: impl sqlx::Executor<'e, Database = super::Db>,
+    mail: &OutboxMail,
+) -> StoreResult<bool> {
+    let done = sqlx::query(concat!(
+        "INSERT INTO mail_outbox (",
+        outbox_columns!(),
+        ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
+         ON CONFLICT (dedupe_key) DO NOTHING"
+    ))
+    .bind(&mail.id)
+    .bind(&mail.org_id)
+    .bind(&mail.project_id)
+    .bind(&mail.recipient)
+    .bind(&mail.subject)
+    .bind(&mail.body)
+    .bind(mail.kind.as_str())
+    .bind(&mail.dedupe_key)
+    .bind(&mail.unsubscribe_url)
+    .bind(mail.created_at)
+    .bind(mail.expires_at)
+    .bind(mail.next_attempt_at)
+    .bind(mail.attempts)
+    .bind(&mail.last_error)
+    .bind(mail.sent_at)
+    .bind(mail.given_up_at)
+    .execute(executor)
+    .await
+    .map_err(map_write_error)?;
+    Ok(done.rows_affected() == 1)
+}
+
 #[async_trait]
 impl MailStore for ThisStore {
     async fn queue_mail(&self, mail: &OutboxMail) -> StoreResult<bool> {
-        let done = sqlx::query(concat!(
-            "INSERT INTO mail_outbox (",
-            outbox_columns!(),
-            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
-             ON CONFLICT (dedupe_key) DO NOTHING"
-        ))
-        .bind(&mail.id)
-        .bind(&mail.org_id)
-        .bind(&mail.project_id)
-        .bind(&mail.recipient)
-        .bind(&mail.subject)
-        .bind(&mail.body)
-        .bind(mail.kind.as_str())
-        .bind(&mail.dedupe_key)
-        .bind(&mail.unsubscribe_url)
-        .bind(mail.created_at)
-        .bind(mail.expires_at)
-        .bind(mail.next_attempt_at)
-        .bind(mail.attempts)
-        .bind(&mail.last_error)
-        .bind(mail.sent_at)
-        .bind(mail.given_up_at)
-        .execute(self.write_pool())
-        .await
-        .map_err(map_write_error)?;
-        Ok(done.rows_affected() == 1)
+        insert_mail(self.write_pool(), mail).await
     }
 
     async fn claim_due_mail(&self, now: i64, lease_until: i64, limit: u32) -> StoreResult<Vec<OutboxMail>> {
@@ -312,15 +321,5 @@ impl MailStore for ThisStore {
         let row =
             sqlx::query("SELECT value FROM mail_state WHERE name = $1").bind(name).fetch_one(self.write_pool()).await?;
         Ok(row.try_get("value")?)
-    }
-
-    async fn swap_mail_state(&self, name: &str, old: &str, new: &str) -> StoreResult<bool> {
-        let done = sqlx::query("UPDATE mail_state SET value = $3 WHERE name = $1 AND value = $2")
-            .bind(name)
-            .bind(old)
-            .bind(new)
-            .execute(self.write_pool())
-            .await?;
-        Ok(done.rows_affected() == 1)
     }
 }

@@ -10,10 +10,9 @@
 //! (built per backend, mapped here), bulk loads, viewed marks and blob rows.
 
 use async_trait::async_trait;
+use sqlx::Executor;
 use sqlx::types::Json;
-use sqlx::{Executor, Row};
 use svc_core::model::*;
-use svc_core::status::Status;
 
 use super::rows::{self, *};
 // `for_update!` and `status_change_order!` are the including module's, in scope by position.
@@ -185,7 +184,7 @@ pub(super) fn push_before(query: &mut sqlx::QueryBuilder<Db>, filter: &ReportFil
 }
 
 /// `(a, b, ...)` of bound values, for `IN`.
-fn push_list(query: &mut sqlx::QueryBuilder<Db>, values: &[String]) {
+pub(super) fn push_list(query: &mut sqlx::QueryBuilder<Db>, values: &[String]) {
     query.push("(");
     let mut list = query.separated(", ");
     for value in values {
@@ -195,7 +194,7 @@ fn push_list(query: &mut sqlx::QueryBuilder<Db>, values: &[String]) {
 }
 
 /// A report's labels as the `labels` column holds them: a JSON array, NULL when there are none.
-fn labels_json(labels: &[String]) -> Option<Json<&[String]>> {
+pub(super) fn labels_json(labels: &[String]) -> Option<Json<&[String]>> {
     (!labels.is_empty()).then_some(Json(labels))
 }
 
@@ -445,49 +444,6 @@ impl ReportStore for ThisStore {
         rows::all(&rows, rows::report)
     }
 
-    async fn set_report_status(
-        &self,
-        report_id: &str,
-        status: Status,
-        by: &Author,
-        at: i64,
-    ) -> StoreResult<StatusChange> {
-        let mut tx = self.begin_write().await?;
-        // Locked where the backend needs it, so concurrent changes record a consistent chain.
-        let from_status: String =
-            sqlx::query_scalar(concat!("SELECT status FROM reports WHERE id = $1", for_update!()))
-                .bind(report_id)
-                .fetch_optional(&mut *tx)
-                .await?
-                .ok_or(StoreError::NotFound)?;
-        let from_status: Status =
-            from_status.parse().map_err(|_| StoreError::Corrupt(format!("reports.status: {from_status:?}")))?;
-        sqlx::query("UPDATE reports SET status = $2, updated_at = $3 WHERE id = $1")
-            .bind(report_id)
-            .bind(status.as_str())
-            .bind(at)
-            .execute(&mut *tx)
-            .await?;
-        let change =
-            StatusChange { report_id: report_id.to_string(), from_status, to_status: status, by: by.clone(), at };
-        sqlx::query(concat!(
-            "INSERT INTO status_changes (",
-            status_change_columns!(),
-            ") VALUES ($1, $2, $3, $4, $5, $6, $7)"
-        ))
-        .bind(&change.report_id)
-        .bind(change.from_status.as_str())
-        .bind(change.to_status.as_str())
-        .bind(change.by.kind.as_str())
-        .bind(&change.by.id)
-        .bind(&change.by.label)
-        .bind(change.at)
-        .execute(&mut *tx)
-        .await?;
-        self.commit_write(tx).await?;
-        Ok(change)
-    }
-
     async fn status_history(&self, report_id: &str) -> StoreResult<Vec<StatusChange>> {
         let rows = sqlx::query(concat!(
             "SELECT ",
@@ -516,126 +472,6 @@ impl ReportStore for ThisStore {
 
 #[async_trait]
 impl TriageStore for ThisStore {
-    async fn set_assignee(
-        &self,
-        project_ids: &[String],
-        report_ids: &[String],
-        assignee: Option<&str>,
-        at: i64,
-    ) -> StoreResult<()> {
-        if report_ids.is_empty() {
-            return Ok(());
-        }
-        let mut tx = self.begin_write().await?;
-        let mut query = sqlx::QueryBuilder::<Db>::new(
-            "UPDATE reports SET updated_at = CASE WHEN assignee_id IS NOT DISTINCT FROM ",
-        );
-        query.push_bind(assignee.map(str::to_string));
-        query.push(" THEN updated_at ELSE ").push_bind(at).push(" END, assignee_id = ");
-        query.push_bind(assignee.map(str::to_string));
-        query.push(" WHERE id IN ");
-        push_list(&mut query, report_ids);
-        query.push(" AND project_id IN ");
-        push_list(&mut query, project_ids);
-        let done = query.build().execute(&mut *tx).await?;
-        if done.rows_affected() != report_ids.len() as u64 {
-            // Dropping the transaction rolls it back: all or nothing.
-            return Err(StoreError::NotFound);
-        }
-        self.commit_write(tx).await
-    }
-
-    async fn change_labels(
-        &self,
-        project_ids: &[String],
-        report_ids: &[String],
-        change: &svc_core::triage::LabelChange,
-        at: i64,
-    ) -> StoreResult<Vec<(String, Vec<String>)>> {
-        use std::collections::HashMap;
-        use svc_core::triage::{MAX_LABELS_PER_REPORT, key};
-
-        if report_ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut tx = self.begin_write().await?;
-        // Locked in id order where the backend locks rows, so concurrent changes cannot deadlock.
-        let mut query = sqlx::QueryBuilder::<Db>::new("SELECT id, project_id, labels FROM reports WHERE id IN ");
-        push_list(&mut query, report_ids);
-        query.push(" AND project_id IN ");
-        push_list(&mut query, project_ids);
-        query.push(concat!(" ORDER BY id", for_update!()));
-        let rows = query.build().fetch_all(&mut *tx).await?;
-        if rows.len() != report_ids.len() {
-            return Err(StoreError::NotFound);
-        }
-        let mut current: HashMap<String, (String, Vec<String>)> = HashMap::with_capacity(rows.len());
-        for row in &rows {
-            current.insert(row.try_get("id")?, (row.try_get("project_id")?, rows::labels(row)?));
-        }
-
-        // How the projects already spell the labels this change writes.
-        let mut spellings: HashMap<(String, String), String> = HashMap::new();
-        let keys: Vec<String> = change.written().iter().map(|label| label.key()).collect();
-        if !keys.is_empty() {
-            let mut projects: Vec<String> = current.values().map(|(project_id, _)| project_id.clone()).collect();
-            projects.sort_unstable();
-            projects.dedup();
-            let mut query = sqlx::QueryBuilder::<Db>::new(
-                "SELECT project_id, label_key, min(label) FROM report_labels WHERE project_id IN ",
-            );
-            push_list(&mut query, &projects);
-            query.push(" AND label_key IN ");
-            push_list(&mut query, &keys);
-            query.push(" GROUP BY project_id, label_key");
-            let found: Vec<(String, String, String)> = query.build_query_as().fetch_all(&mut *tx).await?;
-            spellings.extend(found.into_iter().map(|(project_id, key, label)| ((project_id, key), label)));
-        }
-
-        let mut results = Vec::with_capacity(report_ids.len());
-        for report_id in report_ids {
-            let (project_id, before) = &current[report_id];
-            let after = change.apply(before, |key| spellings.get(&(project_id.clone(), key.to_string())).cloned());
-            if after.len() > MAX_LABELS_PER_REPORT {
-                return Err(StoreError::TooManyLabels(report_id.clone()));
-            }
-            if after != *before {
-                let before_keys: Vec<String> = before.iter().map(|label| key(label)).collect();
-                let after_keys: Vec<String> = after.iter().map(|label| key(label)).collect();
-                let removed: Vec<String> = before_keys.iter().filter(|k| !after_keys.contains(k)).cloned().collect();
-                if !removed.is_empty() {
-                    let mut query = sqlx::QueryBuilder::<Db>::new("DELETE FROM report_labels WHERE report_id = ");
-                    query.push_bind(report_id.clone()).push(" AND label_key IN ");
-                    push_list(&mut query, &removed);
-                    query.build().execute(&mut *tx).await?;
-                }
-                let added: Vec<(&String, &String)> =
-                    after.iter().zip(&after_keys).filter(|(_, k)| !before_keys.contains(k)).collect();
-                if !added.is_empty() {
-                    let mut query = sqlx::QueryBuilder::<Db>::new(
-                        "INSERT INTO report_labels (label_key, report_id, project_id, label) ",
-                    );
-                    query.push_values(added, |mut row, (label, key)| {
-                        row.push_bind(key.clone())
-                            .push_bind(report_id.clone())
-                            .push_bind(project_id.clone())
-                            .push_bind(label.clone());
-                    });
-                    query.build().execute(&mut *tx).await?;
-                }
-                sqlx::query("UPDATE reports SET labels = $2, updated_at = $3 WHERE id = $1")
-                    .bind(report_id)
-                    .bind(labels_json(&after))
-                    .bind(at)
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            results.push((report_id.clone(), after));
-        }
-        self.commit_write(tx).await?;
-        Ok(results)
-    }
-
     async fn list_labels(&self, project_id: &str) -> StoreResult<Vec<LabelCount>> {
         let found: Vec<(String, i64)> = sqlx::query_as(
             "SELECT min(label), count(*) FROM report_labels WHERE project_id = $1 GROUP BY label_key ORDER BY label_key",
@@ -667,7 +503,12 @@ impl RoomStore for ThisStore {
             .await?)
     }
 
-    async fn upsert_room(&self, new_room: &Room, changes: &RoomChanges) -> StoreResult<(Room, bool)> {
+    async fn upsert_room(
+        &self,
+        new_room: &Room,
+        changes: &RoomChanges,
+        created_by: Option<&Author>,
+    ) -> StoreResult<(Room, bool)> {
         let mut tx = self.begin_write().await?;
         let inserted = sqlx::query(concat!(
             "INSERT INTO rooms (",
@@ -688,6 +529,16 @@ impl RoomStore for ThisStore {
         .map_err(map_write_error)?;
         if let Some(row) = inserted {
             let stored = rows::room(&row)?;
+            if let Some(by) = created_by {
+                let created = svc_core::event::NewEvent {
+                    project_id: stored.project_id.clone(),
+                    report_id: None,
+                    kind: svc_core::event::EventKind::RoomCreated { artifact_id: stored.artifact_id.clone() },
+                    by: by.clone(),
+                    at: stored.created_at,
+                };
+                super::events::insert_events(&mut tx, &[created]).await?;
+            }
             self.commit_write(tx).await?;
             return Ok((stored, true));
         }
@@ -869,31 +720,35 @@ impl HintStore for ThisStore {
     }
 }
 
+/// One comment row (also written inside a change's transaction, see `apply`).
+pub(super) async fn insert_comment<'e>(
+    executor: impl Executor<'e, Database = Db>,
+    comment: &Comment,
+) -> StoreResult<()> {
+    sqlx::query(concat!(
+        "INSERT INTO comments (",
+        comment_columns!(),
+        ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+    ))
+    .bind(&comment.id)
+    .bind(&comment.report_id)
+    .bind(&comment.project_id)
+    .bind(comment.author.kind.as_str())
+    .bind(&comment.author.id)
+    .bind(&comment.author.label)
+    .bind(&comment.text)
+    .bind(&comment.kind)
+    .bind(comment.draft)
+    .bind(comment.created_at)
+    .bind(comment.published_at)
+    .execute(executor)
+    .await
+    .map_err(map_write_error)?;
+    Ok(())
+}
+
 #[async_trait]
 impl CommentStore for ThisStore {
-    async fn create_comment(&self, comment: &Comment) -> StoreResult<()> {
-        sqlx::query(concat!(
-            "INSERT INTO comments (",
-            comment_columns!(),
-            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
-        ))
-        .bind(&comment.id)
-        .bind(&comment.report_id)
-        .bind(&comment.project_id)
-        .bind(comment.author.kind.as_str())
-        .bind(&comment.author.id)
-        .bind(&comment.author.label)
-        .bind(&comment.text)
-        .bind(&comment.kind)
-        .bind(comment.draft)
-        .bind(comment.created_at)
-        .bind(comment.published_at)
-        .execute(self.write_pool())
-        .await
-        .map_err(map_write_error)?;
-        Ok(())
-    }
-
     async fn list_comments(&self, report_id: &str) -> StoreResult<Vec<Comment>> {
         let rows = sqlx::query(concat!(
             "SELECT ",
@@ -904,39 +759,6 @@ impl CommentStore for ThisStore {
         .fetch_all(self.read_pool())
         .await?;
         rows::all(&rows, rows::comment)
-    }
-
-    async fn publish_comment(&self, comment_id: &str, at: i64) -> StoreResult<Option<Comment>> {
-        // Publishing twice keeps the first publication time.
-        let row = sqlx::query(concat!(
-            "UPDATE comments SET draft = FALSE, published_at = COALESCE(published_at, $2) WHERE id = $1 RETURNING ",
-            comment_columns!()
-        ))
-        .bind(comment_id)
-        .bind(at)
-        .fetch_optional(self.write_pool())
-        .await?;
-        row.as_ref().map(rows::comment).transpose()
-    }
-
-    async fn edit_draft_comment(&self, comment_id: &str, text: &str) -> StoreResult<Option<Comment>> {
-        let row = sqlx::query(concat!(
-            "UPDATE comments SET text = $2 WHERE id = $1 AND draft = TRUE RETURNING ",
-            comment_columns!()
-        ))
-        .bind(comment_id)
-        .bind(text)
-        .fetch_optional(self.write_pool())
-        .await?;
-        row.as_ref().map(rows::comment).transpose()
-    }
-
-    async fn discard_draft_comment(&self, comment_id: &str) -> StoreResult<bool> {
-        let done = sqlx::query("DELETE FROM comments WHERE id = $1 AND draft = TRUE")
-            .bind(comment_id)
-            .execute(self.write_pool())
-            .await?;
-        Ok(done.rows_affected() > 0)
     }
 }
 

@@ -29,12 +29,14 @@ use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 
+use super::events::insert_events;
 use super::map_write_error;
 use super::queries::{bind_report, insert_blob, insert_report};
 use super::rows::report_columns;
 use crate::health::{WriteHealth, is_storage_failure};
 use crate::{CreatedReport, IDEMPOTENCY_WINDOW_MS, ReportText, StoreError, StoreResult};
 use std::collections::BTreeMap;
+use svc_core::event::NewEvent;
 use svc_core::model::{Blob, NewReport};
 
 /// Most rows stored by one commit.
@@ -256,6 +258,19 @@ async fn try_commit_batch(
         sqlx::query("RELEASE new_report").execute(&mut *tx).await?;
         *outcome = Some(stored);
     }
+    // Every report stored is `report.created` in the feed, in the same commit.
+    let filed: Vec<NewEvent> = batch
+        .iter()
+        .zip(&outcomes)
+        .filter_map(|(job, outcome)| match (job, outcome) {
+            (Job::Report(queued), Some(Ok(Stored::Created))) => Some(NewEvent::report_created(&queued.new.report)),
+            _ => None,
+        })
+        .collect();
+    insert_events(&mut tx, &filed).await.map_err(|error| match error {
+        StoreError::Database(error) => error,
+        other => sqlx::Error::Protocol(other.to_string()),
+    })?;
     store_views(&mut tx, batch, &mut outcomes).await?;
     tx.commit().await?;
     Ok(outcomes.into_iter().map(|o| o.expect("every row has an outcome")).collect())

@@ -31,10 +31,21 @@ macro_rules! status_change_order {
 
 mod group_commit;
 mod memory;
+
+/// Events are written by one writer at a time: their ids follow commit order already.
+async fn order_events(_conn: &mut sqlx::SqliteConnection) -> StoreResult<()> {
+    Ok(())
+}
 // Compiled once per backend on purpose (see `shared/queries.rs`).
 #[allow(clippy::duplicate_mod)]
 #[path = "../shared/accounts.rs"]
 mod accounts;
+#[allow(clippy::duplicate_mod)]
+#[path = "../shared/apply.rs"]
+mod apply;
+#[allow(clippy::duplicate_mod)]
+#[path = "../shared/events.rs"]
+mod events;
 
 #[path = "../shared/audit.rs"]
 mod audit;

@@ -85,10 +85,8 @@ async fn a_full_database_fails_the_batch_and_the_next_write_works_once_there_is_
     let keyed = NewReport { idempotency_key: Some("k-1".into()), ..plain(&project) };
     assert!(matches!(store.create_report(&keyed).await, Ok(CreatedReport::Created(_))));
     let by = Author { kind: svc_core::model::AuthorKind::Agent, id: None, label: None };
-    store
-        .set_report_status(&report.id, "triaged".parse().unwrap(), &by, 5)
-        .await
-        .expect("a write transaction works too");
+    let triage = crate::Write::Status { report_id: report.id.clone(), to: "triaged".parse().unwrap() };
+    store.apply(&crate::Change::anywhere(by, 5, vec![triage])).await.expect("a write transaction works too");
     let filter = ReportFilter { project_ids: vec![project.id.clone()], limit: 200, ..Default::default() };
     assert_eq!(
         store.list_reports(&filter).await.unwrap().len(),

@@ -285,9 +285,9 @@ impl TestApp {
     pub async fn other_project(&self) -> (Project, String) {
         let project = svc_service::projects::create_project(
             self.service(),
+            &svc_service::principal::Principal::Operator,
             &self.project.org_id,
             "Other",
-            &svc_service::audit::command_line(),
         )
         .await
         .expect("create project");
@@ -373,7 +373,9 @@ impl TestApp {
             created_at: now,
             published_at: if draft { None } else { Some(now) },
         };
-        self.store.create_comment(&comment).await.expect("store comment");
+        let write = svc_store::Write::Comment(comment.clone());
+        let change = svc_store::Change::anywhere(comment.author.clone(), now, vec![write]);
+        self.store.apply(&change).await.expect("store comment");
         comment
     }
 }
