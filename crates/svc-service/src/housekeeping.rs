@@ -3,12 +3,15 @@
 use crate::Service;
 use svc_blob::BlobStore;
 
+/// Events of the feed are kept this long (a script reading `.../events` may pause this long).
+pub const EVENT_KEEP_MS: i64 = 30 * 24 * 3600 * 1000;
+
 /// Deletes expired hints, idempotency keys, dashboard sessions and one-time links, expired OAuth
 /// codes and OAuth registrations never used within a day, reporters' sign-in codes older than the
 /// per-address window, their expired sessions and unfinished provider sign-ins, unbound blobs
-/// older than a day, and reports older than their project's retention period (with their blobs);
-/// deletes blob objects still queued for deletion. Each part runs whatever the others do; failures
-/// are logged.
+/// older than a day, reports older than their project's retention period (with their blobs), and
+/// events older than [`EVENT_KEEP_MS`] that every consumer has read; deletes blob objects still
+/// queued for deletion. Each part runs whatever the others do; failures are logged.
 pub async fn run_once(svc: &Service, blobs: &BlobStore, now: i64) {
     let store = svc.store();
     if let Err(error) = store.delete_expired_hints(now).await {
@@ -39,6 +42,11 @@ pub async fn run_once(svc: &Service, blobs: &BlobStore, now: i64) {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "deleted reports older than their project's retention period"),
         Err(error) => tracing::warn!(%error, "retention clean-up failed"),
+    }
+    match store.delete_events_before(now - EVENT_KEEP_MS).await {
+        Ok(0) => {}
+        Ok(count) => tracing::info!(count, "deleted events older than 30 days"),
+        Err(error) => tracing::warn!(%error, "event clean-up failed"),
     }
     match super::blobs::delete_queued(svc, blobs).await {
         Ok(0) => {}

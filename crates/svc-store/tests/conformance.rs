@@ -2179,3 +2179,7 @@ mod mail;
 // Reporter sign-in: codes, sessions, OpenID Connect sign-ins under way.
 #[path = "conformance/reporters.rs"]
 mod reporters;
+
+// Whole changes and the event feed.
+#[path = "conformance/events.rs"]
+mod events;

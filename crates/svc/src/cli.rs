@@ -100,6 +100,13 @@ pub struct ServeArgs {
     /// addresses are read.
     #[arg(long, env = "SVC_OAUTH_METADATA_ALLOW_PRIVATE")]
     pub oauth_metadata_allow_private: bool,
+    /// Run the background work on this instance: mail (notifications from the event feed, and
+    /// delivery) and housekeeping (clean-up, retention). `off`: this instance only answers
+    /// requests, for a deployment where other instances on the same database do that work (mail
+    /// waits in the outbox and the event feed until one does).
+    #[arg(long, env = "SVC_BACKGROUND_WORK", default_value = "on", value_name = "on|off",
+        value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::Set, hide_possible_values = true)]
+    pub background_work: bool,
     /// Largest file attachment in bytes (at most 104857600).
     #[arg(long, env = "SVC_FILE_MAX_BYTES", default_value_t = 5 * 1024 * 1024)]
     pub file_max_bytes: u64,

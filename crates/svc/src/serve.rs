@@ -77,12 +77,16 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
         (None, None) => {}
     }
 
-    spawn_housekeeping(state.clone());
+    spawn_housekeeping(state.clone(), args.background_work);
     match &mail.smtp {
         Some(smtp) => tracing::info!(smtp = %smtp.describe(), "mail is sent through SMTP"),
         None => tracing::info!("no SMTP server (SVC_SMTP_URL): mail waits in the dashboard's outbox"),
     }
-    mail::spawn(state.service.clone(), mailer, public_url.clone());
+    if args.background_work {
+        mail::spawn(state.service.clone(), mailer, public_url.clone());
+    } else {
+        tracing::info!("background work is off (SVC_BACKGROUND_WORK): mail and housekeeping run on other instances");
+    }
     let usage = state.usage.clone();
     let sightings = state.sightings.clone();
     let app = svc_server::app(state);
@@ -168,13 +172,17 @@ async fn shutdown_signal() {
 
 /// Periodic clean-up: expired hints and idempotency keys, unbound blobs older than a day, idle
 /// rate-limit state.
-fn spawn_housekeeping(state: AppState) {
+/// Every minute: the shared housekeeping (when this instance does background work) and this
+/// process's own (its rate limiters).
+fn spawn_housekeeping(state: AppState, background_work: bool) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(60));
         loop {
             tick.tick().await;
             let now = svc_core::time::now_ms();
-            housekeeping::run_once(&state.service, &state.blobs, now).await;
+            if background_work {
+                housekeeping::run_once(&state.service, &state.blobs, now).await;
+            }
             state.rate_limits.prune();
         }
     });

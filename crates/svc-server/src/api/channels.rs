@@ -5,7 +5,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use svc_service::permissions::Operation;
 
-use super::extract::{ApiCaller, ApiPath, JsonBody, QueryMap};
+use super::extract::{ApiCaller, ApiPath, ApiQuery, JsonBody};
+use super::query::ChannelsQuery;
 use super::views::{ChannelCreate, ChannelList, ChannelPatch, ChannelView, HintCreate, OkView};
 use crate::error::{ApiResult, ErrorBody};
 use crate::state::AppState;
@@ -13,16 +14,16 @@ use svc_service::channels;
 
 /// Channels oldest first; archived ones only with `?archived=true`.
 #[utoipa::path(get, path = "/projects/{projectId}/channels", tag = "channels", security(("bearer" = [])),
-    params(("projectId" = String, Path), ("archived" = Option<bool>, Query, description = "true includes archived channels")),
+    params(("projectId" = String, Path), ChannelsQuery),
     responses((status = 200, body = ChannelList), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list_channels(
     State(state): State<AppState>,
     key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
-    query: QueryMap,
+    ApiQuery(query): ApiQuery<ChannelsQuery>,
 ) -> ApiResult<Json<ChannelList>> {
     let project = key.project(&state, &project_id, Operation::ReadChannels).await?;
-    let channels = channels::list(&state.service, &project.id, query.flag("archived")?).await?;
+    let channels = channels::list(&state.service, &project.id, query.archived).await?;
     Ok(Json(ChannelList { items: channels.iter().map(Into::into).collect() }))
 }
 

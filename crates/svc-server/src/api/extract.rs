@@ -1,10 +1,9 @@
 //! Request extractors whose failures answer in the REST error shape.
 
-use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
+use axum::extract::{FromRequest, FromRequestParts, Path, Request};
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use std::collections::HashMap;
 use svc_service::permissions::{self, Operation};
 
 use crate::body::{BodyError, read_limited};
@@ -48,16 +47,34 @@ impl JsonBody {
     /// The body as the route's request type (the type its OpenAPI description shows); a mistake is
     /// a 400 naming the field.
     pub fn parse<T: DeserializeOwned>(self) -> Result<T, ApiError> {
-        serde_path_to_error::deserialize(Value::Object(self.0)).map_err(|error| {
-            let path = error.path().to_string();
-            let message = error.into_inner().to_string();
-            // svc-core's messages already name their field ("status must be one of ...").
-            if path == "." || message.starts_with(path.as_str()) {
-                ApiError::BadRequest(message)
-            } else {
-                ApiError::BadRequest(format!("{path}: {message}"))
-            }
-        })
+        serde_path_to_error::deserialize(Value::Object(self.0)).map_err(naming_the_field)
+    }
+}
+
+/// A 400 whose message names the field or parameter that was wrong.
+fn naming_the_field<E: std::fmt::Display>(error: serde_path_to_error::Error<E>) -> ApiError {
+    let path = error.path().to_string();
+    let message = error.into_inner().to_string();
+    // svc-core's messages already name their field ("status must be one of ...").
+    if path == "." || message.starts_with(path.as_str()) {
+        ApiError::BadRequest(message)
+    } else {
+        ApiError::BadRequest(format!("{path}: {message}"))
+    }
+}
+
+/// The query string as the route's typed parameters (the struct its OpenAPI parameters are made
+/// from, see `super::query`), so the document and the parser cannot disagree; a mistake is a 400
+/// naming the parameter. Unknown parameters are ignored.
+pub struct ApiQuery<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let query = parts.uri.query().unwrap_or_default();
+        let parameters = serde_urlencoded::Deserializer::new(url::form_urlencoded::parse(query.as_bytes()));
+        serde_path_to_error::deserialize(parameters).map(ApiQuery).map_err(naming_the_field)
     }
 }
 
@@ -152,30 +169,5 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath
             .await
             .map(|Path(value)| ApiPath(value))
             .map_err(|rejection| ApiError::not_found(format!("invalid path: {}", rejection.body_text())))
-    }
-}
-
-/// Query parameters as a string map.
-pub struct QueryMap(pub HashMap<String, String>);
-
-impl<S: Send + Sync> FromRequestParts<S> for QueryMap {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        Query::<HashMap<String, String>>::from_request_parts(parts, state)
-            .await
-            .map(|Query(map)| QueryMap(map))
-            .map_err(|rejection| ApiError::bad_request(format!("invalid query: {}", rejection.body_text())))
-    }
-}
-
-impl QueryMap {
-    /// `?archived=true` includes archived items; anything else but `false` is refused.
-    pub fn flag(&self, name: &str) -> Result<bool, ApiError> {
-        match self.0.get(name).map(String::as_str) {
-            None | Some("false") | Some("0") => Ok(false),
-            Some("true") | Some("1") => Ok(true),
-            Some(other) => Err(ApiError::bad_request(format!("{name} must be true or false, not {other:?}"))),
-        }
     }
 }

@@ -4,76 +4,29 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use svc_core::model::{AssigneeFilter, ReportFilter};
 use svc_service::permissions::Operation;
 
-use super::extract::{ApiCaller, ApiPath, JsonBody, QueryMap};
+use super::extract::{ApiCaller, ApiPath, ApiQuery, JsonBody};
+use super::query::FeedbackQuery;
 use super::views::{CommentList, ListedPage, ListedReportView, ReportPage, ReportPatch, ReportPatchView, ReportView};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
 use svc_service::{comments, reports, triage};
 
-pub const DEFAULT_LIMIT: u32 = 20;
-pub const MAX_LIMIT: u32 = 100;
-
-/// Parses `limit`: a positive integer, clamped to `max`; absent gives `default`.
-pub fn parse_limit(raw: Option<&str>, default: u32, max: u32) -> Result<u32, String> {
-    match raw {
-        None => Ok(default),
-        // An int64 of at least 1, as the OpenAPI document says; above `max` it is cut to `max`.
-        Some(text) => match text.trim().parse::<i64>() {
-            Ok(n) if n >= 1 => Ok(n.min(i64::from(max)) as u32),
-            _ => Err(format!("limit must be a positive integer, not {text:?}")),
-        },
-    }
-}
-
 /// Reports newest first. `limit` (default 20, over 100 is cut to 100), filters `channelKey`,
 /// `status`, `artifactId`, `assignee`, `label`, `reporter` (any string; unknown values give an
 /// empty list), `search` (full text), `before` (a report id: the cursor).
 #[utoipa::path(get, path = "/projects/{projectId}/feedback", tag = "reports", security(("bearer" = [])),
-    params(("projectId" = String, Path),
-        ("limit" = Option<i64>, Query, minimum = 1, description = "1 to 100 (larger is clamped), default 20"),
-        ("channelKey" = Option<String>, Query), ("status" = Option<String>, Query),
-        ("artifactId" = Option<String>, Query, description = "reports of this room"),
-        ("assignee" = Option<String>, Query, description = "a user id: reports assigned to that user; `none`: unassigned reports"),
-        ("label" = Option<String>, Query, description = "reports holding this label (any case)"),
-        ("reporter" = Option<String>, Query, description = "reports whose author id (the reporter's userId) is this"),
-        ("search" = Option<String>, Query, max_length = 500, description = "full-text search: words (all must appear), \"quoted phrases\", -excluded words, `or`; blank: no search"),
-        ("before" = Option<String>, Query, pattern = "^[0-9a-f]{24}$", description = "report id: return reports older than it (pass nextCursor)")),
+    params(("projectId" = String, Path), FeedbackQuery),
     responses((status = 200, body = ReportPage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list_feedback(
     State(state): State<AppState>,
     key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
-    QueryMap(query): QueryMap,
+    ApiQuery(query): ApiQuery<FeedbackQuery>,
 ) -> ApiResult<Response> {
     let project = key.project(&state, &project_id, Operation::ReadReports).await?;
-    let limit =
-        parse_limit(query.get("limit").map(String::as_str), DEFAULT_LIMIT, MAX_LIMIT).map_err(ApiError::BadRequest)?;
-    let before = match query.get("before") {
-        Some(cursor) if !svc_core::ids::is_object_id(cursor) => {
-            return Err(ApiError::bad_request("before must be a report id (a nextCursor value)"));
-        }
-        other => other.cloned(),
-    };
-    let search = match query.get("search") {
-        Some(text) => svc_core::search::normalize(text)?,
-        None => None,
-    };
-    let filter = ReportFilter {
-        project_ids: vec![project.id],
-        status: query.get("status").cloned(),
-        channel_key: query.get("channelKey").cloned(),
-        artifact_id: query.get("artifactId").cloned(),
-        assignee: query.get("assignee").map(|text| AssigneeFilter::parse(text)),
-        label: query.get("label").cloned(),
-        reporter: query.get("reporter").cloned(),
-        verified_only: false,
-        search,
-        before,
-        limit,
-    };
+    let filter = query.filter(project.id)?;
     let page = reports::list_page_text(&state.service, filter).await?;
     let view = ListedPage {
         items: page.items.iter().map(ListedReportView::from).collect(),

@@ -2,12 +2,14 @@
 
 pub mod blobs;
 pub mod channels;
+pub mod events;
 pub mod extract;
 pub mod feedback;
 pub mod flags;
 pub mod keys;
 pub mod me;
 pub mod projects;
+pub mod query;
 mod request_schemas;
 pub mod rooms;
 pub mod views;
@@ -50,6 +52,7 @@ fn documented_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(feedback::list_feedback))
         .routes(routes!(feedback::get_feedback, feedback::patch_feedback))
         .routes(routes!(feedback::list_comments))
+        .routes(routes!(events::list_events))
         .routes(routes!(rooms::list_rooms, rooms::create_room))
         .routes(routes!(rooms::patch_room))
         .routes(routes!(channels::list_channels, channels::create_channel))

@@ -30,6 +30,11 @@ fn closed_object() -> ObjectBuilder {
     ObjectBuilder::new().schema_type(Type::Object).additional_properties(Some(AdditionalProperties::FreeForm(false)))
 }
 
+/// `report.created`, `report.status_changed`, ...
+pub fn event_type() -> Object {
+    one_of_strings(&svc_core::event::EVENT_TYPES).build()
+}
+
 pub fn mascot() -> Object {
     one_of_strings(&svc_core::MASCOTS).build()
 }

@@ -5,7 +5,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use svc_service::permissions::Operation;
 
-use super::extract::{ApiCaller, ApiPath, JsonBody, QueryMap};
+use super::extract::{ApiCaller, ApiPath, ApiQuery, JsonBody};
+use super::query::RoomsQuery;
 use super::views::{RoomCreate, RoomList, RoomPatch, RoomView};
 use crate::error::{ApiResult, ErrorBody};
 use crate::state::AppState;
@@ -14,16 +15,16 @@ use svc_service::rooms;
 /// Stored rooms and rooms implied by reports' `context.artifactId`, most recent activity first.
 /// Archived rooms only with `?archived=true`.
 #[utoipa::path(get, path = "/projects/{projectId}/rooms", tag = "rooms", security(("bearer" = [])),
-    params(("projectId" = String, Path), ("archived" = Option<bool>, Query, description = "true includes archived rooms")),
+    params(("projectId" = String, Path), RoomsQuery),
     responses((status = 200, body = RoomList), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list_rooms(
     State(state): State<AppState>,
     key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
-    query: QueryMap,
+    ApiQuery(query): ApiQuery<RoomsQuery>,
 ) -> ApiResult<Json<RoomList>> {
     let project = key.project(&state, &project_id, Operation::ReadReports).await?;
-    let rooms = rooms::list(&state.service, &project.id, query.flag("archived")?).await?;
+    let rooms = rooms::list(&state.service, &project.id, query.archived).await?;
     Ok(Json(RoomList { items: rooms.iter().map(Into::into).collect() }))
 }
 

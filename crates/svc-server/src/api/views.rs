@@ -190,6 +190,58 @@ impl From<&Author> for AuthorView {
     }
 }
 
+/// One event of the feed: what happened to a report or a room, by whom, when.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventView {
+    /// Monotonic per database, in commit order: pass the last one read as `after`.
+    pub id: i64,
+    #[serde(rename = "type")]
+    #[schema(schema_with = rules::event_type)]
+    pub kind: String,
+    pub project_id: String,
+    /// The report it is about (all types but `room.created`).
+    pub report_id: Option<String>,
+    /// The type's own fields: `report.created` {channelKey}; `report.status_changed` {from, to};
+    /// `report.assigned` {from, to} (user ids or null); `report.labels_changed` {added, removed,
+    /// labels}; `comment.published` {commentId, wasDraft}; `report.confirmed` {works};
+    /// `room.created` {artifactId}; `report.deleted` {}.
+    #[schema(value_type = Object)]
+    pub data: Value,
+    /// Who did it: a person (`user`), an agent (`agent`), the reporter (`reporter`), the command
+    /// line (`cli`) or Svc itself (`system`).
+    pub by: AuthorView,
+    pub at: String,
+}
+
+impl From<&svc_core::event::Event> for EventView {
+    fn from(event: &svc_core::event::Event) -> Self {
+        let data = match event.kind.data() {
+            Value::Null => Value::Object(Default::default()),
+            data => data,
+        };
+        EventView {
+            id: event.id,
+            kind: event.kind.type_name().to_string(),
+            project_id: event.project_id.clone(),
+            report_id: event.report_id.clone(),
+            data,
+            by: (&event.by).into(),
+            at: iso(event.at),
+        }
+    }
+}
+
+/// A page of the event feed.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventPage {
+    pub items: Vec<EventView>,
+    /// The cursor for the next request: the last id of this page, or the `after` given when the
+    /// page is empty (nothing new yet: ask again later with the same value).
+    pub next_after: i64,
+}
+
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusChangeView {

@@ -34,4 +34,5 @@ mod rest_auth;
 mod rest_misc;
 mod rest_postgres;
 mod rest_triage;
+mod whole_operations;
 mod widget_routes;

@@ -1,6 +1,7 @@
 //! Triage through the REST API and the service: labels (PATCH and the `label` filter), assignees
 //! (the service function and the `assignee` filter), the `reporter` filter and full-text search.
 
+use crate::common::ingest::text_report;
 use crate::common::*;
 use serde_json::{Value, json};
 use svc_core::model::{Author, NewReport, Report};
@@ -370,4 +371,38 @@ async fn postgres_nul_filters_match_nothing() {
     if let Some(app) = TestApp::postgres().await {
         nul_filters_match_nothing(&app).await;
     }
+}
+
+#[tokio::test]
+async fn the_event_feed_pages_with_a_cursor_in_commit_order() {
+    let app = TestApp::new().await;
+    let first = app.file_report(text_report("First")).await;
+    let second = app.file_report(text_report("Second")).await;
+    app.rest("PATCH", &app.p(&format!("/feedback/{first}")), Some(json!({"status": "fixed"}))).await.ok(200);
+
+    let page = app.rest("GET", &app.p("/events?limit=2"), None).await.ok(200).clone();
+    let items = page["items"].as_array().unwrap();
+    let filed: Vec<(&Value, &Value)> = items.iter().map(|e| (&e["type"], &e["reportId"])).collect();
+    assert_eq!(filed, [(&json!("report.created"), &json!(first)), (&json!("report.created"), &json!(second))]);
+    assert_eq!(items[0]["data"], json!({"channelKey": "bug"}));
+    assert_eq!(items[0]["by"]["kind"], "reporter");
+    assert_eq!(page["nextAfter"], items[1]["id"]);
+
+    let next = app.rest("GET", &app.p(&format!("/events?after={}", page["nextAfter"])), None).await.ok(200).clone();
+    let changed = &next["items"][0];
+    assert_eq!((&changed["type"], &changed["reportId"]), (&json!("report.status_changed"), &json!(first)));
+    assert_eq!(changed["data"], json!({"from": "new", "to": "fixed"}));
+    assert_eq!(changed["by"]["kind"], "agent");
+    assert!(changed["at"].as_str().is_some_and(|at| at.ends_with('Z')));
+    // Nothing new: an empty page that hands the same cursor back.
+    let idle = app.rest("GET", &app.p(&format!("/events?after={}", next["nextAfter"])), None).await.ok(200).clone();
+    assert_eq!((idle["items"].as_array().unwrap().len(), &idle["nextAfter"]), (0, &next["nextAfter"]));
+
+    // Parameters are checked by name; the feed is for keys that read reports.
+    let refused = app.rest("GET", &app.p("/events?after=soon"), None).await.error(400, "BAD_REQUEST");
+    assert!(refused.starts_with("after:"), "{refused}");
+    app.rest("GET", &app.p("/events?after=-1"), None).await.error(400, "BAD_REQUEST");
+    app.rest("GET", &app.p("/events?limit=0"), None).await.error(400, "BAD_REQUEST");
+    let (_, writer) = app.mint(&["feedback:write"]).await;
+    app.get(&app.p("/events"), &writer).await.error(403, "FORBIDDEN");
 }

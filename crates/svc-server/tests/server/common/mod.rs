@@ -39,6 +39,70 @@ pub struct TestApp {
     pub project: Project,
     /// The bootstrap setup token (scope `*`).
     pub token: String,
+    /// The database behind the store, for faults a test injects into it.
+    pub database: Database,
+}
+
+/// Where a [`TestApp`]'s data is.
+#[derive(Clone)]
+pub enum Database {
+    Sqlite(std::path::PathBuf),
+    /// A pool on the app's own schema.
+    Postgres(sqlx::PgPool),
+}
+
+/// The name of the trigger [`TestApp::inject_event_fault`] makes.
+const FAULT: &str = "injected_fault";
+
+impl TestApp {
+    /// From now on the database refuses to write events of type `event_type` (the last write of a
+    /// change that causes one), as a failing disk would, until [`TestApp::clear_fault`].
+    pub async fn inject_event_fault(&self, event_type: &str) {
+        let statements = match &self.database {
+            Database::Sqlite(_) => vec![format!(
+                "CREATE TRIGGER {FAULT} BEFORE INSERT ON events WHEN NEW.type = '{event_type}' \
+                 BEGIN SELECT RAISE(ABORT, 'injected fault: the disk failed'); END"
+            )],
+            Database::Postgres(_) => vec![
+                format!(
+                    "CREATE FUNCTION {FAULT}() RETURNS trigger LANGUAGE plpgsql AS \
+                     $$ BEGIN RAISE EXCEPTION 'injected fault: the disk failed'; END $$"
+                ),
+                format!(
+                    "CREATE TRIGGER {FAULT} BEFORE INSERT ON events FOR EACH ROW \
+                     WHEN (NEW.type = '{event_type}') EXECUTE FUNCTION {FAULT}()"
+                ),
+            ],
+        };
+        self.run_sql(&statements).await;
+    }
+
+    /// Ends [`TestApp::inject_event_fault`].
+    pub async fn clear_fault(&self) {
+        let statement = match &self.database {
+            Database::Sqlite(_) => format!("DROP TRIGGER {FAULT}"),
+            Database::Postgres(_) => format!("DROP TRIGGER {FAULT} ON events"),
+        };
+        self.run_sql(&[statement]).await;
+    }
+
+    async fn run_sql(&self, statements: &[String]) {
+        use sqlx::Connection;
+        match &self.database {
+            Database::Sqlite(path) => {
+                let url = format!("sqlite://{}", path.display());
+                let mut connection = sqlx::SqliteConnection::connect(&url).await.expect("open the test database");
+                for statement in statements {
+                    sqlx::query(sqlx::AssertSqlSafe(statement.clone())).execute(&mut connection).await.unwrap();
+                }
+            }
+            Database::Postgres(pool) => {
+                for statement in statements {
+                    sqlx::query(sqlx::AssertSqlSafe(statement.clone())).execute(pool).await.unwrap();
+                }
+            }
+        }
+    }
 }
 
 impl TestApp {
@@ -119,9 +183,9 @@ impl TestApp {
     }
 
     async fn sqlite(dir: tempfile::TempDir, config: ServerConfig) -> Self {
-        let url = format!("sqlite://{}", dir.path().join("svc.db").display());
-        let store = svc_store::connect(&url).await.expect("open store");
-        Self::over(dir, store, config).await
+        let path = dir.path().join("svc.db");
+        let store = svc_store::connect(&format!("sqlite://{}", path.display())).await.expect("open store");
+        Self::over(dir, store, Database::Sqlite(path), config).await
     }
 
     /// The app over PostgreSQL (a fresh schema) when `SVC_TEST_POSTGRES_URL` is set.
@@ -133,7 +197,8 @@ impl TestApp {
         let store =
             svc_store::postgres::PostgresStore::connect_fresh_schema(&url).await.expect("fresh PostgreSQL schema");
         let dir = tempfile::tempdir().expect("temporary folder");
-        Some(Self::over(dir, std::sync::Arc::new(store), no_rate_limits()).await)
+        let database = Database::Postgres(store.pool().clone());
+        Some(Self::over(dir, std::sync::Arc::new(store), database, no_rate_limits()).await)
     }
 
     /// Two instances of the service over one fresh PostgreSQL schema (each with its own pool and
@@ -146,19 +211,25 @@ impl TestApp {
         let store =
             svc_store::postgres::PostgresStore::connect_fresh_schema(&url).await.expect("fresh PostgreSQL schema");
         let other = store.another_instance().await.expect("a second instance on the same schema");
-        let first =
-            Self::over(tempfile::tempdir().expect("temporary folder"), std::sync::Arc::new(store), no_rate_limits())
-                .await;
+        let database = Database::Postgres(store.pool().clone());
+        let first = Self::over(
+            tempfile::tempdir().expect("temporary folder"),
+            std::sync::Arc::new(store),
+            database.clone(),
+            no_rate_limits(),
+        )
+        .await;
         let dir = tempfile::tempdir().expect("temporary folder");
         let store: DynStore = std::sync::Arc::new(other);
         let blobs = BlobStore::local(&dir.path().join("blobs")).expect("blob folder");
         let state = AppState::new(store.clone(), no_rate_limits()).with_blob_store(blobs);
         let router = svc_server::app(state.clone());
-        let second = TestApp { dir, store, router, state, project: first.project.clone(), token: first.token.clone() };
+        let (project, token) = (first.project.clone(), first.token.clone());
+        let second = TestApp { dir, store, router, state, project, token, database };
         Some((first, second))
     }
 
-    async fn over(dir: tempfile::TempDir, store: DynStore, config: ServerConfig) -> Self {
+    async fn over(dir: tempfile::TempDir, store: DynStore, database: Database, config: ServerConfig) -> Self {
         let blobs = BlobStore::local(&dir.path().join("blobs")).expect("blob folder");
         let state = AppState::new(store.clone(), config).with_blob_store(blobs);
         let boot = svc_service::bootstrap::ensure_default(&state.service)
@@ -166,7 +237,8 @@ impl TestApp {
             .expect("bootstrap")
             .expect("an empty database is bootstrapped");
         let router = svc_server::app(state.clone());
-        TestApp { dir, store, router, state, project: boot.project, token: boot.setup_token.expose().to_string() }
+        let token = boot.setup_token.expose().to_string();
+        TestApp { dir, store, router, state, project: boot.project, token, database }
     }
 
     pub fn pid(&self) -> &str {
