@@ -7,6 +7,7 @@
 //! name is an `isError` result naming it and the closest valid name: an argument that is silently
 //! ignored (`list_reports {"channel": "bug"}`) answers a question nobody asked.
 
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use svc_core::markdown::one_line;
 
@@ -102,8 +103,11 @@ pub fn closest<'a>(given: &str, names: &'a [String]) -> Option<&'a str> {
         .map(|(_, name)| name.as_str())
 }
 
-/// A tool's arguments under their schema names.
-pub struct Args(Map<String, Value>);
+/// A tool's arguments under their schema names, before they are read as the tool's type.
+pub struct Args {
+    tool: String,
+    given: Map<String, Value>,
+}
 
 impl Args {
     /// Reads `given` for `tool`: each name mapped to its schema name; an unknown name, or one
@@ -132,29 +136,24 @@ impl Args {
             out.insert(name.clone(), value.clone());
             given_as.insert(name.clone(), Value::String(key.clone()));
         }
-        Ok(Args(out))
+        Ok(Args { tool: tool.to_string(), given: out })
     }
 
-    pub fn get(&self, name: &str) -> Option<&Value> {
-        self.0.get(name)
-    }
-
-    pub fn string(&self, name: &str, max_chars: usize) -> Result<Option<&str>, ToolResult> {
-        match self.0.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) if s.chars().count() <= max_chars => Ok(Some(s)),
-            Some(Value::String(_)) => {
-                Err(ToolResult::error(format!("argument {name} is longer than {max_chars} characters")))
-            }
-            Some(_) => Err(ToolResult::error(format!("argument {name} must be a string"))),
-        }
-    }
-
-    pub fn required(&self, name: &str, max_chars: usize) -> Result<&str, ToolResult> {
-        match self.string(name, max_chars)? {
-            Some(s) if !s.trim().is_empty() => Ok(s),
-            _ => Err(ToolResult::error(format!("argument {name} is required"))),
-        }
+    /// The arguments as the tool's argument type (see `super::inputs`); a wrong one is an
+    /// `isError` result naming it ("argument title is longer than 200 characters").
+    pub fn typed<T: DeserializeOwned>(self) -> Result<T, ToolResult> {
+        // An argument left out is read at the top, not under its name: name it from the schema.
+        let missing =
+            definitions::required_arguments(&self.tool).into_iter().find(|name| !self.given.contains_key(name));
+        serde_path_to_error::deserialize(Value::Object(self.given)).map_err(|error| {
+            let path = error.path().to_string();
+            let message = error.into_inner().to_string();
+            ToolResult::error(match missing {
+                Some(name) if path == "." => format!("argument {name} is required"),
+                _ if path == "." => message,
+                _ => format!("argument {path} {message}"),
+            })
+        })
     }
 }
 

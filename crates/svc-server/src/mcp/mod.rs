@@ -5,6 +5,7 @@
 pub mod arguments;
 pub mod definitions;
 pub mod error;
+pub mod inputs;
 pub mod jsonrpc;
 pub mod markdown;
 pub mod resources;

@@ -6,18 +6,16 @@ use svc_core::key::AgentLabel;
 use svc_core::markdown::{ONE_LINE_MAX_CHARS, one_line};
 use svc_core::model::{Comment, Project, Report, ReportFilter, RoomChanges};
 use svc_core::room::NewRoom;
-use svc_core::status::{NewComment, Status};
+use svc_core::status::NewComment;
 use svc_core::{ids, time};
 
 use super::arguments::Args;
+use super::inputs;
 use super::markdown::{self, Parts};
 use crate::principal::Principal;
 use crate::state::AppState;
 use svc_service::reports::{self, Filed, Filing, FilingError};
 use svc_service::{comments, keys, rooms, triage};
-
-pub const LIST_DEFAULT_LIMIT: u32 = 50;
-pub const LIST_MAX_LIMIT: u32 = 200;
 
 /// Who is calling and what they can reach: one project, or every project of an organization.
 pub struct Caller {
@@ -69,13 +67,34 @@ pub async fn call(state: &AppState, caller: &Caller, tool: &str, arguments: &Map
         Err(error) => return error,
     };
     let outcome = match tool {
-        "introduce" => introduce(state, caller, &args).await,
-        "list_reports" => list_reports(state, caller, &args).await,
-        "get_report" => get_report(state, caller, &args).await,
-        "create_report" => create_report(state, caller, &args).await,
-        "create_room" => create_room(state, caller, &args).await,
-        "set_status" => set_status(state, caller, &args).await,
-        "add_comment" => add_comment(state, caller, &args).await,
+        "introduce" => match args.typed() {
+            Ok(args) => introduce(state, caller, args).await,
+            Err(refused) => Err(refused),
+        },
+        "list_reports" => match args.typed() {
+            Ok(args) => list_reports(state, caller, args).await,
+            Err(refused) => Err(refused),
+        },
+        "get_report" => match args.typed() {
+            Ok(args) => get_report(state, caller, args).await,
+            Err(refused) => Err(refused),
+        },
+        "create_report" => match args.typed() {
+            Ok(args) => create_report(state, caller, args).await,
+            Err(refused) => Err(refused),
+        },
+        "create_room" => match args.typed() {
+            Ok(args) => create_room(state, caller, args).await,
+            Err(refused) => Err(refused),
+        },
+        "set_status" => match args.typed() {
+            Ok(args) => set_status(state, caller, args).await,
+            Err(refused) => Err(refused),
+        },
+        "add_comment" => match args.typed() {
+            Ok(args) => add_comment(state, caller, args).await,
+            Err(refused) => Err(refused),
+        },
         other => Err(ToolResult::error(format!("unknown tool {other}"))),
     };
     outcome.unwrap_or_else(|error| error)
@@ -91,10 +110,9 @@ fn internal(error: impl std::fmt::Display) -> ToolResult {
     ToolResult::error("internal error: the report store could not answer; try again")
 }
 
-async fn introduce(state: &AppState, caller: &Caller, args: &Args) -> Outcome {
-    let name = args.required("agentName", 100)?;
-    let owner = args.string("owner", 200)?;
-    let label = AgentLabel::parse(name, owner).map_err(invalid)?;
+async fn introduce(state: &AppState, caller: &Caller, args: inputs::Introduce) -> Outcome {
+    let owner = args.owner.as_ref().map(|owner| owner.0.as_str());
+    let label = AgentLabel::parse(&args.agent_name.0, owner).map_err(invalid)?;
     keys::introduce(&state.service, &caller.principal, &label).await.map_err(internal)?;
     let owner_note = label.owner.as_ref().map(|o| format!(" (run by {o})")).unwrap_or_default();
     Ok(ToolResult::text(format!(
@@ -127,21 +145,14 @@ fn mark_viewed(state: &AppState, caller: &Caller, report_ids: Vec<String>) {
     state.usage.record_views(report_ids, &caller.viewer(), time::now_ms());
 }
 
-async fn list_reports(state: &AppState, caller: &Caller, args: &Args) -> Outcome {
-    let limit = match args.get("limit") {
-        None | Some(Value::Null) => LIST_DEFAULT_LIMIT,
-        Some(value) => match value.as_f64() {
-            Some(n) if n >= 1.0 && n.fract() == 0.0 => (n as u64).min(LIST_MAX_LIMIT as u64) as u32,
-            _ => return Err(ToolResult::error("argument limit must be a whole number from 1 to 200")),
-        },
-    };
+async fn list_reports(state: &AppState, caller: &Caller, args: inputs::ListReports) -> Outcome {
     let filter = ReportFilter {
         project_ids: caller.project_ids(),
-        status: args.string("status", 100)?.map(String::from),
-        channel_key: args.string("channelKey", 100)?.map(String::from),
-        artifact_id: args.string("artifactId", 200)?.map(String::from),
+        status: args.status.map(|status| status.0),
+        channel_key: args.channel_key.map(|key| key.0),
+        artifact_id: args.artifact_id.map(|id| id.0),
         before: None,
-        limit,
+        limit: args.limit.0,
         ..ReportFilter::default()
     };
     let page = reports::list_page(&state.service, filter).await.map_err(internal)?;
@@ -186,8 +197,8 @@ async fn find_report(state: &AppState, caller: &Caller, argument: &str, referenc
     }
 }
 
-async fn get_report(state: &AppState, caller: &Caller, args: &Args) -> Outcome {
-    let report = find_report(state, caller, "id", args.required("id", 100)?).await?;
+async fn get_report(state: &AppState, caller: &Caller, args: inputs::GetReport) -> Outcome {
+    let report = find_report(state, caller, "id", &args.id.0).await?;
     let content = report_document(state, caller, &report, true).await.map_err(internal)?;
     Ok(ToolResult { content, is_error: false })
 }
@@ -211,8 +222,7 @@ pub async fn report_document(
 }
 
 /// The project a write goes to: the key's own, or for organization-wide keys the `project` argument.
-fn target_project<'a>(caller: &'a Caller, args: &Args) -> Result<&'a Project, ToolResult> {
-    let reference = args.string("project", 200)?;
+fn target_project<'a>(caller: &'a Caller, reference: Option<&str>) -> Result<&'a Project, ToolResult> {
     if !caller.org_wide() {
         return caller.projects.first().ok_or_else(|| ToolResult::error("the key's project no longer exists"));
     }
@@ -230,12 +240,12 @@ fn target_project<'a>(caller: &'a Caller, args: &Args) -> Result<&'a Project, To
         .ok_or_else(|| ToolResult::error(format!("argument project: no project {reference:?} in your organization")))
 }
 
-async fn create_report(state: &AppState, caller: &Caller, args: &Args) -> Outcome {
-    let message = args.required("message", 10_000)?;
-    let channel_key = args.string("channelKey", 100)?;
-    let url = args.string("url", 8_192)?;
-    let note = args.string("author", 200)?;
-    let project = target_project(caller, args)?;
+async fn create_report(state: &AppState, caller: &Caller, args: inputs::CreateReport) -> Outcome {
+    let message = args.message.0.as_str();
+    let channel_key = args.channel_key.as_ref().map(|key| key.0.as_str());
+    let url = args.url.as_ref().map(|url| url.0.as_str());
+    let note = args.author.as_ref().map(|note| note.0.as_str());
+    let project = target_project(caller, args.project.as_ref().map(|p| p.0.as_str()))?;
     let mut extra = Map::new();
     extra.insert("via".into(), "mcp".into());
     if let Some(note) = note {
@@ -276,15 +286,14 @@ async fn create_report(state: &AppState, caller: &Caller, args: &Args) -> Outcom
     }
 }
 
-async fn create_room(state: &AppState, caller: &Caller, args: &Args) -> Outcome {
-    let artifact_id = args.required("artifact_id", 200)?;
-    let title = args.string("title", 200)?;
-    let goal = args.string("goal", 10_000)?;
+async fn create_room(state: &AppState, caller: &Caller, args: inputs::CreateRoom) -> Outcome {
+    let artifact_id = args.artifact_id.0.as_str();
+    let goal = args.goal.map(|goal| goal.0);
     // The same rules as REST: a title of 1 to 200 characters, an artifact id of 1 to 200.
-    let changes = RoomChanges::parse(title.map(String::from), None, None).map_err(invalid)?;
+    let changes = RoomChanges::parse(args.title.map(|title| title.0), None, None).map_err(invalid)?;
     let mut room = NewRoom::parse(artifact_id.to_string(), changes)
         .map_err(|e| ToolResult::error(format!("argument artifact_id: {e}")))?;
-    let project = target_project(caller, args)?;
+    let project = target_project(caller, args.project.as_ref().map(|p| p.0.as_str()))?;
     if let Some(goal) = goal {
         // Keep what the room's meta already says; the goal is added or replaced.
         let existing = rooms::get(&state.service, &project.id, artifact_id).await.map_err(internal)?;
@@ -303,27 +312,18 @@ async fn create_room(state: &AppState, caller: &Caller, args: &Args) -> Outcome 
     Ok(ToolResult::json(&answer))
 }
 
-async fn set_status(state: &AppState, caller: &Caller, args: &Args) -> Outcome {
-    let reference = args.required("id", 100)?;
-    let text = args.required("status", 100)?;
-    let new_status: Status =
-        text.parse().map_err(|e: svc_core::Invalid| ToolResult::error(format!("argument {e}, not {text:?}")))?;
-    let report = find_report(state, caller, "id", reference).await?;
+async fn set_status(state: &AppState, caller: &Caller, args: inputs::SetStatus) -> Outcome {
+    let new_status = args.status.0;
+    let report = find_report(state, caller, "id", &args.id.0).await?;
     let project = caller.project(&report.project_id).ok_or_else(|| internal("the report's project is out of reach"))?;
     triage::set_status(&state.service, &caller.principal, project, &report, new_status).await.map_err(internal)?;
     Ok(ToolResult::json(&json!({"id": report.id, "status": new_status})))
 }
 
-async fn add_comment(state: &AppState, caller: &Caller, args: &Args) -> Outcome {
-    let reference = args.required("report_id", 100)?;
-    let text = args.required("text", 20_000)?;
-    let draft = match args.get("draft") {
-        None | Some(Value::Null) => None,
-        Some(Value::Bool(b)) => Some(*b),
-        Some(_) => return Err(ToolResult::error("argument draft must be true or false")),
-    };
-    let new = NewComment::parse(text, args.string("kind", 50)?, draft).map_err(invalid)?;
-    let report = find_report(state, caller, "report_id", reference).await?;
+async fn add_comment(state: &AppState, caller: &Caller, args: inputs::AddComment) -> Outcome {
+    let kind = args.kind.as_ref().map(|kind| kind.0.as_str());
+    let new = NewComment::parse(&args.text.0, kind, args.draft).map_err(invalid)?;
+    let report = find_report(state, caller, "report_id", &args.report_id.0).await?;
     let project = caller.project(&report.project_id).ok_or_else(|| internal("the report's project is out of reach"))?;
     let comment = comments::add(&state.service, &caller.principal, project, &report, new).await.map_err(internal)?;
     Ok(ToolResult::json(&comment_json(&comment)))

@@ -107,7 +107,8 @@ async fn tools_list_gives_the_seven_tools_in_a_stable_order_with_schemas_and_ann
     assert_eq!(schema("set_status")["properties"]["status"]["enum"], json!(STATUSES));
     assert_eq!(schema("add_comment")["properties"]["kind"]["enum"], json!(COMMENT_KINDS));
     assert_eq!(schema("add_comment")["properties"]["draft"]["type"], json!("boolean"));
-    assert_eq!(schema("list_reports")["properties"]["status"]["enum"], json!(STATUSES));
+    // A filter takes any string (an unknown status matches nothing), so the schema lists no enum.
+    assert_eq!(schema("list_reports")["properties"]["status"]["type"], json!("string"));
     assert_eq!(schema("list_reports")["properties"]["limit"]["maximum"], json!(200));
     for name in ["create_report", "create_room"] {
         assert_eq!(schema(name)["properties"]["project"]["type"], json!("string"), "{name} takes project");
