@@ -242,6 +242,17 @@ mod tests {
     }
 
     #[test]
+    fn before_a_project_is_chosen_the_scope_decides() {
+        let reader = Principal::ProjectKey(key(Some("p"), &[scope::FEEDBACK_READ], KeyOrigin::Oauth));
+        assert_eq!(check_anywhere(&reader, ReadReports), Ok(()));
+        assert_eq!(check_anywhere(&reader, Triage), Err(Refusal::MissingScope(scope::FEEDBACK_WRITE)));
+        assert_eq!(check_anywhere(&person(Role::Member), ManageKeys), Err(Refusal::MissingScope(scope::APIKEY_WRITE)));
+        assert_eq!(check_anywhere(&reporter("p"), OwnThread), Ok(()));
+        assert!(check_anywhere(&reporter("p"), ReadReports).is_err());
+        assert!(check_anywhere(&person(Role::Owner), OwnThread).is_err());
+    }
+
+    #[test]
     fn organizations_are_their_owners_to_run() {
         let ops = [OrgOperation::ManageMembers, OrgOperation::ManageOrgKeys, OrgOperation::CreateProject];
         for op in ops {

@@ -81,8 +81,9 @@ impl Principal {
         matches!(self, Principal::OrgKey(_))
     }
 
-    /// Checks that the principal holds `needed` and, when a project is named, reaches it.
-    pub fn require(&self, needed: &'static str, project: Option<&Project>) -> Result<(), Refusal> {
+    /// Checks that the principal holds `needed` and, when a project is named, reaches it (the
+    /// scope part of `crate::permissions`, which everything else asks).
+    pub(crate) fn require(&self, needed: &'static str, project: Option<&Project>) -> Result<(), Refusal> {
         let reaches = |project: &Project| match self {
             Principal::ProjectKey(key) => key.project_id.as_deref() == Some(project.id.as_str()),
             Principal::OrgKey(key) => key.org_id == project.org_id,
@@ -144,61 +145,5 @@ impl Principal {
             Principal::Reporter { reporter, .. } => format!("reporter:{}", reporter.id),
             Principal::Operator => "operator".to_string(),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use svc_core::model::KeyOrigin;
-
-    fn key(project_id: Option<&str>, scopes: &[&str]) -> ApiKey {
-        ApiKey {
-            id: "k".into(),
-            project_id: project_id.map(String::from),
-            org_id: "org".into(),
-            name: "n".into(),
-            key_hash: String::new(),
-            scopes: scopes.iter().map(|s| s.to_string()).collect(),
-            origin: KeyOrigin::Api,
-            expires_at: None,
-            revoked_at: None,
-            last_used_at: None,
-            agent_name: None,
-            agent_owner: None,
-            created_at: 0,
-        }
-    }
-
-    fn project(id: &str, org_id: &str) -> Project {
-        Project {
-            id: id.into(),
-            org_id: org_id.into(),
-            name: id.into(),
-            slug: id.into(),
-            project_key: String::new(),
-            url_patterns: vec![],
-            default_channel_key: "bug".into(),
-            widget_config: serde_json::json!({}),
-            allowed_origins: vec![],
-            identity_secret: None,
-            created_at: 0,
-            retention_days: None,
-            reporter_auth: Default::default(),
-        }
-    }
-
-    #[test]
-    fn require_checks_reach_then_scope() {
-        let reader = Principal::ProjectKey(key(Some("p"), &[scope::FEEDBACK_READ]));
-        assert_eq!(reader.require(scope::FEEDBACK_READ, Some(&project("p", "org"))), Ok(()));
-        assert_eq!(
-            reader.require(scope::FEEDBACK_WRITE, Some(&project("p", "org"))),
-            Err(Refusal::MissingScope(scope::FEEDBACK_WRITE))
-        );
-        assert_eq!(reader.require(scope::FEEDBACK_READ, Some(&project("q", "org"))), Err(Refusal::OtherProject));
-        let org = Principal::OrgKey(key(None, &["*"]));
-        assert_eq!(org.require(scope::APIKEY_WRITE, Some(&project("q", "org"))), Ok(()));
-        assert_eq!(org.require(scope::FEEDBACK_READ, Some(&project("q", "elsewhere"))), Err(Refusal::OtherProject));
     }
 }

@@ -9,7 +9,7 @@ use crate::principal::Principal;
 use svc_core::audit::action;
 use svc_core::model::{LabelCount, Project, Report, StatusChange};
 use svc_core::status::Status;
-use svc_core::triage::{Label, LabelChange, LabelSet, MAX_LABELS_PER_REPORT, ReportIds};
+use svc_core::triage::{LabelChange, MAX_LABELS_PER_REPORT, ReportIds};
 use svc_core::{ids, time};
 use svc_store::{Applied, Change, StoreError, Write};
 
@@ -23,6 +23,21 @@ pub struct Triage {
 }
 
 impl Triage {
+    /// Only a status.
+    pub fn status(status: Status) -> Self {
+        Triage { status: Some(status), ..Default::default() }
+    }
+
+    /// Only an assignee (`None` unassigns).
+    pub fn assignee(assignee: Option<String>) -> Self {
+        Triage { assignee: Some(assignee), ..Default::default() }
+    }
+
+    /// Only labels.
+    pub fn labels(change: LabelChange) -> Self {
+        Triage { labels: Some(change), ..Default::default() }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.status.is_none() && self.assignee.is_none() && self.labels.is_none()
     }
@@ -122,57 +137,16 @@ pub async fn reports_of(svc: &Service, projects: &[Project], ids: &ReportIds) ->
     Ok(reports)
 }
 
-/// Replaces the labels of each report with `labels`.
-pub async fn set_labels(
+/// Applies `triage` to the reports of `ids` in `projects` (read first: every one or `NotFound`).
+pub async fn apply_to(
     svc: &Service,
     by: &Principal,
     projects: &[Project],
-    reports: &ReportIds,
-    labels: LabelSet,
+    ids: &ReportIds,
+    triage: Triage,
 ) -> ServiceResult<Vec<Triaged>> {
-    let reports = reports_of(svc, projects, reports).await?;
-    let change = Triage { labels: Some(LabelChange::Replace(labels)), ..Default::default() };
-    triage(svc, by, projects, &reports, change).await
-}
-
-/// Adds `label` to each report that does not hold it yet.
-pub async fn add_label(
-    svc: &Service,
-    by: &Principal,
-    projects: &[Project],
-    reports: &ReportIds,
-    label: Label,
-) -> ServiceResult<Vec<Triaged>> {
-    let reports = reports_of(svc, projects, reports).await?;
-    let change = Triage { labels: Some(LabelChange::Add(vec![label])), ..Default::default() };
-    triage(svc, by, projects, &reports, change).await
-}
-
-/// Removes `label` from each report that holds it.
-pub async fn remove_label(
-    svc: &Service,
-    by: &Principal,
-    projects: &[Project],
-    reports: &ReportIds,
-    label: Label,
-) -> ServiceResult<Vec<Triaged>> {
-    let reports = reports_of(svc, projects, reports).await?;
-    let change = Triage { labels: Some(LabelChange::Remove(vec![label])), ..Default::default() };
-    triage(svc, by, projects, &reports, change).await
-}
-
-/// Assigns each report to a member of its organization (checked), or unassigns it (`None`).
-pub async fn assign(
-    svc: &Service,
-    by: &Principal,
-    projects: &[Project],
-    reports: &ReportIds,
-    assignee: Option<&str>,
-) -> ServiceResult<()> {
-    let reports = reports_of(svc, projects, reports).await?;
-    let change = Triage { assignee: Some(assignee.map(str::to_string)), ..Default::default() };
-    triage(svc, by, projects, &reports, change).await?;
-    Ok(())
+    let reports = reports_of(svc, projects, ids).await?;
+    self::triage(svc, by, projects, &reports, triage).await
 }
 
 /// Sets one report's status (any of the six values), recorded as `by`'s act; `None` when it had
@@ -184,8 +158,8 @@ pub async fn set_status(
     report: &Report,
     status: Status,
 ) -> ServiceResult<Option<StatusChange>> {
-    let change = Triage { status: Some(status), ..Default::default() };
-    let mut triaged = triage(svc, by, std::slice::from_ref(project), std::slice::from_ref(report), change).await?;
+    let projects = std::slice::from_ref(project);
+    let mut triaged = triage(svc, by, projects, std::slice::from_ref(report), Triage::status(status)).await?;
     Ok(triaged.pop().and_then(|t| t.status_change))
 }
 

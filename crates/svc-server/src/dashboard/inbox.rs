@@ -462,8 +462,8 @@ pub async fn set_assignee(
 ) -> PageResult<Response> {
     let (report, project) = writable_report_in(&state, &person, &id).await?;
     let assignee = non_empty(&form.assignee);
-    triage::assign(&state.service, &person.principal(), &[project], &ReportIds::one(&report.id), assignee.as_deref())
-        .await?;
+    let ids = ReportIds::one(&report.id);
+    triage::apply_to(&state.service, &person.principal(), &[project], &ids, Triage::assignee(assignee)).await?;
     Ok(back_to(&form.back, &report.id))
 }
 
@@ -491,10 +491,12 @@ pub async fn change_label(
     let invalid = |e: svc_core::Invalid| PageError::BadRequest(e.0);
     if !form.add.trim().is_empty() {
         let label = Label::parse(&form.add).map_err(invalid)?;
-        triage::add_label(&state.service, &principal, &[project], &ids, label).await?;
+        let change = Triage::labels(LabelChange::Add(vec![label]));
+        triage::apply_to(&state.service, &principal, &[project], &ids, change).await?;
     } else if !form.remove.trim().is_empty() {
         let label = Label::parse(&form.remove).map_err(invalid)?;
-        triage::remove_label(&state.service, &principal, &[project], &ids, label).await?;
+        let change = Triage::labels(LabelChange::Remove(vec![label]));
+        triage::apply_to(&state.service, &principal, &[project], &ids, change).await?;
     } else {
         return Err(PageError::BadRequest("Type a label to add.".into()));
     }

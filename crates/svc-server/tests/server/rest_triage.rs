@@ -5,8 +5,9 @@ use crate::common::ingest::text_report;
 use crate::common::*;
 use serde_json::{Value, json};
 use svc_core::model::{Author, NewReport, Report};
-use svc_core::triage::{Label, LabelSet, ReportIds};
+use svc_core::triage::{Label, LabelChange, LabelSet, ReportIds};
 use svc_service::principal::Principal;
+use svc_service::triage::Triage;
 use svc_service::{ServiceError, triage};
 
 fn ids(page: &Value) -> Vec<String> {
@@ -52,12 +53,12 @@ async fn reports_carry_their_assignee_and_labels() {
         .ok(200);
     let by = agent(&app, &["feedback:write"]).await;
     let user_a = member(&app, "a@example.com").await;
-    triage::assign(
+    triage::apply_to(
         app.service(),
         &by,
         std::slice::from_ref(&app.project),
         &report_ids(&[&report]),
-        Some(user_a.as_str()),
+        Triage::assignee(Some(user_a.as_str()).map(str::to_string)),
     )
     .await
     .unwrap();
@@ -145,10 +146,15 @@ async fn patching_labels_needs_feedback_write_on_a_report_of_the_project() {
     // The service checks the principal itself.
     let by = agent(&app, &["feedback:read"]).await;
     let label = Label::parse("x").unwrap();
-    let refused =
-        triage::add_label(app.service(), &by, std::slice::from_ref(&app.project), &report_ids(&[&report]), label)
-            .await
-            .unwrap_err();
+    let refused = triage::apply_to(
+        app.service(),
+        &by,
+        std::slice::from_ref(&app.project),
+        &report_ids(&[&report]),
+        Triage::labels(LabelChange::Add(vec![label])),
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(refused, ServiceError::Refused(_)), "{refused}");
 }
 
@@ -191,10 +197,26 @@ async fn labels_change_on_many_reports_at_once_or_not_at_all() {
     let projects = std::slice::from_ref(&app.project);
     let store = app.service();
 
-    let changed = triage::add_label(store, &by, projects, &all, Label::parse("Regression").unwrap()).await.unwrap();
+    let changed = triage::apply_to(
+        store,
+        &by,
+        projects,
+        &all,
+        Triage::labels(LabelChange::Add(vec![Label::parse("Regression").unwrap()])),
+    )
+    .await
+    .unwrap();
     assert!(changed.iter().all(|labelled| labelled.labels == Some(vec!["Regression".to_string()])), "{changed:?}");
     let two = report_ids(&[&reports[0], &reports[1]]);
-    let changed = triage::remove_label(store, &by, projects, &two, Label::parse("regression").unwrap()).await.unwrap();
+    let changed = triage::apply_to(
+        store,
+        &by,
+        projects,
+        &two,
+        Triage::labels(LabelChange::Remove(vec![Label::parse("regression").unwrap()])),
+    )
+    .await
+    .unwrap();
     assert!(changed.iter().all(|labelled| labelled.labels == Some(Vec::new())), "{changed:?}");
     let page = app.get(&app.p("/feedback?label=regression"), &app.token).await.ok(200).clone();
     assert_eq!(ids(&page), vec![reports[2].id.clone()]);
@@ -203,19 +225,47 @@ async fn labels_change_on_many_reports_at_once_or_not_at_all() {
     let (other, _) = app.other_project().await;
     let foreign = seed_report(&app.store, &other.id, Seed::text("elsewhere")).await;
     let mixed = report_ids(&[&reports[0], &foreign]);
-    let refused = triage::add_label(store, &by, projects, &mixed, Label::parse("x").unwrap()).await.unwrap_err();
+    let refused = triage::apply_to(
+        store,
+        &by,
+        projects,
+        &mixed,
+        Triage::labels(LabelChange::Add(vec![Label::parse("x").unwrap()])),
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(refused, ServiceError::NotFound(_)), "{refused}");
     assert!(app.store.get_report(&reports[0].id).await.unwrap().unwrap().labels.is_empty());
 
     // More than twenty on one report: refused for all.
     let nineteen: Vec<String> = (0..19).map(|n| format!("l{n}")).collect();
-    triage::set_labels(store, &by, projects, &report_ids(&[&reports[1]]), LabelSet::parse(&nineteen).unwrap())
-        .await
-        .unwrap();
-    let refused = triage::add_label(store, &by, projects, &all, Label::parse("two more").unwrap()).await;
+    triage::apply_to(
+        store,
+        &by,
+        projects,
+        &report_ids(&[&reports[1]]),
+        Triage::labels(LabelChange::Replace(LabelSet::parse(&nineteen).unwrap())),
+    )
+    .await
+    .unwrap();
+    let refused = triage::apply_to(
+        store,
+        &by,
+        projects,
+        &all,
+        Triage::labels(LabelChange::Add(vec![Label::parse("two more").unwrap()])),
+    )
+    .await;
     assert!(refused.is_ok(), "twenty is the limit, not over it: {refused:?}");
-    let refused =
-        triage::add_label(store, &by, projects, &all, Label::parse("one too many").unwrap()).await.unwrap_err();
+    let refused = triage::apply_to(
+        store,
+        &by,
+        projects,
+        &all,
+        Triage::labels(LabelChange::Add(vec![Label::parse("one too many").unwrap()])),
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(&refused, ServiceError::Invalid(message) if message.contains(&reports[1].id)), "{refused}");
     assert_eq!(app.store.get_report(&reports[0].id).await.unwrap().unwrap().labels, vec!["two more".to_string()]);
 }
@@ -227,9 +277,15 @@ async fn the_assignee_filter_finds_a_users_reports_or_the_unassigned() {
     let by = agent(&app, &["feedback:write"]).await;
     let projects = std::slice::from_ref(&app.project);
     let user_a = member(&app, "a@example.com").await;
-    triage::assign(app.service(), &by, projects, &report_ids(&[&reports[0], &reports[2]]), Some(user_a.as_str()))
-        .await
-        .unwrap();
+    triage::apply_to(
+        app.service(),
+        &by,
+        projects,
+        &report_ids(&[&reports[0], &reports[2]]),
+        Triage::assignee(Some(user_a.as_str()).map(str::to_string)),
+    )
+    .await
+    .unwrap();
     let page = app.get(&app.p(&format!("/feedback?assignee={user_a}")), &app.token).await.ok(200).clone();
     assert_eq!(ids(&page), vec![reports[2].id.clone(), reports[0].id.clone()]);
     let page = app.get(&app.p("/feedback?assignee=none"), &app.token).await.ok(200).clone();
@@ -237,13 +293,19 @@ async fn the_assignee_filter_finds_a_users_reports_or_the_unassigned() {
     let page = app.get(&app.p("/feedback?assignee=user-b"), &app.token).await.ok(200).clone();
     assert!(ids(&page).is_empty());
 
-    triage::assign(app.service(), &by, projects, &report_ids(&[&reports[0]]), None).await.unwrap();
+    triage::apply_to(app.service(), &by, projects, &report_ids(&[&reports[0]]), Triage::assignee(None)).await.unwrap();
     let page = app.get(&app.p("/feedback?assignee=none"), &app.token).await.ok(200).clone();
     assert_eq!(ids(&page), vec![reports[1].id.clone(), reports[0].id.clone()]);
     let reader = agent(&app, &["feedback:read"]).await;
-    let refused = triage::assign(app.service(), &reader, projects, &report_ids(&[&reports[1]]), Some(user_a.as_str()))
-        .await
-        .unwrap_err();
+    let refused = triage::apply_to(
+        app.service(),
+        &reader,
+        projects,
+        &report_ids(&[&reports[1]]),
+        Triage::assignee(Some(user_a.as_str()).map(str::to_string)),
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(refused, ServiceError::Refused(_)), "{refused}");
 }
 

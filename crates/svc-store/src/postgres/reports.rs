@@ -216,13 +216,37 @@ pub(super) async fn insert_reports_bulk(pool: &PgPool, reports: &[Report]) -> St
     Ok(())
 }
 
+/// Binds `$1`..`$16` of a multi-row report INSERT: each column of `chunk` as one array.
+fn bind_report_columns<'q>(
+    query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
+    chunk: &'q [Report],
+) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+    fn column<'r, T>(chunk: &'r [Report], field: impl Fn(&'r Report) -> T) -> Vec<T> {
+        chunk.iter().map(field).collect()
+    }
+    query
+        .bind(column(chunk, |r| r.id.as_str()))
+        .bind(column(chunk, |r| r.project_id.as_str()))
+        .bind(column(chunk, |r| r.channel_key.as_str()))
+        .bind(column(chunk, |r| r.status.as_str()))
+        .bind(column(chunk, |r| r.title.as_str()))
+        .bind(column(chunk, |r| json_text(&r.blocks)))
+        .bind(column(chunk, |r| json_text(&r.context)))
+        .bind(column(chunk, |r| r.identity.as_ref().map(json_text)))
+        .bind(column(chunk, |r| r.identity_error.as_deref()))
+        .bind(column(chunk, |r| r.author.kind.as_str()))
+        .bind(column(chunk, |r| r.author.id.as_deref()))
+        .bind(column(chunk, |r| r.author.label.as_deref()))
+        .bind(column(chunk, |r| r.artifact_id.as_deref()))
+        .bind(column(chunk, |r| r.url.as_deref()))
+        .bind(column(chunk, |r| r.created_at))
+        .bind(column(chunk, |r| r.updated_at))
+}
+
 /// Files plain reports (the group commit): one statement that inserts them and writes their
 /// `report.created` events after taking the feed's order (see `shared/events.rs`), so it is atomic
 /// and committed with one WAL flush. The columns travel as in [`insert_report_chunk`].
 pub(super) async fn file_chunk(pool: &PgPool, chunk: &[Report]) -> StoreResult<()> {
-    fn column<'r, T>(chunk: &'r [Report], field: impl Fn(&'r Report) -> T) -> Vec<T> {
-        chunk.iter().map(field).collect()
-    }
     const SQL: &str = concat!(
         "WITH filed AS (INSERT INTO reports (",
         report_columns!(),
@@ -236,23 +260,7 @@ pub(super) async fn file_chunk(pool: &PgPool, chunk: &[Report]) -> StoreResult<(
          SELECT f.project_id, f.id, 'report.created', json_build_object('channelKey', f.channel_key)::text, \
          f.author_kind, f.author_id, f.author_label, f.created_at FROM filed f CROSS JOIN ordered ORDER BY f.id"
     );
-    sqlx::query(SQL)
-        .bind(column(chunk, |r| r.id.as_str()))
-        .bind(column(chunk, |r| r.project_id.as_str()))
-        .bind(column(chunk, |r| r.channel_key.as_str()))
-        .bind(column(chunk, |r| r.status.as_str()))
-        .bind(column(chunk, |r| r.title.as_str()))
-        .bind(column(chunk, |r| json_text(&r.blocks)))
-        .bind(column(chunk, |r| json_text(&r.context)))
-        .bind(column(chunk, |r| r.identity.as_ref().map(json_text)))
-        .bind(column(chunk, |r| r.identity_error.as_deref()))
-        .bind(column(chunk, |r| r.author.kind.as_str()))
-        .bind(column(chunk, |r| r.author.id.as_deref()))
-        .bind(column(chunk, |r| r.author.label.as_deref()))
-        .bind(column(chunk, |r| r.artifact_id.as_deref()))
-        .bind(column(chunk, |r| r.url.as_deref()))
-        .bind(column(chunk, |r| r.created_at))
-        .bind(column(chunk, |r| r.updated_at))
+    bind_report_columns(sqlx::query(SQL), chunk)
         .bind(super::EVENT_ORDER_LOCK)
         .execute(pool)
         .await
@@ -264,9 +272,6 @@ pub(super) async fn file_chunk(pool: &PgPool, chunk: &[Report]) -> StoreResult<(
 /// into rows, so the statement has 16 parameters whatever the chunk size. The JSON columns travel
 /// as the text [`json_text`] writes and are stored as that text.
 pub(super) async fn insert_report_chunk<'e>(executor: impl sqlx::PgExecutor<'e>, chunk: &[Report]) -> StoreResult<()> {
-    fn column<'r, T>(chunk: &'r [Report], field: impl Fn(&'r Report) -> T) -> Vec<T> {
-        chunk.iter().map(field).collect()
-    }
     // `ingest_xid` NULL: the caller indexes them for search in the same transaction.
     let sql = concat!(
         "INSERT INTO reports (",
@@ -277,25 +282,6 @@ pub(super) async fn insert_report_chunk<'e>(executor: impl sqlx::PgExecutor<'e>,
          $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[], \
          $16::bigint[]) AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16)"
     );
-    sqlx::query(sql)
-        .bind(column(chunk, |r| r.id.as_str()))
-        .bind(column(chunk, |r| r.project_id.as_str()))
-        .bind(column(chunk, |r| r.channel_key.as_str()))
-        .bind(column(chunk, |r| r.status.as_str()))
-        .bind(column(chunk, |r| r.title.as_str()))
-        .bind(column(chunk, |r| json_text(&r.blocks)))
-        .bind(column(chunk, |r| json_text(&r.context)))
-        .bind(column(chunk, |r| r.identity.as_ref().map(json_text)))
-        .bind(column(chunk, |r| r.identity_error.as_deref()))
-        .bind(column(chunk, |r| r.author.kind.as_str()))
-        .bind(column(chunk, |r| r.author.id.as_deref()))
-        .bind(column(chunk, |r| r.author.label.as_deref()))
-        .bind(column(chunk, |r| r.artifact_id.as_deref()))
-        .bind(column(chunk, |r| r.url.as_deref()))
-        .bind(column(chunk, |r| r.created_at))
-        .bind(column(chunk, |r| r.updated_at))
-        .execute(executor)
-        .await
-        .map_err(map_write_error)?;
+    bind_report_columns(sqlx::query(sql), chunk).execute(executor).await.map_err(map_write_error)?;
     Ok(())
 }

@@ -66,6 +66,11 @@ fn received_about(sink: &sink::SmtpSink, words: &str) -> Vec<Value> {
     sink.received().into_iter().filter(|mail| mail["subject"].as_str().unwrap_or_default().contains(words)).collect()
 }
 
+/// Sends a request and reads its JSON answer.
+async fn answer(request: reqwest::RequestBuilder) -> Value {
+    request.send().await.unwrap().json().await.unwrap()
+}
+
 /// Waits (a minute at most) for a mail whose subject contains `words`.
 fn wait_for_mail(sink: &sink::SmtpSink, words: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -113,26 +118,12 @@ async fn a_status_change_mails_its_reporter_once_across_a_kill() {
         .chars()
         .filter(char::is_ascii_digit)
         .collect();
-    let signed_in: Value = ingest("/auth/reporter/email/verify")
-        .json(&json!({"email": ANN, "code": code}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let signed_in = answer(ingest("/auth/reporter/email/verify").json(&json!({"email": ANN, "code": code}))).await;
     let token = signed_in["token"].as_str().expect("a reporter token").to_string();
     let mut reports = Vec::new();
     for words in ["Save fails", "Logo is blurry"] {
-        let filed: Value = ingest("/ingest/report")
-            .header("x-svc-identity", &token)
-            .json(&json!({"blocks": [{"type": "text", "text": words}]}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let body = json!({"blocks": [{"type": "text", "text": words}]});
+        let filed = answer(ingest("/ingest/report").header("x-svc-identity", &token).json(&body)).await;
         reports.push(filed["reportId"].as_str().expect("a report id").to_string());
     }
     drop(server);
@@ -154,15 +145,8 @@ async fn a_status_change_mails_its_reporter_once_across_a_kill() {
     let mail = wait_for_mail(&sink, "Fixed: Save fails");
     assert_eq!(mail["rcpt_tos"], json!([ANN]));
     assert!(mail["body"].as_str().unwrap().contains("/reporter/confirm?token="), "{mail}");
-    let events: Value = http
-        .get(server.url(&format!("{project}/events?after=0")))
-        .header("authorization", &bearer)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let events =
+        answer(http.get(server.url(&format!("{project}/events?after=0"))).header("authorization", &bearer)).await;
     let changed: Vec<&Value> =
         events["items"].as_array().unwrap().iter().filter(|e| e["type"] == "report.status_changed").collect();
     assert_eq!(changed.len(), 1, "{events}");
