@@ -6,6 +6,7 @@
 #![deny(unsafe_code)]
 
 mod ceiling;
+mod compare;
 mod data;
 mod http;
 mod loadgen;
@@ -59,6 +60,39 @@ enum Command {
         project_id: String,
         #[arg(long, default_value_t = 1_000_000)]
         count: usize,
+    },
+    /// Two builds measured alternately in one run, and the ratio of each figure (what
+    /// `bench/run --compare <commit>` runs: the base is that commit's build, the head this one).
+    Compare {
+        /// The base build's `svc-bench` and `svc`.
+        #[arg(long)]
+        base_bench: PathBuf,
+        #[arg(long)]
+        base_svc: PathBuf,
+        /// What the base is (a commit), for the table.
+        #[arg(long)]
+        base_label: String,
+        /// The head's `svc` (its `svc-bench` is this one).
+        #[arg(long)]
+        head_svc: PathBuf,
+        #[arg(long, default_value = "working tree")]
+        head_label: String,
+        /// Scenarios (comma-separated), as `suite --only` takes them.
+        #[arg(long, value_delimiter = ',', default_value = "ingest,list")]
+        only: Vec<String>,
+        /// Rounds: each measures both sides once, taking turns to go first.
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+        /// Seconds per ingest run, seconds per listing run, reports seeded (the suite's defaults).
+        #[arg(long)]
+        seconds: Option<u64>,
+        #[arg(long)]
+        list_seconds: Option<u64>,
+        #[arg(long)]
+        reports: Option<usize>,
+        /// Where the table goes (default target/bench-work/compare/compare-<base>.md).
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Print the report bodies the ingest scenarios send, one per line.
     Bodies {
@@ -154,6 +188,46 @@ fn main() -> anyhow::Result<()> {
         Command::Seed { database_url, project_id, count } => {
             let result = tokio::runtime::Runtime::new()?.block_on(seed::run(&database_url, &project_id, count))?;
             println!("{result}");
+        }
+        Command::Compare {
+            base_bench,
+            base_svc,
+            base_label,
+            head_svc,
+            head_label,
+            only,
+            rounds,
+            seconds,
+            list_seconds,
+            reports,
+            out,
+        } => {
+            let work = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bench-work/compare");
+            let mut suite_args = Vec::new();
+            for (flag, value) in [
+                ("--seconds", seconds.map(|v| v as usize)),
+                ("--list-seconds", list_seconds.map(|v| v as usize)),
+                ("--reports", reports),
+            ] {
+                if let Some(value) = value {
+                    suite_args.extend([flag.to_string(), value.to_string()]);
+                }
+            }
+            let out = out.unwrap_or_else(|| compare::default_out(&work, &base_label));
+            let base = compare::Side {
+                name: "base".into(),
+                label: base_label,
+                bench: std::fs::canonicalize(base_bench)?,
+                svc: std::fs::canonicalize(base_svc)?,
+            };
+            let head = compare::Side {
+                name: "head".into(),
+                label: head_label,
+                bench: std::env::current_exe()?,
+                svc: std::fs::canonicalize(head_svc)?,
+            };
+            let options = compare::Options { base, head, only, rounds: rounds.max(1), suite_args, work, out };
+            compare::run(options)?;
         }
         Command::Bodies { count } => {
             for body in data::report_bodies(count) {

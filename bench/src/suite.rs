@@ -103,7 +103,7 @@ impl Table {
     }
 }
 
-fn number(value: f64) -> String {
+pub(crate) fn number(value: f64) -> String {
     if value >= 1000.0 {
         let whole = value.round() as i64;
         let text = whole.to_string();
