@@ -29,15 +29,19 @@ use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 
-use super::events::insert_events;
 use super::map_write_error;
 use super::queries::{bind_report, insert_blob, insert_report};
 use super::rows::report_columns;
 use crate::health::{WriteHealth, is_storage_failure};
 use crate::{CreatedReport, IDEMPOTENCY_WINDOW_MS, ReportText, StoreError, StoreResult};
 use std::collections::BTreeMap;
-use svc_core::event::NewEvent;
 use svc_core::model::{Blob, NewReport};
+
+/// The `report.created` events of the reports stored above a rowid (see `shared/events.rs`; the
+/// columns are an event's, its data `{channelKey}`).
+const FILED_EVENTS: &str = "INSERT INTO events (project_id, report_id, type, data, by_kind, by_id, by_label, at) \
+     SELECT project_id, id, 'report.created', json_object('channelKey', channel_key), author_kind, author_id, \
+     author_label, created_at FROM reports WHERE rowid > $1 ORDER BY rowid";
 
 /// Most rows stored by one commit.
 const MAX_BATCH: usize = 256;
@@ -202,6 +206,10 @@ async fn try_commit_batch(
     use sqlx::Connection;
     let mut tx = connection.begin_with("BEGIN IMMEDIATE").await?;
     let mut outcomes: Vec<Option<StoreResult<Stored>>> = batch.iter().map(|_| None).collect();
+    // A new report takes the largest rowid plus one (one writer): the rows above this one are the
+    // reports this commit files.
+    let rowid_before: i64 =
+        sqlx::query_scalar("SELECT COALESCE(max(rowid), 0) FROM reports").fetch_one(&mut *tx).await?;
 
     // Blobs first: one statement each, atomic by itself.
     for (job, outcome) in batch.iter().zip(outcomes.iter_mut()) {
@@ -258,19 +266,15 @@ async fn try_commit_batch(
         sqlx::query("RELEASE new_report").execute(&mut *tx).await?;
         *outcome = Some(stored);
     }
-    // Every report stored is `report.created` in the feed, in the same commit.
-    let filed: Vec<NewEvent> = batch
+    // Every report stored is `report.created` in the feed, in the same commit: one statement that
+    // reads them back in SQLite (no binds, no JSON built here), in the order they were stored.
+    let filed = batch
         .iter()
         .zip(&outcomes)
-        .filter_map(|(job, outcome)| match (job, outcome) {
-            (Job::Report(queued), Some(Ok(Stored::Created))) => Some(NewEvent::report_created(&queued.new.report)),
-            _ => None,
-        })
-        .collect();
-    insert_events(&mut tx, &filed).await.map_err(|error| match error {
-        StoreError::Database(error) => error,
-        other => sqlx::Error::Protocol(other.to_string()),
-    })?;
+        .any(|(job, outcome)| matches!((job, outcome), (Job::Report(_), Some(Ok(Stored::Created)))));
+    if filed {
+        sqlx::query(FILED_EVENTS).bind(rowid_before).execute(&mut *tx).await?;
+    }
     store_views(&mut tx, batch, &mut outcomes).await?;
     tx.commit().await?;
     Ok(outcomes.into_iter().map(|o| o.expect("every row has an outcome")).collect())
