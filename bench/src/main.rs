@@ -140,6 +140,10 @@ struct SuiteArgs {
     /// Scratch folder for data dirs and logs (default target/bench-work).
     #[arg(long)]
     work: Option<PathBuf>,
+    /// Record a CPU profile (`perf record`) of the server over each scenario's first measured run,
+    /// into this folder (what `bench/profile` runs).
+    #[arg(long)]
+    profile: Option<PathBuf>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -171,6 +175,7 @@ fn main() -> anyhow::Result<()> {
                 work,
                 bench_dir,
                 only: args.only,
+                profile: args.profile,
             };
             if !suite::run(options)? {
                 std::process::exit(1);

@@ -80,6 +80,19 @@ pub fn rss_mib(pid: u32) -> Option<(f64, f64)> {
     Some((field("VmRSS:")?, field("VmHWM:")?))
 }
 
+/// CPU time (user + system) a process has used so far, in seconds, from /proc.
+#[allow(unsafe_code)]
+pub fn process_cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces; the fields after it are counted from its ')'.
+    let after_name = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    // SAFETY: sysconf only reads a configuration value.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    Some(ticks / per_second.max(1.0))
+}
+
 /// The machine's 1-minute load average.
 pub fn load_average() -> Option<f64> {
     std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()

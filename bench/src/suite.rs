@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::http;
-use crate::stats::{load_average, rss_mib, summary, wait_with_cpu};
+use crate::stats::{load_average, process_cpu_seconds, rss_mib, summary, wait_with_cpu};
 
 pub struct Options {
     pub smoke: bool,
@@ -33,6 +33,8 @@ pub struct Options {
     pub work: PathBuf,
     pub out: PathBuf,
     pub only: Option<Vec<String>>,
+    /// Record a CPU profile of the server over each scenario's first measured run, into this folder.
+    pub profile: Option<PathBuf>,
 }
 
 impl Options {
@@ -250,6 +252,10 @@ impl Svc {
         self.child.id()
     }
 
+    fn server(&self) -> Server {
+        Server { addr: self.addr, pid: self.pid() }
+    }
+
     /// The bootstrap block a first start prints on stdout.
     fn bootstrap(&self) -> anyhow::Result<Bootstrap> {
         let deadline = Instant::now() + Duration::from_secs(5);
@@ -343,6 +349,40 @@ impl Ceiling {
 // ------------------------------------------------------------------------------------------------
 // Load generators
 
+/// A server under load: where it answers, and its process (for profiles).
+#[derive(Clone, Copy)]
+struct Server {
+    addr: SocketAddr,
+    pid: u32,
+}
+
+/// A CPU profile of a server over one measured run: `perf record` with call graphs, written to
+/// `<dir>/<label>.perf.data` (`bench/profile` turns it into tables).
+struct Profile(Child);
+
+impl Profile {
+    fn start(dir: &Path, label: &str, pid: u32, seconds: u64) -> anyhow::Result<Profile> {
+        std::fs::create_dir_all(dir)?;
+        let name: String = label.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+        let child = Command::new("perf")
+            .args(["record", "--quiet", "-F", "499", "--call-graph", "dwarf,16384", "-p", &pid.to_string(), "-o"])
+            .arg(dir.join(format!("{name}.perf.data")))
+            .args(["--", "sleep", &seconds.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("cannot run perf (apt-get install linux-perf)")?;
+        Ok(Profile(child))
+    }
+
+    fn finish(mut self) -> anyhow::Result<()> {
+        let status = self.0.wait()?;
+        anyhow::ensure!(status.success(), "perf record failed ({status})");
+        Ok(())
+    }
+}
+
 /// One request shape for wrk.
 struct Shape {
     method: &'static str,
@@ -358,6 +398,9 @@ struct WrkRun {
     p50_ms: f64,
     p99_ms: f64,
     gen_cpu_pct: f64,
+    /// The server's CPU time (user + system) per successful request, in µs: what a request costs,
+    /// whatever else the machine is doing (rates and latencies move with the machine's load).
+    server_cpu_us: f64,
 }
 
 fn wrk(options: &Options, addr: SocketAddr, shape: &Shape, seconds: u64, connections: usize) -> anyhow::Result<WrkRun> {
@@ -403,6 +446,7 @@ fn wrk(options: &Options, addr: SocketAddr, shape: &Shape, seconds: u64, connect
         p50_ms: field("p50_us") / 1000.0,
         p99_ms: field("p99_us") / 1000.0,
         gen_cpu_pct: cpu / duration_s * 100.0,
+        server_cpu_us: 0.0,
     })
 }
 
@@ -413,12 +457,12 @@ fn measure_listing(
     ctx: &mut Ctx,
     label: &str,
     scenario: &str,
-    addr: SocketAddr,
+    server: Server,
     shape: &Shape,
     p99_target: f64,
 ) -> anyhow::Result<()> {
     let options = ctx.options;
-    let runs = wrk_runs(options, &mut ctx.table, label, addr, shape, options.list_seconds, options.list_clients)?;
+    let runs = wrk_runs(options, &mut ctx.table, label, server, shape, options.list_seconds, options.list_clients)?;
     ctx.table.add(scenario, "p50 ms", column(&runs, |r| r.p50_ms), None, vec![]);
     ctx.table.add(
         scenario,
@@ -428,6 +472,7 @@ fn measure_listing(
         column(&runs, |r| r.gen_cpu_pct),
     );
     ctx.table.add(scenario, "requests/s", column(&runs, |r| r.ok_per_s), None, vec![]);
+    ctx.table.add(scenario, "server CPU µs per request", column(&runs, |r| r.server_cpu_us), None, vec![]);
     Ok(())
 }
 
@@ -435,7 +480,7 @@ fn wrk_runs(
     options: &Options,
     table: &mut Table,
     label: &str,
-    addr: SocketAddr,
+    Server { addr, pid }: Server,
     shape: &Shape,
     seconds: u64,
     connections: usize,
@@ -448,7 +493,19 @@ fn wrk_runs(
     }
     let mut runs = Vec::new();
     for run in 1..=options.runs {
-        let result = wrk(options, addr, shape, seconds, connections)?;
+        // The first measured run is the profiled one, when profiles are asked for.
+        let profile = match &options.profile {
+            Some(dir) if run == 1 => Some(Profile::start(dir, label, pid, seconds)?),
+            _ => None,
+        };
+        let cpu_before = process_cpu_seconds(pid);
+        let mut result = wrk(options, addr, shape, seconds, connections)?;
+        if let (Some(before), Some(after)) = (cpu_before, process_cpu_seconds(pid)) {
+            result.server_cpu_us = (after - before) * 1e6 / result.ok.max(1) as f64;
+        }
+        if let Some(profile) = profile {
+            profile.finish()?;
+        }
         eprintln!(
             "    {label} run {run}: {:.0}/s ok, p50 {:.2} ms, p99 {:.2} ms, {} failed, generator {:.0}% CPU",
             result.ok_per_s, result.p50_ms, result.p99_ms, result.failed, result.gen_cpu_pct
@@ -591,7 +648,7 @@ fn scenario_ceiling(ctx: &mut Ctx) -> anyhow::Result<()> {
         ctx.options,
         &mut ctx.table,
         "ceiling",
-        ceiling.addr,
+        Server { addr: ceiling.addr, pid: ceiling.child.id() },
         &shape,
         ctx.options.ingest_seconds,
         ctx.options.clients,
@@ -617,7 +674,7 @@ fn ingest_text(ctx: &mut Ctx, label: &str, svc: &Svc, key: &str) -> anyhow::Resu
         ctx.options,
         &mut ctx.table,
         label,
-        svc.addr,
+        svc.server(),
         &shape,
         ctx.options.ingest_seconds,
         ctx.options.clients,
@@ -651,6 +708,7 @@ fn add_ingest_rows(ctx: &mut Ctx, scenario: &str, runs: &[WrkRun], rate_target: 
     );
     ctx.table.add(scenario, "p50 ms", column(runs, |r| r.p50_ms), None, vec![]);
     ctx.table.add(scenario, "p99 ms", column(runs, |r| r.p99_ms), Some(Target::AtMost(50.0)), vec![]);
+    ctx.table.add(scenario, "server CPU µs per report", column(runs, |r| r.server_cpu_us), None, vec![]);
 }
 
 fn scenario_ingest_sqlite(ctx: &mut Ctx) -> anyhow::Result<()> {
@@ -827,7 +885,7 @@ fn scenario_lists(ctx: &mut Ctx, backend: &str, database: Option<(&str, &str)>) 
             };
             let label = format!("{backend} REST list {filter}");
             let scenario = format!("REST list limit=100, {filter}, {backend}");
-            measure_listing(ctx, &label, &scenario, svc.addr, &shape, 10.0)?;
+            measure_listing(ctx, &label, &scenario, svc.server(), &shape, 10.0)?;
         }
 
         let answer = http::post_json(
@@ -860,7 +918,7 @@ fn scenario_lists(ctx: &mut Ctx, backend: &str, database: Option<(&str, &str)>) 
         };
         let label = format!("{backend} tool list_reports");
         let scenario = format!("Tool endpoint list_reports limit=50, {backend}");
-        measure_listing(ctx, &label, &scenario, svc.addr, &shape, 15.0)?;
+        measure_listing(ctx, &label, &scenario, svc.server(), &shape, 15.0)?;
 
         // The dashboard's inbox as a signed-in person loads it: the first page, and searches.
         let cookie = format!("svc_session={session}");
@@ -885,7 +943,7 @@ fn scenario_lists(ctx: &mut Ctx, backend: &str, database: Option<(&str, &str)>) 
             };
             let label = format!("{backend} inbox {what}");
             let scenario = format!("Dashboard inbox, {what}, {backend}");
-            measure_listing(ctx, &label, &scenario, svc.addr, &shape, inbox_target)?;
+            measure_listing(ctx, &label, &scenario, svc.server(), &shape, inbox_target)?;
         }
         let (rss, peak) = svc.rss();
         eprintln!("    RSS after listing: {rss:.1} MiB (peak {peak:.1} MiB)");

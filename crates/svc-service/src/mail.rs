@@ -53,7 +53,7 @@ const TICK: Duration = Duration::from_secs(5);
 /// At most one round this often when changes wake the mail task.
 const CHANGE_ROUNDS: Duration = Duration::from_secs(1);
 /// Events the mail consumer reads per transaction.
-const EVENTS_PER_ROUND: u32 = 200;
+const EVENTS_PER_ROUND: u32 = 500;
 /// How long an instance holds the mail consumer after taking it (renewed each round; another
 /// instance takes over this long after one stops).
 const CONSUMER_LEASE_MS: i64 = 60_000;
@@ -472,6 +472,9 @@ pub async fn mail_events(svc: &Service, public_url: &str, now: i64) -> ServiceRe
         return Ok(0);
     };
     let mut queued = 0;
+    // How far the events read call for no mail: the consumer moves past them with the next mails,
+    // or once at the end (not one write per round when a burst of reports mails nobody).
+    let mut passed = None;
     // At most 20 rounds a call, so one call cannot run for ever while events keep coming.
     for _ in 0..20 {
         let events = store.list_events(None, position, EVENTS_PER_ROUND).await?;
@@ -484,29 +487,48 @@ pub async fn mail_events(svc: &Service, public_url: &str, now: i64) -> ServiceRe
                 Err(error) => tracing::warn!(%error, "a notification could not be built; skipped"),
             }
         }
-        writes.push(Write::AdvanceConsumer { name: consumer::MAIL.into(), owner: owner.to_string(), to: last });
-        let change = Change::anywhere(super::audit::housekeeping(), now, writes);
-        let applied = match store.apply(&change).await {
-            Ok(applied) => applied,
-            // Another instance took the consumer over: it mails these events.
-            Err(StoreError::LeaseLost(_)) => break,
-            Err(error) => return Err(error.into()),
-        };
-        queued += change
-            .writes
-            .iter()
-            .zip(&applied)
-            .filter(|(write, outcome)| matches!((write, outcome), (Write::Mail(_), Applied::Done)))
-            .count();
         position = last;
+        passed = Some(last);
+        if !writes.is_empty() {
+            let Some(mailed) = advance_mail_consumer(svc, writes, last, now).await? else { return Ok(queued) };
+            queued += mailed;
+            passed = None;
+        }
         if events.len() < EVENTS_PER_ROUND as usize {
             break;
         }
+    }
+    if let Some(last) = passed {
+        advance_mail_consumer(svc, Vec::new(), last, now).await?;
     }
     if queued > 0 {
         WAKE.notify_one();
     }
     Ok(queued)
+}
+
+/// Queues `mails` and moves the mail consumer to `to`, in one transaction: how many mails were
+/// queued, or `None` when another instance took the consumer over (it mails these events).
+async fn advance_mail_consumer(
+    svc: &Service,
+    mut writes: Vec<Write>,
+    to: i64,
+    now: i64,
+) -> ServiceResult<Option<usize>> {
+    writes.push(Write::AdvanceConsumer { name: consumer::MAIL.into(), owner: svc.instance_id().to_string(), to });
+    let change = Change::anywhere(super::audit::housekeeping(), now, writes);
+    let applied = match svc.store().apply(&change).await {
+        Ok(applied) => applied,
+        Err(StoreError::LeaseLost(_)) => return Ok(None),
+        Err(error) => return Err(error.into()),
+    };
+    let queued = change
+        .writes
+        .iter()
+        .zip(&applied)
+        .filter(|(write, outcome)| matches!((write, outcome), (Write::Mail(_), Applied::Done)))
+        .count();
+    Ok(Some(queued))
 }
 
 /// The mails a run of events calls for, in event order.
@@ -515,14 +537,14 @@ async fn mails_for(svc: &Service, public_url: &str, events: &[Event], now: i64) 
     let mut projects = Projects::default();
     let mut mails = Vec::new();
     // New reports are gathered per project: many at once make one mail per person, not one each.
-    let mut new_reports: BTreeMap<String, Vec<Report>> = BTreeMap::new();
+    // Only their ids for now: a report is read only when someone wants it mailed (under a burst of
+    // reports, reading each one back would cost as much as filing it).
+    let mut new_reports: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for event in events {
         let Some(report_id) = &event.report_id else { continue };
         match &event.kind {
             EventKind::ReportCreated { .. } if event.at >= now - CATCH_UP_MS => {
-                if let Some(report) = store.get_report(report_id).await? {
-                    new_reports.entry(report.project_id.clone()).or_default().push(report);
-                }
+                new_reports.entry(&event.project_id).or_default().push(report_id);
             }
             EventKind::CommentPublished { comment_id, .. } if event.by.kind == AuthorKind::Reporter => {
                 let Some(report) = store.get_report(report_id).await? else { continue };
@@ -544,10 +566,20 @@ async fn mails_for(svc: &Service, public_url: &str, events: &[Event], now: i64) 
         return Ok(mails);
     }
     let subscribers = store.report_subscribers(NewReports::Instant).await?;
+    if subscribers.is_empty() {
+        return Ok(mails);
+    }
     let key = signing_key(svc).await?;
     let window = format!("{}-{}", events[0].id, events[events.len() - 1].id);
-    for (project_id, reports) in new_reports {
-        let Some(project) = projects.get(svc, &project_id).await? else { continue };
+    for (project_id, report_ids) in new_reports {
+        if !subscribers.iter().any(|s| s.project_id == project_id) {
+            continue;
+        }
+        let Some(project) = projects.get(svc, project_id).await? else { continue };
+        let mut reports = Vec::with_capacity(report_ids.len());
+        for report_id in report_ids {
+            reports.extend(store.get_report(report_id).await?);
+        }
         for subscriber in subscribers.iter().filter(|s| s.project_id == project_id) {
             let theirs: Vec<&Report> =
                 reports.iter().filter(|report| report.created_at >= subscriber.preference.reports_since).collect();

@@ -1,6 +1,6 @@
 //! Reports: filing (idempotency key, blob binding), keyset listing, status changes, bulk loading.
 
-use super::queries::{insert_report, push_before, push_optional_filters};
+use super::queries::{bind_report, push_before, push_optional_filters};
 use super::rows::{report_columns, report_select_columns};
 use super::search;
 use super::{DbRow, map_write_error};
@@ -41,6 +41,22 @@ impl Encode<'_, Postgres> for JsonText<'_> {
 /// not parsed into values.
 pub(super) fn raw_json_column(row: &DbRow, column: &str) -> StoreResult<Option<Box<RawValue>>> {
     Ok(row.try_get::<Option<Json<Box<RawValue>>>, _>(column)?.map(|raw| raw.0))
+}
+
+/// One report row, as a single statement (its JSON text serialized beforehand). SQLite stores new
+/// reports in its group commit (`sqlite/group_commit.rs`).
+pub(super) async fn insert_report<'e>(
+    executor: impl sqlx::PgExecutor<'e>,
+    report: &Report,
+    text: &ReportText,
+) -> StoreResult<()> {
+    let query = sqlx::query(concat!(
+        "INSERT INTO reports (",
+        report_columns!(),
+        ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
+    ));
+    bind_report(query, report, text).execute(executor).await.map_err(map_write_error)?;
+    Ok(())
 }
 
 /// Rows per statement in `insert_reports_bulk`: large enough to amortize round trips, small enough

@@ -235,7 +235,7 @@ async fn a_report_committed_late_is_indexed_once_its_transaction_ends() {
     slow.blocks = serde_json::from_value(serde_json::json!([{"type": "text", "text": "walrus"}])).unwrap();
     let mut open = store.pool().begin().await.unwrap();
     // Takes its transaction id now, before the report filed below.
-    queries::insert_report(&mut *open, &slow, &crate::ReportText::of(&slow)).await.unwrap();
+    super::reports::insert_report(&mut *open, &slow, &crate::ReportText::of(&slow)).await.unwrap();
     let mut quick = report(&project, 4_000_001, None);
     quick.blocks = serde_json::from_value(serde_json::json!([{"type": "text", "text": "narwhal"}])).unwrap();
     store

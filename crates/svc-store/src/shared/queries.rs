@@ -53,21 +53,6 @@ fn retention_days_column(days: Option<i64>) -> Option<i32> {
     days.map(|days| i32::try_from(days).unwrap_or(i32::MAX))
 }
 
-/// One report row, as a single statement (its JSON text serialized beforehand).
-pub(super) async fn insert_report<'e>(
-    executor: impl Executor<'e, Database = Db>,
-    report: &Report,
-    text: &ReportText,
-) -> StoreResult<()> {
-    let query = sqlx::query(concat!(
-        "INSERT INTO reports (",
-        report_columns!(),
-        ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
-    ));
-    bind_report(query, report, text).execute(executor).await.map_err(map_write_error)?;
-    Ok(())
-}
-
 pub(super) type Query<'q> = sqlx::query::Query<'q, Db, <Db as sqlx::Database>::Arguments>;
 
 /// Binds a report's columns in `report_columns!` order (once per row of a multi-row INSERT).

@@ -30,18 +30,18 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 
 use super::map_write_error;
-use super::queries::{bind_report, insert_blob, insert_report};
+use super::queries::{bind_report, insert_blob};
 use super::rows::report_columns;
 use crate::health::{WriteHealth, is_storage_failure};
 use crate::{CreatedReport, IDEMPOTENCY_WINDOW_MS, ReportText, StoreError, StoreResult};
 use std::collections::BTreeMap;
 use svc_core::model::{Blob, NewReport};
 
-/// The `report.created` events of the reports stored above a rowid (see `shared/events.rs`; the
+/// The `report.created` events of the reports stored from a rowid on (see `shared/events.rs`; the
 /// columns are an event's, its data `{channelKey}`).
 const FILED_EVENTS: &str = "INSERT INTO events (project_id, report_id, type, data, by_kind, by_id, by_label, at) \
      SELECT project_id, id, 'report.created', json_object('channelKey', channel_key), author_kind, author_id, \
-     author_label, created_at FROM reports WHERE rowid > $1 ORDER BY rowid";
+     author_label, created_at FROM reports WHERE rowid >= $1 ORDER BY rowid";
 
 /// Most rows stored by one commit.
 const MAX_BATCH: usize = 256;
@@ -206,10 +206,10 @@ async fn try_commit_batch(
     use sqlx::Connection;
     let mut tx = connection.begin_with("BEGIN IMMEDIATE").await?;
     let mut outcomes: Vec<Option<StoreResult<Stored>>> = batch.iter().map(|_| None).collect();
-    // A new report takes the largest rowid plus one (one writer): the rows above this one are the
-    // reports this commit files.
-    let rowid_before: i64 =
-        sqlx::query_scalar("SELECT COALESCE(max(rowid), 0) FROM reports").fetch_one(&mut *tx).await?;
+    // A new report takes the largest rowid plus one (one writer): the reports this commit files are
+    // the rows from the first one it stores. Read from the first INSERT's result, not asked for
+    // (a round trip on the writer's critical path).
+    let mut first_rowid: Option<i64> = None;
 
     // Blobs first: one statement each, atomic by itself.
     for (job, outcome) in batch.iter().zip(outcomes.iter_mut()) {
@@ -237,7 +237,8 @@ async fn try_commit_batch(
         }
         // On a row's failure the statement left nothing behind; its reports go one by one below.
         match query.execute(&mut *tx).await {
-            Ok(_) => {
+            Ok(done) => {
+                first_rowid.get_or_insert(done.last_insert_rowid() - done.rows_affected() as i64 + 1);
                 for &i in chunk {
                     outcomes[i] = Some(Ok(Stored::Created));
                 }
@@ -254,12 +255,12 @@ async fn try_commit_batch(
         }
         if queued.is_single_row() {
             // One statement is atomic by itself: no savepoint needed.
-            let stored = insert_report(&mut *tx, &queued.new.report, &queued.text).await;
+            let stored = insert_one_report(&mut tx, queued, &mut first_rowid).await;
             *outcome = Some(unless_storage_failed(stored)?.map(|()| Stored::Created));
             continue;
         }
         sqlx::query("SAVEPOINT new_report").execute(&mut *tx).await?;
-        let stored = unless_storage_failed(store_new_report(&mut tx, queued).await)?;
+        let stored = unless_storage_failed(store_new_report(&mut tx, queued, &mut first_rowid).await)?;
         if stored.is_err() {
             sqlx::query("ROLLBACK TO new_report").execute(&mut *tx).await?;
         }
@@ -272,8 +273,8 @@ async fn try_commit_batch(
         .iter()
         .zip(&outcomes)
         .any(|(job, outcome)| matches!((job, outcome), (Job::Report(_), Some(Ok(Stored::Created)))));
-    if filed {
-        sqlx::query(FILED_EVENTS).bind(rowid_before).execute(&mut *tx).await?;
+    if let Some(first_rowid) = first_rowid.filter(|_| filed) {
+        sqlx::query(FILED_EVENTS).bind(first_rowid).execute(&mut *tx).await?;
     }
     store_views(&mut tx, batch, &mut outcomes).await?;
     tx.commit().await?;
@@ -350,7 +351,26 @@ async fn store_views(
 }
 
 /// One report inside the batch transaction: idempotency check, the row, its blobs, its key.
-async fn store_new_report(conn: &mut SqliteConnection, queued: &QueuedReport) -> StoreResult<Stored> {
+/// One report's row; notes its rowid when it is the first this commit stores.
+async fn insert_one_report(
+    conn: &mut SqliteConnection,
+    queued: &QueuedReport,
+    first_rowid: &mut Option<i64>,
+) -> StoreResult<()> {
+    let one_row = MULTI_ROW_INSERTS[INSERT_SIZES.len() - 1].as_str();
+    let done = bind_report(sqlx::query(one_row), &queued.new.report, &queued.text)
+        .execute(&mut *conn)
+        .await
+        .map_err(map_write_error)?;
+    first_rowid.get_or_insert(done.last_insert_rowid());
+    Ok(())
+}
+
+async fn store_new_report(
+    conn: &mut SqliteConnection,
+    queued: &QueuedReport,
+    first_rowid: &mut Option<i64>,
+) -> StoreResult<Stored> {
     let new = &queued.new;
     let report = &new.report;
     // The report's own creation time is "now" for the idempotency window.
@@ -368,7 +388,7 @@ async fn store_new_report(conn: &mut SqliteConnection, queued: &QueuedReport) ->
         }
     }
 
-    insert_report(&mut *conn, report, &queued.text).await?;
+    insert_one_report(&mut *conn, queued, first_rowid).await?;
 
     let mut bound: Vec<&str> = Vec::with_capacity(new.blob_ids.len());
     for blob_id in &new.blob_ids {
