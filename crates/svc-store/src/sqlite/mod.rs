@@ -29,6 +29,8 @@ macro_rules! status_change_order {
     };
 }
 
+mod checkpoint;
+pub use checkpoint::Checkpointed;
 mod group_commit;
 mod memory;
 
@@ -152,7 +154,15 @@ impl SqliteStore {
                 writer_options.after_release(|connection, _| Box::pin(discard_if_still_in_transaction(connection)));
         }
         let writer = writer_options
-            .connect_with(options.clone().pragma("cache_size", WRITER_CACHE_KIB).pragma("temp_store", "memory"))
+            .connect_with(
+                options
+                    .clone()
+                    .pragma("cache_size", WRITER_CACHE_KIB)
+                    .pragma("temp_store", "memory")
+                    // Checkpoints run beside the writer, not inside its commits (see `checkpoint`);
+                    // an in-memory database has no WAL.
+                    .pragma("wal_autocheckpoint", if in_memory { "1000" } else { "0" }),
+            )
             .await?;
         sqlx::migrate!("src/sqlite/migrations").run(&writer).await?;
         // An in-memory database lives in its connections: readers share the writer's.
@@ -173,6 +183,9 @@ impl SqliteStore {
         tokio::spawn(group_commit::run_writer(writer.clone(), queue, health.clone()));
         tokio::spawn(short_ids::run_indexer(writer.clone(), reader.clone(), write_queue.downgrade(), health.clone()));
         tokio::spawn(search::run_indexer(writer.clone(), reader.clone(), write_queue.downgrade(), health.clone()));
+        if !in_memory {
+            tokio::spawn(checkpoint::run(reader.clone(), write_queue.downgrade()));
+        }
         Ok(SqliteStore {
             writer,
             reader,
@@ -181,6 +194,11 @@ impl SqliteStore {
             health,
             changes: crate::changes::ChangeFeed::local(),
         })
+    }
+
+    /// One WAL checkpoint now (the task that runs them each second calls the same).
+    pub async fn checkpoint_wal(&self) -> StoreResult<checkpoint::Checkpointed> {
+        checkpoint::run_once(&self.reader).await
     }
 
     async fn begin_write(&self) -> StoreResult<sqlx::Transaction<'static, Sqlite>> {
@@ -423,6 +441,7 @@ impl Store for SqliteStore {
 
     async fn run_maintenance_once(&self) -> StoreResult<()> {
         short_ids::run_once(&self.writer, &self.reader, &self.health).await?;
-        search::run_once(&self.writer, &self.reader, &self.health).await
+        search::run_once(&self.writer, &self.reader, &self.health).await?;
+        self.checkpoint_wal().await.map(|_| ())
     }
 }

@@ -128,3 +128,22 @@ async fn ping_fails_while_writes_fail_and_recovers_by_itself() {
     assert!(!store.health.is_failing());
     assert!(matches!(store.create_report(&plain(&project)).await, Ok(CreatedReport::Created(_))));
 }
+
+/// Commits leave the WAL to the checkpointer (they never copy pages into the database file
+/// themselves); one checkpoint copies every frame no reader needs, and the reports stay readable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_checkpointer_copies_the_wal_the_writer_leaves() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = open(folder.path()).await;
+    let project = project(&store).await;
+    let autocheckpoint: i64 = sqlx::query_scalar("PRAGMA wal_autocheckpoint").fetch_one(&store.writer).await.unwrap();
+    assert_eq!(autocheckpoint, 0, "the writer's commits do not checkpoint");
+    for _ in 0..200 {
+        store.create_report(&plain(&project)).await.unwrap();
+    }
+    let done = store.checkpoint_wal().await.unwrap();
+    assert!(done.wal_frames > 0, "the commits left their pages in the WAL: {done:?}");
+    assert_eq!(done.copied_frames, done.wal_frames, "a quiet database is checkpointed whole: {done:?}");
+    let filter = ReportFilter { project_ids: vec![project.id.clone()], limit: 500, ..Default::default() };
+    assert_eq!(store.list_reports(&filter).await.unwrap().len(), 200);
+}
