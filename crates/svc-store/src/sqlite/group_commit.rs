@@ -350,7 +350,6 @@ async fn store_views(
     Ok(())
 }
 
-/// One report inside the batch transaction: idempotency check, the row, its blobs, its key.
 /// One report's row; notes its rowid when it is the first this commit stores.
 async fn insert_one_report(
     conn: &mut SqliteConnection,
@@ -366,6 +365,7 @@ async fn insert_one_report(
     Ok(())
 }
 
+/// One report inside the batch transaction: idempotency check, the row, its blobs, its key.
 async fn store_new_report(
     conn: &mut SqliteConnection,
     queued: &QueuedReport,
