@@ -159,11 +159,12 @@ impl SqliteStore {
                     .clone()
                     .pragma("cache_size", WRITER_CACHE_KIB)
                     .pragma("temp_store", "memory")
-                    // Checkpoints run beside the writer, its commits checkpoint only a long WAL (see
-                    // `checkpoint`); an in-memory database has no WAL.
+                    // Checkpoints run beside the writer; its commits checkpoint only a WAL the
+                    // rounds let grow far too long (see `checkpoint`). An in-memory database has
+                    // no WAL.
                     .pragma(
                         "wal_autocheckpoint",
-                        if in_memory { "1000".into() } else { checkpoint::WRITER_CHECKPOINT_FRAMES.to_string() },
+                        if in_memory { "1000".into() } else { checkpoint::WRITER_BACKSTOP_FRAMES.to_string() },
                     )
                     .pragma("journal_size_limit", checkpoint::WAL_SIZE_LIMIT.to_string()),
             )
@@ -188,7 +189,7 @@ impl SqliteStore {
         tokio::spawn(short_ids::run_indexer(writer.clone(), reader.clone(), write_queue.downgrade(), health.clone()));
         tokio::spawn(search::run_indexer(writer.clone(), reader.clone(), write_queue.downgrade(), health.clone()));
         if !in_memory {
-            tokio::spawn(checkpoint::run(reader.clone(), write_queue.downgrade()));
+            tokio::spawn(checkpoint::run(writer.clone(), reader.clone(), write_queue.downgrade()));
         }
         Ok(SqliteStore {
             writer,
@@ -202,7 +203,7 @@ impl SqliteStore {
 
     /// One WAL checkpoint now (the task that runs them each second calls the same).
     pub async fn checkpoint_wal(&self) -> StoreResult<checkpoint::Checkpointed> {
-        checkpoint::run_once(&self.reader).await
+        checkpoint::run_once(&self.writer, &self.reader).await
     }
 
     async fn begin_write(&self) -> StoreResult<sqlx::Transaction<'static, Sqlite>> {

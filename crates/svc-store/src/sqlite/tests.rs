@@ -138,7 +138,7 @@ async fn the_checkpointer_copies_the_wal_the_writer_leaves() {
     let store = open(folder.path()).await;
     let project = project(&store).await;
     let autocheckpoint: i64 = sqlx::query_scalar("PRAGMA wal_autocheckpoint").fetch_one(&store.writer).await.unwrap();
-    assert_eq!(autocheckpoint, checkpoint::WRITER_CHECKPOINT_FRAMES, "the writer's commits checkpoint only a long WAL");
+    assert_eq!(autocheckpoint, checkpoint::WRITER_BACKSTOP_FRAMES, "the writer's commits checkpoint only a long WAL");
     for _ in 0..200 {
         store.create_report(&plain(&project)).await.unwrap();
     }
@@ -150,8 +150,8 @@ async fn the_checkpointer_copies_the_wal_the_writer_leaves() {
 }
 
 /// Commits that never pause (a bulk load, one large transaction after another) still let the WAL
-/// start over: the readers' checkpoints never catch up with such a writer, the writer's own
-/// checkpoint of a long WAL does, so the WAL file stays smaller than the database (it grew without
+/// start over: a reader's checkpoint never catches up with such a writer, the round's second
+/// checkpoint on the writer does, so the WAL file stays smaller than the database (it grew without
 /// end when only readers checkpointed: a million bulk-loaded reports left a WAL larger than the
 /// database).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
