@@ -100,8 +100,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const READ_CONNECTIONS: u32 = 4;
 /// Rows a reader connection may hand over before it waits for the caller to take them.
 const READ_ROW_CHANNEL: usize = 256;
-/// The writer's page cache: 32 MiB (a negative `cache_size` is in KiB).
-const WRITER_CACHE_KIB: &str = "-32768";
+/// The writer's page cache: 8 MiB (a negative `cache_size` is in KiB). At 32 MiB it was a fifth
+/// of the server's peak memory under ingest, at the same reports per second (bench/README.md).
+const WRITER_CACHE_KIB: &str = "-8192";
 /// Up to this many projects, a multi-project listing reads each project's index separately.
 const MAX_PROJECTS_PER_UNION: usize = 50;
 /// Rows per INSERT statement in bulk loads (16 parameters each, well under SQLite's 32,766).
