@@ -122,6 +122,8 @@ pub struct Event {
 pub mod consumer {
     /// The team's mail notifications (new reports at once, reporters' replies, "does it work now?").
     pub const MAIL: &str = "mail";
+    /// Webhook deliveries (one per event and endpoint).
+    pub const WEBHOOKS: &str = "webhooks";
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@ pub mod secret;
 pub mod status;
 pub mod time;
 pub mod triage;
+pub mod webhook;
 
 /// A validation failure: a message meant for the client, naming the field at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -27,16 +27,19 @@ pub enum MailKind {
     ReportUpdate,
     /// An invitation link to join an organization, mailed by an owner.
     Invitation,
+    /// A webhook failed for a day and was disabled, to the project's owners.
+    WebhookDisabled,
 }
 
 impl MailKind {
-    pub const ALL: [MailKind; 6] = [
+    pub const ALL: [MailKind; 7] = [
         MailKind::SignInCode,
         MailKind::NewReport,
         MailKind::Digest,
         MailKind::ReporterReply,
         MailKind::ReportUpdate,
         MailKind::Invitation,
+        MailKind::WebhookDisabled,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -47,6 +50,7 @@ impl MailKind {
             MailKind::ReporterReply => "reporter_reply",
             MailKind::ReportUpdate => "report_update",
             MailKind::Invitation => "invitation",
+            MailKind::WebhookDisabled => "webhook_disabled",
         }
     }
 
@@ -63,6 +67,7 @@ impl MailKind {
             MailKind::ReporterReply => "Reporter's reply",
             MailKind::ReportUpdate => "Report update",
             MailKind::Invitation => "Invitation",
+            MailKind::WebhookDisabled => "Webhook disabled",
         }
     }
 

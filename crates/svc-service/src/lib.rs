@@ -33,6 +33,7 @@ pub mod rooms;
 pub mod sightings;
 pub mod triage;
 pub mod usage;
+pub mod webhooks;
 
 use std::sync::Arc;
 use svc_blob::BlobStore;

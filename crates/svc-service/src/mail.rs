@@ -755,7 +755,7 @@ impl Footer {
     }
 }
 
-fn report_link(public_url: &str, report_id: &str) -> String {
+pub(crate) fn report_link(public_url: &str, report_id: &str) -> String {
     format!("{}/reports/{report_id}", base(public_url))
 }
 
@@ -770,7 +770,7 @@ fn short_time(ms: i64) -> String {
 }
 
 /// Who filed a report: the author's label, else the verified identity's name or email.
-fn reporter_label(report: &Report) -> Option<String> {
+pub(crate) fn reporter_label(report: &Report) -> Option<String> {
     report.author.label.clone().or_else(|| {
         let identity = report.identity.as_ref()?;
         identity.name.clone().or_else(|| identity.email.clone())
@@ -834,7 +834,7 @@ fn report_list_text(
 
 /// The reporter's words in a report's blocks, as plain text: text blocks as written, selections
 /// and quotes in quotation marks, attachments by kind.
-fn excerpt(blocks: &[Block]) -> String {
+pub(crate) fn excerpt(blocks: &[Block]) -> String {
     let trimmed = |text: Option<&str>| text.unwrap_or_default().trim().to_string();
     let mut parts = Vec::new();
     for block in blocks {

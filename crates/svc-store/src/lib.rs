@@ -237,6 +237,9 @@ pub enum Write {
     Audit(AuditEvent),
     /// Queues a mail unless its dedupe key is in the outbox already ([`Applied::Skipped`]).
     Mail(svc_core::mail::OutboxMail),
+    /// Makes a webhook delivery unless the endpoint has one for that event already
+    /// ([`Applied::Skipped`]).
+    WebhookDelivery(svc_core::webhook::WebhookDelivery),
     /// Moves a consumer of the event feed that `owner` leases to `to`; `LeaseLost` otherwise.
     AdvanceConsumer {
         name: String,
@@ -280,6 +283,16 @@ pub enum Applied {
     Done,
     /// A mail whose dedupe key was in the outbox already.
     Skipped,
+}
+
+/// What one attempt at a webhook delivery leads to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    Delivered,
+    /// Failed; tried again at `at`.
+    Retry { at: i64 },
+    /// Failed, and the retry window has passed.
+    GiveUp,
 }
 
 // The operations Svc needs from its database, one trait per area; [`Store`] is all of them.
@@ -731,6 +744,57 @@ pub trait EventStore: Send + Sync {
 
 /// Every operation Svc needs from its database, held as [`DynStore`]. Bring the area traits into
 /// scope to call them (`use svc_store::prelude::*`).
+/// Webhook endpoints, their deliveries and the attempts at them.
+#[async_trait]
+pub trait WebhookStore: Send + Sync {
+    async fn create_webhook(&self, hook: &svc_core::webhook::Webhook) -> StoreResult<()>;
+    async fn list_webhooks(&self, project_id: &str) -> StoreResult<Vec<svc_core::webhook::Webhook>>;
+    /// The enabled endpoints of these projects (the event feed's deliveries are made for them).
+    async fn enabled_webhooks(&self, project_ids: &[String]) -> StoreResult<Vec<svc_core::webhook::Webhook>>;
+    async fn get_webhook(&self, project_id: &str, id: &str) -> StoreResult<Option<svc_core::webhook::Webhook>>;
+    /// Saves every changeable field; `false` when there is no such endpoint.
+    async fn update_webhook(&self, hook: &svc_core::webhook::Webhook) -> StoreResult<bool>;
+    /// Deletes the endpoint with its deliveries and attempts.
+    async fn delete_webhook(&self, project_id: &str, id: &str) -> StoreResult<bool>;
+    /// Makes a delivery outside the feed (a test event); `false` when it exists already.
+    async fn queue_delivery(&self, delivery: &svc_core::webhook::WebhookDelivery) -> StoreResult<bool>;
+    /// Whether any delivery of an endpoint is due at `now` (a read, so idle rounds write nothing).
+    async fn deliveries_due(&self, now: i64) -> StoreResult<bool>;
+    /// Takes up to `limit` due deliveries of enabled endpoints (`only`: that one alone) and holds
+    /// them until `lease_until`, so no other sender takes them meanwhile.
+    async fn claim_due_deliveries(
+        &self,
+        now: i64,
+        lease_until: i64,
+        limit: u32,
+        only: Option<&str>,
+    ) -> StoreResult<Vec<svc_core::webhook::WebhookDelivery>>;
+    /// Gives claimed deliveries back unattempted, due again at `at`.
+    async fn release_deliveries(&self, ids: &[String], at: i64) -> StoreResult<()>;
+    /// Records an attempt and what it leads to, and the endpoint's health with it; `true` when
+    /// this failure disabled the endpoint (it failed for the whole retry window).
+    async fn record_attempt(
+        &self,
+        attempt: &svc_core::webhook::WebhookAttempt,
+        outcome: AttemptOutcome,
+    ) -> StoreResult<bool>;
+    /// An endpoint's deliveries, newest first, before the id `before`.
+    async fn list_deliveries(
+        &self,
+        webhook_id: &str,
+        before: Option<&str>,
+        limit: u32,
+    ) -> StoreResult<Vec<svc_core::webhook::WebhookDelivery>>;
+    async fn get_delivery(&self, webhook_id: &str, id: &str) -> StoreResult<Option<svc_core::webhook::WebhookDelivery>>;
+    /// The attempts at these deliveries, oldest first.
+    async fn list_attempts(&self, delivery_ids: &[String]) -> StoreResult<Vec<svc_core::webhook::WebhookAttempt>>;
+    /// Makes a delivery due again at `now` with a fresh retry window ("Resend"); `false` when
+    /// there is no such delivery, or it is due already.
+    async fn redeliver(&self, webhook_id: &str, id: &str, now: i64) -> StoreResult<bool>;
+    /// Deletes finished deliveries made before `created_before`; how many went.
+    async fn delete_old_deliveries(&self, created_before: i64) -> StoreResult<u64>;
+}
+
 #[async_trait]
 pub trait Store:
     OrganizationStore
@@ -755,6 +819,7 @@ pub trait Store:
     + ReporterStore
     + ChangeStore
     + EventStore
+    + WebhookStore
     + 'static
 {
     /// Backend name for logs and metrics (`sqlite`, `postgres`).
@@ -777,7 +842,7 @@ pub mod prelude {
     pub use crate::{
         AccountStore, AuditStore, BlobRowStore, ChangeStore, ChannelStore, CommentStore, DeletionStore, EventStore,
         FlagStore, HintStore, KeyStore, MailStore, MemberStore, OAuthStore, OrganizationStore, ProjectStore,
-        ReportStore, ReporterStore, RoomStore, SightingStore, Store, TriageStore, ViewStore,
+        ReportStore, ReporterStore, RoomStore, SightingStore, Store, TriageStore, ViewStore, WebhookStore,
     };
 }
 

@@ -76,6 +76,9 @@ mod rows;
 mod search;
 #[path = "../shared/sightings.rs"]
 mod sightings;
+#[allow(clippy::duplicate_mod)]
+#[path = "../shared/webhooks.rs"]
+mod webhooks;
 
 use crate::{CreatedReport, Store, StoreError, StoreResult};
 use async_trait::async_trait;

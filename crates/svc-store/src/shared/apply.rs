@@ -173,6 +173,10 @@ async fn apply_one(tx: &mut Tx, change: &Change, write: &Write, events: &mut Vec
             let queued = super::mail::insert_mail(&mut **tx, mail).await?;
             Ok(if queued { Applied::Done } else { Applied::Skipped })
         }
+        Write::WebhookDelivery(delivery) => {
+            let made = super::webhooks::insert_delivery(&mut **tx, delivery).await?;
+            Ok(if made { Applied::Done } else { Applied::Skipped })
+        }
         Write::AdvanceConsumer { name, owner, to } => {
             advance_consumer(tx, name, owner, *to).await?;
             Ok(Applied::Done)

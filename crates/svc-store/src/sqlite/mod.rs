@@ -75,6 +75,9 @@ mod search;
 mod short_ids;
 #[path = "../shared/sightings.rs"]
 mod sightings;
+#[allow(clippy::duplicate_mod)]
+#[path = "../shared/webhooks.rs"]
+mod webhooks;
 #[cfg(test)]
 mod tests;
 

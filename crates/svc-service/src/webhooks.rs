@@ -1,0 +1,1014 @@
+//! Webhooks: a project's endpoints, and the delivery of its events to them the Standard Webhooks
+//! way (or as a Slack or Discord message).
+//!
+//! Deliveries are made from the event feed: the consumer reads events from its remembered position
+//! and writes one delivery per event and endpoint in the transaction that moves it on, so a crash
+//! loses none and makes none twice (the feed's lease keeps instances from reading the same events;
+//! a unique index keeps an event from being delivered to an endpoint twice). Each delivery's body is
+//! fixed when it is made; every attempt sends the same bytes under the same `webhook-id`, signed
+//! anew with the attempt's timestamp. Senders claim due deliveries with a lease, so instances share
+//! them without sending one twice; a failed attempt is retried for 24 hours (5 s, 5 min, 30 min,
+//! 2 h, 5 h, 10 h, 14 h, with jitter), and an endpoint whose every delivery failed for 24 hours is
+//! disabled and its project's owners are mailed.
+//!
+//! An endpoint is sent to one delivery at a time per round, and its round stops at its first
+//! failure (the rest wait for the next round), while endpoints run side by side: a slow or failing
+//! endpoint never holds up another, nor any request.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use futures_util::StreamExt;
+use hmac::{Hmac, KeyInit, Mac};
+use serde_json::{Value, json};
+use sha2::Sha256;
+use svc_core::event::{Event, EventKind, consumer};
+use svc_core::mail::MailKind;
+use svc_core::model::{AuthorKind, Comment, Project, Report};
+use svc_core::webhook::{
+    self, DeliveryState, TEST_EVENT, Webhook, WebhookAttempt, WebhookDelivery, WebhookFormat,
+};
+use svc_core::{ids, time};
+use svc_store::{AttemptOutcome, Change, StoreError, Write};
+
+use crate::mail::{self, Mail};
+use crate::outbound::{OutboundPolicy, refusal_of};
+use crate::permissions::{self, Operation};
+use crate::principal::Principal;
+use crate::{Service, ServiceError, ServiceResult};
+
+/// Events read per round of the consumer.
+const EVENTS_PER_ROUND: u32 = 200;
+/// Deliveries claimed per round of a sender.
+const DELIVERIES_PER_ROUND: u32 = 200;
+/// How long a sender holds a consumer's lease.
+const CONSUMER_LEASE_MS: i64 = 60_000;
+/// Bytes of an endpoint's answer kept (the rest is not read).
+const MAX_ANSWER_BYTES: usize = 4096;
+/// Finished deliveries are kept this long in the log.
+const KEEP_MS: i64 = 30 * 24 * 3600 * 1000;
+/// Endpoints sent to side by side in one round.
+const ENDPOINTS_AT_ONCE: usize = 32;
+
+/// The REST form of what a payload carries, written by the surface that owns those forms.
+pub trait PayloadViews: Send + Sync {
+    fn report(&self, report: &Report) -> Value;
+    fn comment(&self, comment: &Comment) -> Value;
+}
+
+/// What delivery needs besides the service: the HTTP client (bound by the outbound policy, 10 s
+/// timeout, no redirects), the dashboard's public URL for links, and the REST forms.
+#[derive(Clone)]
+pub struct Webhooks {
+    client: reqwest::Client,
+    policy: OutboundPolicy,
+    public_url: String,
+    views: Arc<dyn PayloadViews>,
+}
+
+impl Webhooks {
+    /// `timeout`: the longest an endpoint may take to answer (10 s in `svc serve`).
+    pub fn new(
+        policy: OutboundPolicy,
+        timeout: Duration,
+        public_url: &str,
+        views: Arc<dyn PayloadViews>,
+    ) -> anyhow::Result<Self> {
+        let client = policy.client(timeout)?;
+        Ok(Webhooks { client, policy, public_url: mail::base(public_url).to_string(), views })
+    }
+
+    fn report_link(&self, report_id: &str) -> String {
+        mail::report_link(&self.public_url, report_id)
+    }
+
+    fn blob_link(&self, blob_id: &str) -> String {
+        format!("{}/dashboard/blobs/{blob_id}", self.public_url)
+    }
+
+    /// The report's REST form, with each file's dashboard link beside its id (never the bytes).
+    fn report_json(&self, report: &Report) -> Value {
+        let mut value = self.views.report(report);
+        if let Some(blocks) = value.get_mut("blocks").and_then(Value::as_array_mut) {
+            for block in blocks {
+                let link = block.get("blobId").and_then(Value::as_str).map(|id| self.blob_link(id));
+                if let (Some(link), Some(fields)) = (link, block.as_object_mut()) {
+                    fields.insert("url".into(), Value::String(link));
+                }
+            }
+        }
+        value
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Endpoints.
+
+/// What `POST .../webhooks` takes.
+#[derive(Debug, Clone, Default)]
+pub struct NewWebhook {
+    pub url: String,
+    pub events: Option<Vec<String>>,
+    pub description: Option<String>,
+    pub format: Option<String>,
+}
+
+/// What `PATCH .../webhooks/:id` changes (absent: unchanged).
+#[derive(Debug, Clone, Default)]
+pub struct WebhookChanges {
+    pub url: Option<String>,
+    pub events: Option<Vec<String>>,
+    pub enabled: Option<bool>,
+    /// `Some(None)` clears it.
+    pub description: Option<Option<String>>,
+}
+
+async fn audit(svc: &Service, project: &Project, by: &Principal, action: &str, hook: &Webhook) {
+    let detail = json!({ "webhookId": hook.id, "url": redacted_url(&hook.url), "format": hook.format.as_str() });
+    crate::audit::record(svc, project, &by.author(), action, detail).await;
+}
+
+/// A URL for logs and the audit trail: scheme, host and port (a chat URL's path is its secret).
+pub fn redacted_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(parsed) => {
+            let port = parsed.port().map(|port| format!(":{port}")).unwrap_or_default();
+            format!("{}://{}{port}/…", parsed.scheme(), parsed.host_str().unwrap_or_default())
+        }
+        Err(_) => "(not a URL)".into(),
+    }
+}
+
+/// Refuses a URL whose address may not be reached (one written in the URL; a name is checked
+/// when it is resolved, on every attempt).
+fn check_reachable(hooks: &Webhooks, url: &str) -> ServiceResult<()> {
+    let parsed = url::Url::parse(url).map_err(|error| ServiceError::Invalid(format!("url: {error}")))?;
+    hooks.policy.check_url(&parsed).map_err(|refusal| ServiceError::Invalid(format!("url: {refusal}")))
+}
+
+/// Adds an endpoint; the answer carries its signing secret, the only time it is shown.
+pub async fn create(
+    svc: &Service,
+    hooks: &Webhooks,
+    by: &Principal,
+    project: &Project,
+    new: NewWebhook,
+) -> ServiceResult<Webhook> {
+    permissions::check(by, Operation::ConfigureProject, project)?;
+    let format = match new.format.as_deref() {
+        None => WebhookFormat::Standard,
+        Some(text) => WebhookFormat::parse(text)?,
+    };
+    let url = webhook::parse_url(&new.url)?;
+    check_reachable(hooks, &url)?;
+    let (events, events_default) = webhook::parse_events(new.events, format)?;
+    let description = webhook::parse_description(new.description)?;
+    let store = svc.store();
+    if store.list_webhooks(&project.id).await?.len() >= webhook::MAX_WEBHOOKS_PER_PROJECT {
+        return Err(ServiceError::Conflict(format!(
+            "a project has at most {} webhooks; delete one first",
+            webhook::MAX_WEBHOOKS_PER_PROJECT
+        )));
+    }
+    let now = time::now_ms();
+    let hook = Webhook {
+        id: ids::new_id_at(now),
+        project_id: project.id.clone(),
+        url,
+        events,
+        events_default,
+        description,
+        format,
+        enabled: true,
+        disabled_reason: None,
+        secret: webhook::new_secret(),
+        previous_secret: None,
+        previous_until: None,
+        failing_since: None,
+        created_at: now,
+        updated_at: now,
+    };
+    store.create_webhook(&hook).await?;
+    audit(svc, project, by, "webhook.created", &hook).await;
+    Ok(hook)
+}
+
+pub async fn list(svc: &Service, by: &Principal, project: &Project) -> ServiceResult<Vec<Webhook>> {
+    permissions::check(by, Operation::ConfigureProject, project)?;
+    Ok(svc.store().list_webhooks(&project.id).await?)
+}
+
+pub async fn get(svc: &Service, by: &Principal, project: &Project, id: &str) -> ServiceResult<Webhook> {
+    permissions::check(by, Operation::ConfigureProject, project)?;
+    svc.store().get_webhook(&project.id, id).await?.ok_or_else(|| ServiceError::NotFound("webhook not found".into()))
+}
+
+/// Changes an endpoint. Enabling one (again) clears why Svc disabled it and its run of failures;
+/// its waiting deliveries go out again.
+pub async fn update(
+    svc: &Service,
+    hooks: &Webhooks,
+    by: &Principal,
+    project: &Project,
+    id: &str,
+    changes: WebhookChanges,
+) -> ServiceResult<Webhook> {
+    let mut hook = get(svc, by, project, id).await?;
+    if let Some(url) = changes.url {
+        let url = webhook::parse_url(&url)?;
+        check_reachable(hooks, &url)?;
+        hook.url = url;
+    }
+    if let Some(events) = changes.events {
+        (hook.events, hook.events_default) = webhook::parse_events(Some(events), hook.format)?;
+    }
+    if let Some(description) = changes.description {
+        hook.description = webhook::parse_description(description)?;
+    }
+    if let Some(enabled) = changes.enabled {
+        if enabled && !hook.enabled {
+            hook.failing_since = None;
+        }
+        hook.enabled = enabled;
+        hook.disabled_reason = None;
+    }
+    hook.updated_at = time::now_ms();
+    if !svc.store().update_webhook(&hook).await? {
+        return Err(ServiceError::NotFound("webhook not found".into()));
+    }
+    audit(svc, project, by, "webhook.updated", &hook).await;
+    WAKE.notify_one();
+    Ok(hook)
+}
+
+pub async fn delete(svc: &Service, by: &Principal, project: &Project, id: &str) -> ServiceResult<()> {
+    let hook = get(svc, by, project, id).await?;
+    if !svc.store().delete_webhook(&project.id, id).await? {
+        return Err(ServiceError::NotFound("webhook not found".into()));
+    }
+    audit(svc, project, by, "webhook.deleted", &hook).await;
+    Ok(())
+}
+
+/// A new signing secret; the old one keeps signing beside it for 24 hours, so receivers can move
+/// over without missing a delivery.
+pub async fn rotate_secret(svc: &Service, by: &Principal, project: &Project, id: &str) -> ServiceResult<Webhook> {
+    let mut hook = get(svc, by, project, id).await?;
+    let now = time::now_ms();
+    hook.previous_secret = Some(std::mem::replace(&mut hook.secret, webhook::new_secret()));
+    hook.previous_until = Some(now + webhook::PREVIOUS_SECRET_MS);
+    hook.updated_at = now;
+    if !svc.store().update_webhook(&hook).await? {
+        return Err(ServiceError::NotFound("webhook not found".into()));
+    }
+    audit(svc, project, by, "webhook.secret_rotated", &hook).await;
+    Ok(hook)
+}
+
+/// A delivery with its attempts, oldest attempt first.
+#[derive(Debug, Clone)]
+pub struct LoggedDelivery {
+    pub delivery: WebhookDelivery,
+    pub attempts: Vec<WebhookAttempt>,
+}
+
+/// The endpoint's deliveries, newest first, before the delivery id `before`.
+pub async fn deliveries(
+    svc: &Service,
+    by: &Principal,
+    project: &Project,
+    id: &str,
+    before: Option<&str>,
+    limit: u32,
+) -> ServiceResult<Vec<LoggedDelivery>> {
+    let hook = get(svc, by, project, id).await?;
+    let store = svc.store();
+    let found = store.list_deliveries(&hook.id, before, limit).await?;
+    let ids: Vec<String> = found.iter().map(|delivery| delivery.id.clone()).collect();
+    let mut attempts: HashMap<String, Vec<WebhookAttempt>> = HashMap::new();
+    for attempt in store.list_attempts(&ids).await? {
+        attempts.entry(attempt.delivery_id.clone()).or_default().push(attempt);
+    }
+    Ok(found
+        .into_iter()
+        .map(|delivery| LoggedDelivery { attempts: attempts.remove(&delivery.id).unwrap_or_default(), delivery })
+        .collect())
+}
+
+async fn logged(svc: &Service, hook: &Webhook, delivery_id: &str) -> ServiceResult<LoggedDelivery> {
+    let store = svc.store();
+    let delivery = store
+        .get_delivery(&hook.id, delivery_id)
+        .await?
+        .ok_or_else(|| ServiceError::NotFound("delivery not found".into()))?;
+    let attempts = store.list_attempts(std::slice::from_ref(&delivery.id)).await?;
+    Ok(LoggedDelivery { delivery, attempts })
+}
+
+/// "Send test event": a `webhook.test` delivery, attempted at once (even while the endpoint is
+/// disabled); the answer says how it went. Retried like any other when it fails.
+pub async fn send_test(
+    svc: &Service,
+    hooks: &Webhooks,
+    by: &Principal,
+    project: &Project,
+    id: &str,
+) -> ServiceResult<LoggedDelivery> {
+    let hook = get(svc, by, project, id).await?;
+    let now = time::now_ms();
+    let delivery_id = ids::new_id_at(now);
+    let data = json!({
+        "project": project_json(project),
+        "message": "A test event from Svc: this endpoint receives the project's events.",
+        "dashboardUrl": format!("{}/projects/{}/webhooks", hooks.public_url, project.id),
+    });
+    let payload = match hook.format {
+        WebhookFormat::Standard => standard_body(TEST_EVENT, now, data),
+        WebhookFormat::Slack => slack_message(&ChatMessage::test(hooks, project)),
+        WebhookFormat::Discord => discord_message(&ChatMessage::test(hooks, project)),
+    };
+    let delivery = WebhookDelivery {
+        id: delivery_id.clone(),
+        webhook_id: hook.id.clone(),
+        project_id: project.id.clone(),
+        event_id: None,
+        message_id: format!("msg_{delivery_id}"),
+        event_type: TEST_EVENT.into(),
+        payload,
+        state: DeliveryState::Pending,
+        attempts: 0,
+        next_attempt_at: now + CLAIM_LEASE_MS,
+        last_status: None,
+        last_error: None,
+        last_attempt_at: None,
+        last_duration_ms: None,
+        created_at: now,
+        delivered_at: None,
+    };
+    svc.store().queue_delivery(&delivery).await?;
+    attempt_and_record(svc, hooks, &hook, delivery).await?;
+    logged(svc, &hook, &delivery_id).await
+}
+
+/// "Resend": the delivery goes out again now, under its own `webhook-id`, with a fresh 24 hours
+/// of retries; the answer says how the attempt went.
+pub async fn resend(
+    svc: &Service,
+    hooks: &Webhooks,
+    by: &Principal,
+    project: &Project,
+    id: &str,
+    delivery_id: &str,
+) -> ServiceResult<LoggedDelivery> {
+    let hook = get(svc, by, project, id).await?;
+    let store = svc.store();
+    let now = time::now_ms();
+    if store.get_delivery(&hook.id, delivery_id).await?.is_none() {
+        return Err(ServiceError::NotFound("delivery not found".into()));
+    }
+    store.redeliver(&hook.id, delivery_id, now).await?;
+    // Claimed like a sender would, so a sender running now does not send it too; a disabled
+    // endpoint's delivery waits until it is enabled again.
+    if let Some(delivery) =
+        store.claim_due_deliveries(now, now + CLAIM_LEASE_MS, 1, Some(delivery_id)).await?.into_iter().next()
+    {
+        attempt_and_record(svc, hooks, &hook, delivery).await?;
+    }
+    logged(svc, &hook, delivery_id).await
+}
+
+// ---------------------------------------------------------------------------------------------
+// Payloads.
+
+fn project_json(project: &Project) -> Value {
+    json!({ "id": project.id, "name": project.name })
+}
+
+fn standard_body(event_type: &str, at: i64, data: Value) -> String {
+    json!({ "type": event_type, "timestamp": time::iso(at), "data": data }).to_string()
+}
+
+/// What an event's payload is made from, read once per round.
+struct Subject {
+    report: Option<Report>,
+    comment: Option<Comment>,
+}
+
+/// The standard payload of an event: `{type, timestamp, data}` with the event's own fields, who
+/// did it, the project, the report in its REST form (files as dashboard links) and a link to it.
+fn event_payload(hooks: &Webhooks, project: &Project, event: &Event, subject: &Subject) -> String {
+    let mut data = json!({
+        "eventId": event.id,
+        "project": project_json(project),
+        "by": { "kind": event.by.kind.as_str(), "id": event.by.id, "label": event.by.label },
+    });
+    let fields = event.kind.data();
+    if let (Some(target), Value::Object(fields)) = (data.as_object_mut(), fields) {
+        for (name, value) in fields {
+            target.insert(name, value);
+        }
+        if let Some(report_id) = &event.report_id {
+            target.insert("reportId".into(), Value::String(report_id.clone()));
+            target.insert("dashboardUrl".into(), Value::String(hooks.report_link(report_id)));
+        }
+        if let Some(report) = &subject.report {
+            target.insert("report".into(), hooks.report_json(report));
+        }
+        if let Some(comment) = &subject.comment {
+            target.insert("comment".into(), hooks.views.comment(comment));
+        }
+    }
+    standard_body(event.kind.type_name(), event.at, data)
+}
+
+/// A chat message's content, whatever the chat.
+struct ChatMessage {
+    /// The fallback line (notifications) and the message's heading.
+    heading: String,
+    /// The reporter's or commenter's words.
+    words: String,
+    fields: Vec<(&'static str, String)>,
+    footer: String,
+    link: String,
+    /// The first screenshot's dashboard link.
+    screenshot: Option<String>,
+    at: i64,
+}
+
+impl ChatMessage {
+    fn test(hooks: &Webhooks, project: &Project) -> Self {
+        ChatMessage {
+            heading: "Svc test message".into(),
+            words: format!("This channel will hear about new reports in {}.", project.name),
+            fields: Vec::new(),
+            footer: project.name.clone(),
+            link: format!("{}/projects/{}/webhooks", hooks.public_url, project.id),
+            screenshot: None,
+            at: time::now_ms(),
+        }
+    }
+
+    fn of(hooks: &Webhooks, project: &Project, event: &Event, subject: &Subject) -> Option<Self> {
+        let report = subject.report.as_ref()?;
+        let title = report.title.clone();
+        let (heading, words) = match &event.kind {
+            EventKind::ReportCreated { .. } => (format!("New report: {title}"), mail::excerpt(&report.blocks)),
+            EventKind::Confirmed { works: true } => (format!("The reporter confirmed the fix: {title}"), String::new()),
+            EventKind::Confirmed { works: false } => (format!("The reporter says it is still broken: {title}"), String::new()),
+            EventKind::CommentPublished { .. } => {
+                let comment = subject.comment.as_ref()?;
+                let who = comment.author.label.clone().unwrap_or_else(|| comment.author.kind.as_str().into());
+                (format!("{who} commented on: {title}"), comment.text.clone())
+            }
+            EventKind::StatusChanged { from, to } => {
+                (format!("Status {} → {}: {title}", from.as_str(), to.as_str()), String::new())
+            }
+            EventKind::Assigned { .. } => (format!("Assignee changed: {title}"), String::new()),
+            EventKind::LabelsChanged { labels, .. } => (format!("Labels changed: {title}"), labels.join(", ")),
+            EventKind::RoomCreated { .. } | EventKind::ReportDeleted => return None,
+        };
+        let mut fields = vec![("Channel", report.channel_key.clone()), ("Status", report.status.as_str().to_string())];
+        if let Some(identity) = &report.identity {
+            let who = match (&identity.name, &identity.email) {
+                (Some(name), Some(email)) => format!("{name} <{email}>"),
+                (Some(name), None) => name.clone(),
+                (None, Some(email)) => email.clone(),
+                (None, None) => String::new(),
+            };
+            if !who.is_empty() {
+                fields.push(("Reporter", who));
+            }
+        } else if let Some(label) = mail::reporter_label(report) {
+            fields.push(("Reporter", label));
+        }
+        if let Some(url) = &report.url {
+            fields.push(("Page", url.clone()));
+        }
+        let screenshot = report.blocks.iter().find_map(|block| match block {
+            svc_core::block::Block::Screenshot(shot) => Some(hooks.blob_link(&shot.blob_id)),
+            _ => None,
+        });
+        Some(ChatMessage {
+            heading,
+            words,
+            fields,
+            footer: format!("{} · {}", project.name, ids::short_id(&report.id)),
+            link: hooks.report_link(&report.id),
+            screenshot,
+            at: event.at,
+        })
+    }
+}
+
+/// Text cut to `max` characters (an ellipsis marks the cut).
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    text.chars().take(max.saturating_sub(1)).collect::<String>() + "…"
+}
+
+/// Reporter text made inert for Slack's mrkdwn: `&`, `<` and `>` escaped as Slack asks, so
+/// `<!channel>` or a disguised link cannot be written by a reporter.
+fn slack_escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// A Slack incoming-webhook message in Block Kit, within Slack's documented limits: a header
+/// (plain text, 150 characters), the words (a section, 3,000), the fields (at most 10, 2,000
+/// each), a context line and the buttons (text 75, URL 3,000).
+fn slack_message(message: &ChatMessage) -> String {
+    let mut blocks = vec![json!({
+        "type": "header",
+        "text": { "type": "plain_text", "text": cut(&message.heading, 150), "emoji": false },
+    })];
+    if !message.words.trim().is_empty() {
+        blocks.push(json!({
+            "type": "section",
+            "text": { "type": "mrkdwn", "text": cut(&slack_escape(message.words.trim()), 3000) },
+        }));
+    }
+    if !message.fields.is_empty() {
+        let fields: Vec<Value> = message
+            .fields
+            .iter()
+            .take(10)
+            .map(|(name, value)| json!({ "type": "mrkdwn", "text": cut(&format!("*{name}*\n{}", slack_escape(value)), 2000) }))
+            .collect();
+        blocks.push(json!({ "type": "section", "fields": fields }));
+    }
+    blocks.push(json!({
+        "type": "context",
+        "elements": [{ "type": "mrkdwn", "text": cut(&slack_escape(&message.footer), 3000) }],
+    }));
+    let mut buttons = Vec::new();
+    if message.link.len() <= 3000 {
+        buttons.push(json!({
+            "type": "button", "action_id": "open", "style": "primary",
+            "text": { "type": "plain_text", "text": "Open in Svc" }, "url": message.link,
+        }));
+    }
+    if let Some(screenshot) = message.screenshot.as_ref().filter(|url| url.len() <= 3000) {
+        buttons.push(json!({
+            "type": "button", "action_id": "screenshot",
+            "text": { "type": "plain_text", "text": "Screenshot" }, "url": screenshot,
+        }));
+    }
+    if !buttons.is_empty() {
+        blocks.push(json!({ "type": "actions", "elements": buttons }));
+    }
+    json!({ "text": cut(&slack_escape(&message.heading), 3000), "blocks": blocks }).to_string()
+}
+
+/// A Discord webhook message with one embed, within Discord's limits (title 256, description
+/// 4,096, at most 25 fields of 256 and 1,024, footer 2,048, 6,000 in all); no mentions parsed, so
+/// a reporter's `@everyone` pings nobody.
+fn discord_message(message: &ChatMessage) -> String {
+    let mut fields: Vec<Value> = message
+        .fields
+        .iter()
+        .take(25)
+        .map(|(name, value)| json!({ "name": cut(name, 256), "value": cut(value, 1024), "inline": true }))
+        .collect();
+    if let Some(screenshot) = &message.screenshot {
+        fields.push(json!({ "name": "Screenshot", "value": cut(screenshot, 1024), "inline": false }));
+    }
+    json!({
+        "username": "Svc",
+        "allowed_mentions": { "parse": [] },
+        "embeds": [{
+            "title": cut(&message.heading, 256),
+            "url": message.link,
+            "description": cut(message.words.trim(), 2000),
+            "color": 0x4f46e5,
+            "fields": fields,
+            "footer": { "text": cut(&message.footer, 2048) },
+            "timestamp": time::iso(message.at),
+        }],
+    })
+    .to_string()
+}
+
+/// The body an endpoint gets for an event; `None` when its format has nothing to say about it.
+fn payload_for(hooks: &Webhooks, hook: &Webhook, project: &Project, event: &Event, subject: &Subject) -> Option<String> {
+    match hook.format {
+        WebhookFormat::Standard => Some(event_payload(hooks, project, event, subject)),
+        WebhookFormat::Slack => ChatMessage::of(hooks, project, event, subject).map(|m| slack_message(&m)),
+        WebhookFormat::Discord => ChatMessage::of(hooks, project, event, subject).map(|m| discord_message(&m)),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The feed's consumer: deliveries made from events.
+
+/// Reads the event feed from where the webhook consumer stopped and makes a delivery for every
+/// event and endpoint that wants it, in the transaction that moves the consumer on. Only the
+/// instance holding the consumer's lease reads. Returns how many deliveries were made.
+pub async fn queue_events(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceResult<usize> {
+    let store = svc.store();
+    // Nothing new: only reads.
+    if let Some(position) = store.consumer_position(consumer::WEBHOOKS).await?
+        && store.last_event_id().await? <= position
+    {
+        return Ok(0);
+    }
+    let owner = svc.instance_id();
+    let Some(mut position) = store.lease_consumer(consumer::WEBHOOKS, owner, now, now + CONSUMER_LEASE_MS).await?
+    else {
+        return Ok(0);
+    };
+    let mut made = 0;
+    // At most 20 rounds a call, so one call cannot run for ever while events keep coming.
+    for _ in 0..20 {
+        let events = store.list_events(None, position, EVENTS_PER_ROUND).await?;
+        let Some(last) = events.last().map(|event| event.id) else { break };
+        let mut writes = deliveries_for(svc, hooks, &events, now).await?;
+        let count = writes.len();
+        writes.push(Write::AdvanceConsumer { name: consumer::WEBHOOKS.into(), owner: owner.to_string(), to: last });
+        match store.apply(&Change::anywhere(crate::audit::housekeeping(), now, writes)).await {
+            Ok(_) => made += count,
+            // Another instance took the consumer over: it makes these deliveries.
+            Err(StoreError::LeaseLost(_)) => return Ok(made),
+            Err(error) => return Err(error.into()),
+        }
+        position = last;
+        if events.len() < EVENTS_PER_ROUND as usize {
+            break;
+        }
+    }
+    if made > 0 {
+        WAKE.notify_one();
+    }
+    Ok(made)
+}
+
+/// The deliveries a run of events calls for, in event order.
+async fn deliveries_for(svc: &Service, hooks: &Webhooks, events: &[Event], now: i64) -> ServiceResult<Vec<Write>> {
+    let store = svc.store();
+    let mut project_ids: Vec<String> = events.iter().map(|event| event.project_id.clone()).collect();
+    project_ids.sort();
+    project_ids.dedup();
+    let endpoints = store.enabled_webhooks(&project_ids).await?;
+    if endpoints.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut by_project: BTreeMap<&str, Vec<&Webhook>> = BTreeMap::new();
+    for hook in &endpoints {
+        by_project.entry(hook.project_id.as_str()).or_default().push(hook);
+    }
+    let mut projects: HashMap<String, Option<Project>> = HashMap::new();
+    let mut reports: HashMap<String, Option<Report>> = HashMap::new();
+    let mut writes = Vec::new();
+    for event in events {
+        let by_reporter = event.by.kind == AuthorKind::Reporter;
+        let wanting: Vec<&Webhook> = by_project
+            .get(event.project_id.as_str())
+            .map(|hooks| hooks.iter().copied().filter(|hook| hook.wants(event.kind.type_name(), by_reporter)).collect())
+            .unwrap_or_default();
+        if wanting.is_empty() {
+            continue;
+        }
+        if !projects.contains_key(&event.project_id) {
+            projects.insert(event.project_id.clone(), store.get_project(&event.project_id).await?);
+        }
+        let Some(project) = projects[&event.project_id].clone() else { continue };
+        let report = match &event.report_id {
+            Some(id) if !matches!(event.kind, EventKind::ReportDeleted) => {
+                if !reports.contains_key(id) {
+                    reports.insert(id.clone(), store.get_report(id).await?);
+                }
+                reports[id].clone()
+            }
+            _ => None,
+        };
+        let comment = match (&event.kind, &event.report_id) {
+            (EventKind::CommentPublished { comment_id, .. }, Some(report_id)) => {
+                store.list_comments(report_id).await?.into_iter().find(|comment| &comment.id == comment_id)
+            }
+            _ => None,
+        };
+        let subject = Subject { report, comment };
+        for hook in wanting {
+            let Some(payload) = payload_for(hooks, hook, &project, event, &subject) else { continue };
+            let id = ids::new_id_at(now);
+            writes.push(Write::WebhookDelivery(WebhookDelivery {
+                id,
+                webhook_id: hook.id.clone(),
+                project_id: project.id.clone(),
+                event_id: Some(event.id),
+                // Stable for the event: a receiver that saw it from another endpoint's copy of
+                // this database (a restore) still dedupes.
+                message_id: format!("msg_{}_{}", event.id, hook.id),
+                event_type: event.kind.type_name().to_string(),
+                payload,
+                state: DeliveryState::Pending,
+                attempts: 0,
+                next_attempt_at: now,
+                last_status: None,
+                last_error: None,
+                last_attempt_at: None,
+                last_duration_ms: None,
+                created_at: now,
+                delivered_at: None,
+            }));
+        }
+    }
+    Ok(writes)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sending.
+
+/// How long a sender holds a claimed delivery: longer than any attempt takes.
+const CLAIM_LEASE_MS: i64 = 60_000;
+
+/// What one sending round did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Round {
+    pub delivered: usize,
+    /// Failed this time; retried later.
+    pub retrying: usize,
+    /// Failed for good (the 24 hours of retries are over).
+    pub given_up: usize,
+    /// Not tried this round: their endpoint failed just before (they wait for the next round).
+    pub held_back: usize,
+}
+
+/// The `webhook-signature` header: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` for each secret
+/// that signs now, separated by spaces.
+pub fn signature_header(hook: &Webhook, message_id: &str, timestamp: i64, body: &str, now: i64) -> String {
+    hook.signing_secrets(now)
+        .into_iter()
+        .map(|secret| {
+            let mut mac = Hmac::<Sha256>::new_from_slice(&webhook::secret_key(secret)).expect("HMAC takes any key");
+            mac.update(format!("{message_id}.{timestamp}.").as_bytes());
+            mac.update(body.as_bytes());
+            format!("v1,{}", base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes()))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What an endpoint answered.
+struct Answer {
+    status: Option<i64>,
+    error: Option<String>,
+}
+
+impl Answer {
+    fn ok(&self) -> bool {
+        self.status.is_some_and(|status| (200..300).contains(&status))
+    }
+}
+
+/// One attempt: the body, signed for now (standard format), to the endpoint's URL.
+async fn send(hooks: &Webhooks, hook: &Webhook, delivery: &WebhookDelivery) -> Answer {
+    let now = time::now_ms();
+    let mut request = hooks
+        .client
+        .post(&hook.url)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .header(reqwest::header::USER_AGENT, concat!("Svc-Webhooks/", env!("CARGO_PKG_VERSION")))
+        .body(delivery.payload.clone());
+    if hook.format == WebhookFormat::Standard {
+        let timestamp = now / 1000;
+        request = request
+            .header("webhook-id", &delivery.message_id)
+            .header("webhook-timestamp", timestamp.to_string())
+            .header("webhook-signature", signature_header(hook, &delivery.message_id, timestamp, &delivery.payload, now));
+    }
+    match request.send().await {
+        Ok(mut response) => {
+            let status = i64::from(response.status().as_u16());
+            // At most 4 KB of the answer is read (it is only kept for the log).
+            let mut kept = Vec::new();
+            while kept.len() < MAX_ANSWER_BYTES {
+                match response.chunk().await {
+                    Ok(Some(chunk)) => kept.extend_from_slice(&chunk[..chunk.len().min(MAX_ANSWER_BYTES - kept.len())]),
+                    _ => break,
+                }
+            }
+            let error = (!(200..300).contains(&status)).then(|| {
+                let text = String::from_utf8_lossy(&kept);
+                let text = cut(text.trim(), 300);
+                if text.is_empty() { format!("answered {status}") } else { format!("answered {status}: {text}") }
+            });
+            Answer { status: Some(status), error }
+        }
+        Err(error) => {
+            let message = if let Some(refusal) = refusal_of(&error) {
+                refusal.to_string()
+            } else if error.is_timeout() {
+                "no answer within the timeout".to_string()
+            } else if error.is_connect() {
+                "could not connect".to_string()
+            } else {
+                format!("request failed: {error}")
+            };
+            Answer { status: None, error: Some(message) }
+        }
+    }
+}
+
+/// Attempts a claimed delivery and records how it went: delivered, retried later, or given up
+/// (the endpoint is disabled when it has failed for 24 hours: its owners are mailed).
+async fn attempt_and_record(
+    svc: &Service,
+    hooks: &Webhooks,
+    hook: &Webhook,
+    delivery: WebhookDelivery,
+) -> ServiceResult<bool> {
+    let started = Instant::now();
+    let answer = send(hooks, hook, &delivery).await;
+    let now = time::now_ms();
+    let attempts = delivery.attempts + 1;
+    let outcome = if answer.ok() {
+        AttemptOutcome::Delivered
+    } else {
+        let jitter = rand_fraction();
+        match webhook::next_retry(delivery.created_at, attempts, now, jitter) {
+            Some(at) => AttemptOutcome::Retry { at },
+            None => AttemptOutcome::GiveUp,
+        }
+    };
+    if let Some(error) = &answer.error {
+        tracing::warn!(
+            webhook = %hook.id,
+            delivery = %delivery.id,
+            url = %redacted_url(&hook.url),
+            attempts,
+            error = %error,
+            "webhook delivery failed"
+        );
+    }
+    let attempt = WebhookAttempt {
+        delivery_id: delivery.id.clone(),
+        webhook_id: hook.id.clone(),
+        at: now,
+        status: answer.status,
+        error: answer.error.clone(),
+        duration_ms: started.elapsed().as_millis() as i64,
+    };
+    let disabled = svc.store().record_attempt(&attempt, outcome).await?;
+    if disabled {
+        mail_owners_disabled(svc, hooks, hook).await;
+    }
+    Ok(answer.ok())
+}
+
+fn rand_fraction() -> f64 {
+    use rand::RngExt;
+    rand::rng().random_range(0.0..1.0)
+}
+
+/// Tells the project's owners that Svc disabled an endpoint.
+async fn mail_owners_disabled(svc: &Service, hooks: &Webhooks, hook: &Webhook) {
+    let store = svc.store();
+    let Ok(Some(project)) = store.get_project(&hook.project_id).await else { return };
+    let Ok(members) = store.list_members(&project.org_id).await else { return };
+    let settings = format!("{}/projects/{}/webhooks", hooks.public_url, project.id);
+    for (user, membership) in members {
+        if membership.role != svc_core::account::Role::Owner {
+            continue;
+        }
+        let Ok(to) = svc_core::account::Email::parse(&user.email) else { continue };
+        let text = format!(
+            "Every delivery to a webhook of {project} failed for 24 hours, so Svc disabled it.\n\n\
+             Endpoint: {url}\n\nNew events are not sent to it until it is enabled again; deliveries still \
+             waiting go out then. See what the endpoint answered, and enable it, in the project's \
+             settings:\n{settings}\n",
+            project = project.name,
+            url = redacted_url(&hook.url),
+        );
+        let mut mail = Mail::new(&project.org_id, to, MailKind::WebhookDisabled, format!("A webhook of {} was disabled", project.name), text);
+        mail.project_id = Some(project.id.clone());
+        mail.dedupe_key = Some(format!("webhook-disabled:{}:{}:{}", hook.id, user.id, hook.failing_since.unwrap_or_default()));
+        if let Err(error) = mail::queue(svc, mail).await {
+            tracing::warn!(%error, "mailing an owner about a disabled webhook failed");
+        }
+    }
+}
+
+/// Sends every delivery due at `now`: endpoints side by side, each endpoint's deliveries one
+/// after another, stopping at its first failure (the rest are held back to the next round). The
+/// delivery task calls this; tests call it directly.
+pub async fn deliver_due(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceResult<Round> {
+    let store = svc.store();
+    let mut round = Round::default();
+    if !store.deliveries_due(now).await? {
+        return Ok(round);
+    }
+    let claimed = store.claim_due_deliveries(now, now + CLAIM_LEASE_MS, DELIVERIES_PER_ROUND, None).await?;
+    let mut by_endpoint: BTreeMap<String, Vec<WebhookDelivery>> = BTreeMap::new();
+    for delivery in claimed {
+        by_endpoint.entry(delivery.webhook_id.clone()).or_default().push(delivery);
+    }
+    let mut endpoints = Vec::new();
+    for (webhook_id, deliveries) in by_endpoint {
+        let project_id = deliveries[0].project_id.clone();
+        match store.get_webhook(&project_id, &webhook_id).await? {
+            Some(hook) => endpoints.push((hook, deliveries)),
+            None => continue,
+        }
+    }
+    let results: Vec<ServiceResult<Round>> = futures_util::stream::iter(endpoints)
+        .map(|(hook, deliveries)| async move {
+            let mut done = Round::default();
+            let mut pending = deliveries.into_iter();
+            for delivery in pending.by_ref() {
+                let attempts = delivery.attempts + 1;
+                let created_at = delivery.created_at;
+                if attempt_and_record(svc, hooks, &hook, delivery).await? {
+                    done.delivered += 1;
+                } else {
+                    if webhook::next_retry(created_at, attempts, time::now_ms(), 0.0).is_some() {
+                        done.retrying += 1;
+                    } else {
+                        done.given_up += 1;
+                    }
+                    break;
+                }
+            }
+            // Held back: their lease ends in a moment and the next round takes them.
+            let held: Vec<String> = pending.map(|delivery| delivery.id).collect();
+            done.held_back = held.len();
+            if !held.is_empty() {
+                svc.store().release_deliveries(&held, time::now_ms() + HOLD_BACK_MS).await?;
+            }
+            Ok(done)
+        })
+        .buffer_unordered(ENDPOINTS_AT_ONCE)
+        .collect()
+        .await;
+    for result in results {
+        let done = result?;
+        round.delivered += done.delivered;
+        round.retrying += done.retrying;
+        round.given_up += done.given_up;
+        round.held_back += done.held_back;
+    }
+    Ok(round)
+}
+
+/// How long deliveries held back behind a failure wait before the next try.
+const HOLD_BACK_MS: i64 = 5_000;
+
+/// Deletes finished deliveries older than 30 days; how many went.
+pub async fn delete_old(svc: &Service, now: i64) -> ServiceResult<u64> {
+    Ok(svc.store().delete_old_deliveries(now - KEEP_MS).await?)
+}
+
+/// One round of the webhook task: make the deliveries new events call for, then send what is due.
+pub async fn run_once(svc: &Service, hooks: &Webhooks, now: i64) -> Round {
+    if let Err(error) = queue_events(svc, hooks, now).await {
+        tracing::warn!(%error, "making webhook deliveries for new events failed");
+    }
+    match deliver_due(svc, hooks, now).await {
+        Ok(round) => round,
+        Err(error) => {
+            tracing::warn!(%error, "webhook delivery round failed");
+            Round::default()
+        }
+    }
+}
+
+/// Wakes the webhook task early (new deliveries were made, an endpoint was enabled).
+static WAKE: tokio::sync::Notify = tokio::sync::Notify::const_new();
+/// A round every second, at once after a change anywhere; at most this many rounds in flight.
+const TICK: Duration = Duration::from_secs(1);
+const ROUNDS_IN_FLIGHT: usize = 4;
+
+/// Starts the webhook task (`svc serve`): rounds run side by side (a round waiting on a slow
+/// endpoint does not stop the next), old deliveries are deleted once an hour.
+pub fn spawn(svc: Arc<Service>, hooks: Webhooks) {
+    tokio::spawn(async move {
+        let rounds = Arc::new(tokio::sync::Semaphore::new(ROUNDS_IN_FLIGHT));
+        let mut cleaned_at = 0;
+        let mut changes = svc.store().changes().subscribe();
+        loop {
+            let now = time::now_ms();
+            if let Ok(permit) = rounds.clone().acquire_owned().await {
+                let (svc, hooks) = (svc.clone(), hooks.clone());
+                tokio::spawn(async move {
+                    run_once(&svc, &hooks, time::now_ms()).await;
+                    drop(permit);
+                });
+            }
+            if now - cleaned_at >= 3600 * 1000 {
+                cleaned_at = now;
+                if let Err(error) = delete_old(&svc, now).await {
+                    tracing::warn!(%error, "webhook delivery log clean-up failed");
+                }
+            }
+            tokio::select! {
+                _ = WAKE.notified() => {}
+                _ = changes.recv() => {
+                    changes = changes.resubscribe();
+                }
+                _ = tokio::time::sleep(TICK) => {}
+            }
+        }
+    });
+}

@@ -1,0 +1,418 @@
+//! Webhooks: endpoints, their deliveries and the attempts at them. Queries written once, compiled
+//! per backend like `queries.rs`.
+//!
+//! Several instances may deliver from one PostgreSQL database: a sender claims due deliveries with
+//! one `UPDATE` whose conditions are checked again on the row it changes (as the mail outbox does),
+//! so two senders never hold the same delivery, and one whose sender died is taken again once its
+//! lease ends.
+
+use async_trait::async_trait;
+use sqlx::{QueryBuilder, Row};
+use svc_core::secret::Secret;
+use svc_core::webhook::{DeliveryState, Webhook, WebhookAttempt, WebhookDelivery, WebhookFormat};
+
+use super::{Db, DbRow, ThisStore, map_write_error};
+use crate::{AttemptOutcome, StoreError, StoreResult, WebhookStore};
+
+macro_rules! webhook_columns {
+    () => {
+        "id, project_id, url, events, events_default, description, format, enabled, disabled_reason, secret, \
+         previous_secret, previous_until, failing_since, created_at, updated_at"
+    };
+}
+
+macro_rules! delivery_columns {
+    () => {
+        "id, webhook_id, project_id, event_id, message_id, event_type, payload, state, attempts, next_attempt_at, \
+         last_status, last_error, last_attempt_at, last_duration_ms, created_at, delivered_at"
+    };
+}
+
+fn webhook(row: &DbRow) -> StoreResult<Webhook> {
+    let events: String = row.try_get("events")?;
+    let format: String = row.try_get("format")?;
+    Ok(Webhook {
+        id: row.try_get("id")?,
+        project_id: row.try_get("project_id")?,
+        url: row.try_get("url")?,
+        events: serde_json::from_str(&events)
+            .map_err(|error| StoreError::Corrupt(format!("webhooks.events: {error}")))?,
+        events_default: row.try_get("events_default")?,
+        description: row.try_get("description")?,
+        format: WebhookFormat::parse(&format).map_err(|error| StoreError::Corrupt(format!("webhooks.format: {error}")))?,
+        enabled: row.try_get("enabled")?,
+        disabled_reason: row.try_get("disabled_reason")?,
+        secret: Secret::new(row.try_get::<String, _>("secret")?),
+        previous_secret: row.try_get::<Option<String>, _>("previous_secret")?.map(Secret::new),
+        previous_until: row.try_get("previous_until")?,
+        failing_since: row.try_get("failing_since")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+fn delivery(row: &DbRow) -> StoreResult<WebhookDelivery> {
+    let state: String = row.try_get("state")?;
+    Ok(WebhookDelivery {
+        id: row.try_get("id")?,
+        webhook_id: row.try_get("webhook_id")?,
+        project_id: row.try_get("project_id")?,
+        event_id: row.try_get("event_id")?,
+        message_id: row.try_get("message_id")?,
+        event_type: row.try_get("event_type")?,
+        payload: row.try_get("payload")?,
+        state: DeliveryState::parse(&state)
+            .ok_or_else(|| StoreError::Corrupt(format!("webhook_deliveries.state: {state:?}")))?,
+        attempts: row.try_get("attempts")?,
+        next_attempt_at: row.try_get("next_attempt_at")?,
+        last_status: row.try_get("last_status")?,
+        last_error: row.try_get("last_error")?,
+        last_attempt_at: row.try_get("last_attempt_at")?,
+        last_duration_ms: row.try_get("last_duration_ms")?,
+        created_at: row.try_get("created_at")?,
+        delivered_at: row.try_get("delivered_at")?,
+    })
+}
+
+fn attempt(row: &DbRow) -> StoreResult<WebhookAttempt> {
+    Ok(WebhookAttempt {
+        delivery_id: row.try_get("delivery_id")?,
+        webhook_id: row.try_get("webhook_id")?,
+        at: row.try_get("at")?,
+        status: row.try_get("status")?,
+        error: row.try_get("error")?,
+        duration_ms: row.try_get("duration_ms")?,
+    })
+}
+
+fn events_json(events: &[String]) -> String {
+    serde_json::to_string(events).unwrap_or_else(|_| "[]".into())
+}
+
+/// Makes a delivery unless the endpoint has one for that event already (also inside a change's
+/// transaction, see `apply`); whether it was made.
+pub(super) async fn insert_delivery<'e>(
+    executor: impl sqlx::Executor<'e, Database = super::Db>,
+    delivery: &WebhookDelivery,
+) -> StoreResult<bool> {
+    let done = sqlx::query(concat!(
+        "INSERT INTO webhook_deliveries (",
+        delivery_columns!(),
+        ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
+         ON CONFLICT (webhook_id, event_id) DO NOTHING"
+    ))
+    .bind(&delivery.id)
+    .bind(&delivery.webhook_id)
+    .bind(&delivery.project_id)
+    .bind(delivery.event_id)
+    .bind(&delivery.message_id)
+    .bind(&delivery.event_type)
+    .bind(&delivery.payload)
+    .bind(delivery.state.as_str())
+    .bind(delivery.attempts)
+    .bind(delivery.next_attempt_at)
+    .bind(delivery.last_status)
+    .bind(&delivery.last_error)
+    .bind(delivery.last_attempt_at)
+    .bind(delivery.last_duration_ms)
+    .bind(delivery.created_at)
+    .bind(delivery.delivered_at)
+    .execute(executor)
+    .await
+    .map_err(map_write_error)?;
+    Ok(done.rows_affected() == 1)
+}
+
+#[async_trait]
+impl WebhookStore for ThisStore {
+    async fn create_webhook(&self, hook: &Webhook) -> StoreResult<()> {
+        sqlx::query(concat!(
+            "INSERT INTO webhooks (",
+            webhook_columns!(),
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+        ))
+        .bind(&hook.id)
+        .bind(&hook.project_id)
+        .bind(&hook.url)
+        .bind(events_json(&hook.events))
+        .bind(hook.events_default)
+        .bind(&hook.description)
+        .bind(hook.format.as_str())
+        .bind(hook.enabled)
+        .bind(&hook.disabled_reason)
+        .bind(hook.secret.expose())
+        .bind(hook.previous_secret.as_ref().map(Secret::expose))
+        .bind(hook.previous_until)
+        .bind(hook.failing_since)
+        .bind(hook.created_at)
+        .bind(hook.updated_at)
+        .execute(self.write_pool())
+        .await
+        .map_err(map_write_error)?;
+        Ok(())
+    }
+
+    async fn list_webhooks(&self, project_id: &str) -> StoreResult<Vec<Webhook>> {
+        let rows = sqlx::query(concat!("SELECT ", webhook_columns!(), " FROM webhooks WHERE project_id = $1 ORDER BY id"))
+            .bind(project_id)
+            .fetch_all(self.read_pool())
+            .await?;
+        rows.iter().map(webhook).collect()
+    }
+
+    async fn enabled_webhooks(&self, project_ids: &[String]) -> StoreResult<Vec<Webhook>> {
+        if project_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut query = QueryBuilder::<Db>::new(concat!(
+            "SELECT ",
+            webhook_columns!(),
+            " FROM webhooks WHERE enabled = TRUE AND project_id IN "
+        ));
+        super::queries::push_list(&mut query, project_ids);
+        query.push(" ORDER BY id");
+        let rows = query.build().fetch_all(self.read_pool()).await?;
+        rows.iter().map(webhook).collect()
+    }
+
+    async fn get_webhook(&self, project_id: &str, id: &str) -> StoreResult<Option<Webhook>> {
+        let row = sqlx::query(concat!("SELECT ", webhook_columns!(), " FROM webhooks WHERE id = $1 AND project_id = $2"))
+            .bind(id)
+            .bind(project_id)
+            .fetch_optional(self.read_pool())
+            .await?;
+        row.as_ref().map(webhook).transpose()
+    }
+
+    async fn update_webhook(&self, hook: &Webhook) -> StoreResult<bool> {
+        let done = sqlx::query(
+            "UPDATE webhooks SET url = $3, events = $4, events_default = $5, description = $6, enabled = $7, \
+             disabled_reason = $8, secret = $9, previous_secret = $10, previous_until = $11, failing_since = $12, \
+             updated_at = $13 WHERE id = $1 AND project_id = $2",
+        )
+        .bind(&hook.id)
+        .bind(&hook.project_id)
+        .bind(&hook.url)
+        .bind(events_json(&hook.events))
+        .bind(hook.events_default)
+        .bind(&hook.description)
+        .bind(hook.enabled)
+        .bind(&hook.disabled_reason)
+        .bind(hook.secret.expose())
+        .bind(hook.previous_secret.as_ref().map(Secret::expose))
+        .bind(hook.previous_until)
+        .bind(hook.failing_since)
+        .bind(hook.updated_at)
+        .execute(self.write_pool())
+        .await
+        .map_err(map_write_error)?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn delete_webhook(&self, project_id: &str, id: &str) -> StoreResult<bool> {
+        let done = sqlx::query("DELETE FROM webhooks WHERE id = $1 AND project_id = $2")
+            .bind(id)
+            .bind(project_id)
+            .execute(self.write_pool())
+            .await
+            .map_err(map_write_error)?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn queue_delivery(&self, delivery: &WebhookDelivery) -> StoreResult<bool> {
+        insert_delivery(self.write_pool(), delivery).await
+    }
+
+    async fn deliveries_due(&self, now: i64) -> StoreResult<bool> {
+        let row = sqlx::query("SELECT id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= $1 LIMIT 1")
+            .bind(now)
+            .fetch_optional(self.read_pool())
+            .await?;
+        Ok(row.is_some())
+    }
+
+    async fn claim_due_deliveries(
+        &self,
+        now: i64,
+        lease_until: i64,
+        limit: u32,
+        only: Option<&str>,
+    ) -> StoreResult<Vec<WebhookDelivery>> {
+        // The outer conditions repeat the inner ones: PostgreSQL checks them again on a row another
+        // sender changed meanwhile, so a delivery already claimed (its time moved on) is skipped.
+        // Only enabled endpoints' deliveries: a disabled one's wait until it is enabled again.
+        let mut query = QueryBuilder::<Db>::new(
+            "UPDATE webhook_deliveries SET next_attempt_at = ",
+        );
+        query.push_bind(lease_until);
+        query.push(
+            " WHERE id IN (SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id \
+             WHERE d.state = 'pending' AND w.enabled = TRUE AND d.next_attempt_at <= ",
+        );
+        query.push_bind(now);
+        if let Some(id) = only {
+            query.push(" AND d.id = ").push_bind(id.to_string());
+        }
+        query.push(" ORDER BY d.next_attempt_at, d.id LIMIT ").push_bind(i64::from(limit));
+        query.push(") AND state = 'pending' AND next_attempt_at <= ").push_bind(now);
+        query.push(concat!(" RETURNING ", delivery_columns!()));
+        let rows = query.build().fetch_all(self.write_pool()).await?;
+        let mut claimed = rows.iter().map(delivery).collect::<StoreResult<Vec<_>>>()?;
+        claimed.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(claimed)
+    }
+
+    async fn release_deliveries(&self, ids: &[String], at: i64) -> StoreResult<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let mut query = QueryBuilder::<Db>::new("UPDATE webhook_deliveries SET next_attempt_at = ");
+        query.push_bind(at).push(" WHERE state = 'pending' AND id IN ");
+        super::queries::push_list(&mut query, ids);
+        query.build().execute(self.write_pool()).await.map_err(map_write_error)?;
+        Ok(())
+    }
+
+    async fn record_attempt(&self, attempt: &WebhookAttempt, outcome: AttemptOutcome) -> StoreResult<bool> {
+        let mut tx = self.begin_write().await?;
+        let (state, next_attempt_at, delivered_at) = match outcome {
+            AttemptOutcome::Delivered => (DeliveryState::Delivered, None, Some(attempt.at)),
+            AttemptOutcome::Retry { at } => (DeliveryState::Pending, Some(at), None),
+            AttemptOutcome::GiveUp => (DeliveryState::Failed, None, None),
+        };
+        let recorded = sqlx::query(
+            "UPDATE webhook_deliveries SET state = $2, attempts = attempts + 1, \
+             next_attempt_at = COALESCE($3, next_attempt_at), last_status = $4, last_error = $5, \
+             last_attempt_at = $6, last_duration_ms = $7, delivered_at = COALESCE($8, delivered_at) WHERE id = $1",
+        )
+        .bind(&attempt.delivery_id)
+        .bind(state.as_str())
+        .bind(next_attempt_at)
+        .bind(attempt.status)
+        .bind(&attempt.error)
+        .bind(attempt.at)
+        .bind(attempt.duration_ms)
+        .bind(delivered_at)
+        .execute(&mut *tx)
+        .await
+        .map_err(map_write_error)?;
+        if recorded.rows_affected() == 0 {
+            // The endpoint (and with it the delivery) was deleted meanwhile.
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        sqlx::query(
+            "INSERT INTO webhook_attempts (delivery_id, webhook_id, at, status, error, duration_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(&attempt.delivery_id)
+        .bind(&attempt.webhook_id)
+        .bind(attempt.at)
+        .bind(attempt.status)
+        .bind(&attempt.error)
+        .bind(attempt.duration_ms)
+        .execute(&mut *tx)
+        .await
+        .map_err(map_write_error)?;
+        // The endpoint's health: a success ends a run of failures; a failure starts one, or, when
+        // the run has lasted the whole retry window, disables the endpoint.
+        let disabled = if matches!(outcome, AttemptOutcome::Delivered) {
+            sqlx::query("UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL")
+                .bind(&attempt.webhook_id)
+                .execute(&mut *tx)
+                .await
+                .map_err(map_write_error)?;
+            false
+        } else {
+            sqlx::query("UPDATE webhooks SET failing_since = $2 WHERE id = $1 AND failing_since IS NULL")
+                .bind(&attempt.webhook_id)
+                .bind(attempt.at)
+                .execute(&mut *tx)
+                .await
+                .map_err(map_write_error)?;
+            let done = sqlx::query(
+                "UPDATE webhooks SET enabled = FALSE, disabled_reason = $3, updated_at = $2 \
+                 WHERE id = $1 AND enabled = TRUE AND failing_since <= $2 - $4",
+            )
+            .bind(&attempt.webhook_id)
+            .bind(attempt.at)
+            .bind("every delivery failed for 24 hours")
+            .bind(svc_core::webhook::RETRY_WINDOW_MS)
+            .execute(&mut *tx)
+            .await
+            .map_err(map_write_error)?;
+            done.rows_affected() == 1
+        };
+        self.commit_write(tx).await?;
+        Ok(disabled)
+    }
+
+    async fn list_deliveries(
+        &self,
+        webhook_id: &str,
+        before: Option<&str>,
+        limit: u32,
+    ) -> StoreResult<Vec<WebhookDelivery>> {
+        let mut query = QueryBuilder::<Db>::new(concat!(
+            "SELECT ",
+            delivery_columns!(),
+            " FROM webhook_deliveries WHERE webhook_id = "
+        ));
+        query.push_bind(webhook_id.to_string());
+        if let Some(before) = before {
+            query.push(" AND id < ").push_bind(before.to_string());
+        }
+        query.push(" ORDER BY id DESC LIMIT ").push_bind(i64::from(limit));
+        let rows = query.build().fetch_all(self.read_pool()).await?;
+        rows.iter().map(delivery).collect()
+    }
+
+    async fn get_delivery(&self, webhook_id: &str, id: &str) -> StoreResult<Option<WebhookDelivery>> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            delivery_columns!(),
+            " FROM webhook_deliveries WHERE id = $1 AND webhook_id = $2"
+        ))
+        .bind(id)
+        .bind(webhook_id)
+        .fetch_optional(self.read_pool())
+        .await?;
+        row.as_ref().map(delivery).transpose()
+    }
+
+    async fn list_attempts(&self, delivery_ids: &[String]) -> StoreResult<Vec<WebhookAttempt>> {
+        if delivery_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut query = QueryBuilder::<Db>::new(
+            "SELECT delivery_id, webhook_id, at, status, error, duration_ms FROM webhook_attempts WHERE delivery_id IN ",
+        );
+        super::queries::push_list(&mut query, delivery_ids);
+        query.push(" ORDER BY id");
+        let rows = query.build().fetch_all(self.read_pool()).await?;
+        rows.iter().map(attempt).collect()
+    }
+
+    async fn redeliver(&self, webhook_id: &str, id: &str, now: i64) -> StoreResult<bool> {
+        let done = sqlx::query(
+            "UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = $3, created_at = $3 \
+             WHERE id = $1 AND webhook_id = $2 AND (state <> 'pending' OR next_attempt_at > $3)",
+        )
+        .bind(id)
+        .bind(webhook_id)
+        .bind(now)
+        .execute(self.write_pool())
+        .await
+        .map_err(map_write_error)?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn delete_old_deliveries(&self, created_before: i64) -> StoreResult<u64> {
+        let done = sqlx::query("DELETE FROM webhook_deliveries WHERE created_at < $1 AND state <> 'pending'")
+            .bind(created_before)
+            .execute(self.write_pool())
+            .await
+            .map_err(map_write_error)?;
+        Ok(done.rows_affected())
+    }
+}
