@@ -36,6 +36,11 @@ pub struct ServerConfig {
     /// documents are served inside it). Allowing it also lets `http://127.0.0.1:<port>/...` be a
     /// client id (the service's own tests, and development against a local client).
     pub client_metadata: svc_service::outbound::OutboundPolicy,
+    /// Where webhooks may deliver: public addresses only, unless `SVC_WEBHOOK_ALLOW_PRIVATE`
+    /// allows the private network too (receivers inside it, and tests).
+    pub webhook_policy: svc_service::outbound::OutboundPolicy,
+    /// How long a webhook endpoint may take to answer (10 s).
+    pub webhook_timeout: std::time::Duration,
 }
 
 impl Default for ServerConfig {
@@ -53,6 +58,8 @@ impl Default for ServerConfig {
             mcp_allowed_origins: vec![],
             mail: svc_service::mailer::MailConfig::default(),
             client_metadata: svc_service::outbound::OutboundPolicy::default(),
+            webhook_policy: svc_service::outbound::OutboundPolicy::default(),
+            webhook_timeout: std::time::Duration::from_secs(10),
         }
     }
 }

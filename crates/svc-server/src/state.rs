@@ -11,6 +11,7 @@ use svc_service::Service;
 use svc_service::readiness::Readiness;
 use svc_service::sightings::Sightings;
 use svc_service::usage::Usage;
+use svc_service::webhooks::Webhooks;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -28,6 +29,8 @@ pub struct AppState {
     pub sightings: Arc<Sightings>,
     /// What `/readyz` last found (its changes are logged).
     pub readiness: Arc<Readiness>,
+    /// Webhook delivery: the outbound client, links and payload forms.
+    pub webhooks: Webhooks,
 }
 
 impl AppState {
@@ -36,7 +39,15 @@ impl AppState {
     pub fn new(store: DynStore, config: ServerConfig) -> Self {
         let rate_limits = Arc::new(RateLimits::new(&config));
         let blobs = Arc::new(BlobStore::memory());
+        let webhooks = Webhooks::new(
+            config.webhook_policy.clone(),
+            config.webhook_timeout,
+            &config.public_url,
+            Arc::new(crate::api::views::RestForms),
+        )
+        .expect("the webhook HTTP client builds");
         AppState {
+            webhooks,
             usage: Usage::start(store.clone()),
             sightings: Sightings::start(store.clone()),
             service: Arc::new(Service::new(store.clone(), blobs.clone())),

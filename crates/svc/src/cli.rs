@@ -100,8 +100,12 @@ pub struct ServeArgs {
     /// addresses are read.
     #[arg(long, env = "SVC_OAUTH_METADATA_ALLOW_PRIVATE")]
     pub oauth_metadata_allow_private: bool,
+    /// Let webhooks deliver to private, loopback and link-local addresses too (receivers inside a
+    /// private network, and tests). Off: only public addresses are sent to.
+    #[arg(long, env = "SVC_WEBHOOK_ALLOW_PRIVATE")]
+    pub webhook_allow_private: bool,
     /// Run the background work on this instance: mail (notifications from the event feed, and
-    /// delivery) and housekeeping (clean-up, retention). `off`: this instance only answers
+    /// delivery), webhook deliveries and housekeeping (clean-up, retention). `off`: this instance only answers
     /// requests, for a deployment where other instances on the same database do that work (mail
     /// waits in the outbox and the event feed until one does).
     #[arg(long, env = "SVC_BACKGROUND_WORK", default_value = "on", value_name = "on|off",

@@ -61,6 +61,10 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
             allow_private: args.oauth_metadata_allow_private,
             ..Default::default()
         },
+        webhook_policy: svc_service::outbound::OutboundPolicy {
+            allow_private: args.webhook_allow_private,
+            ..Default::default()
+        },
         ..ServerConfig::default()
     };
     config.limits.file_max_bytes = args.file_max_bytes;
@@ -84,8 +88,11 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
     }
     if args.background_work {
         mail::spawn(state.service.clone(), mailer, public_url.clone());
+        svc_service::webhooks::spawn(state.service.clone(), state.webhooks.clone());
     } else {
-        tracing::info!("background work is off (SVC_BACKGROUND_WORK): mail and housekeeping run on other instances");
+        tracing::info!(
+            "background work is off (SVC_BACKGROUND_WORK): mail, webhooks and housekeeping run on other instances"
+        );
     }
     let usage = state.usage.clone();
     let sightings = state.sightings.clone();

@@ -13,6 +13,7 @@ pub mod query;
 mod request_schemas;
 pub mod rooms;
 pub mod views;
+pub mod webhooks;
 
 use axum::Json;
 use axum::routing::get;
@@ -63,6 +64,12 @@ fn documented_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(flags::list_flags))
         .routes(routes!(flags::set_flag))
         .routes(routes!(blobs::get_blob))
+        .routes(routes!(webhooks::list_webhooks, webhooks::create_webhook))
+        .routes(routes!(webhooks::get_webhook, webhooks::patch_webhook, webhooks::delete_webhook))
+        .routes(routes!(webhooks::rotate_secret))
+        .routes(routes!(webhooks::test_webhook))
+        .routes(routes!(webhooks::list_deliveries))
+        .routes(routes!(webhooks::resend_delivery))
 }
 
 /// The OpenAPI 3.1 document of the REST API (paths relative to the server root).

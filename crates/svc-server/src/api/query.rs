@@ -125,3 +125,26 @@ fn limit(given: Option<i64>, default: u32, max: u32) -> Result<u32, ApiError> {
         Some(n) => Err(ApiError::BadRequest(format!("limit must be a positive integer, not {n}"))),
     }
 }
+
+/// Deliveries per page: default and most.
+pub const DELIVERIES_LIMIT: (u32, u32) = (50, 100);
+
+/// `GET /projects/{projectId}/webhooks/{webhookId}/deliveries`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DeliveriesQuery {
+    /// a delivery id: return the deliveries made before it, newest first (pass nextBefore)
+    #[param(nullable = false, min_length = 1, max_length = 64)]
+    pub before: Option<String>,
+    /// 1 to 100 (larger is clamped), default 50
+    #[param(minimum = 1, nullable = false)]
+    pub limit: Option<i64>,
+}
+
+impl DeliveriesQuery {
+    /// The cursor and the page size, checked.
+    pub fn page(&self) -> Result<(Option<&str>, u32), ApiError> {
+        let (default, max) = DELIVERIES_LIMIT;
+        Ok((self.before.as_deref(), limit(self.limit, default, max)?))
+    }
+}

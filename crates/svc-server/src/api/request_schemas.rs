@@ -148,3 +148,18 @@ pub fn labels() -> ArrayBuilder {
         .items(string().pattern(Some(NOT_BLANK)).description(Some("1 to 50 characters once trimmed")))
         .description(Some("at most 20 labels; a label given twice in any case counts once"))
 }
+
+/// A list of event types.
+pub fn event_types() -> utoipa::openapi::schema::Array {
+    ArrayBuilder::new().items(event_type()).build()
+}
+
+/// `standard`, `slack` or `discord`.
+pub fn webhook_format() -> Object {
+    one_of_strings(&["standard", "slack", "discord"]).build()
+}
+
+/// `pending`, `delivered` or `failed`.
+pub fn delivery_status() -> Object {
+    one_of_strings(&["pending", "delivered", "failed"]).build()
+}

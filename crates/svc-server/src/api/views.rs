@@ -318,6 +318,19 @@ impl From<&Report> for ReportView {
     }
 }
 
+/// The REST forms webhook payloads carry.
+pub struct RestForms;
+
+impl svc_service::webhooks::PayloadViews for RestForms {
+    fn report(&self, report: &Report) -> Value {
+        serde_json::to_value(ReportView::from(report)).unwrap_or_default()
+    }
+
+    fn comment(&self, comment: &Comment) -> Value {
+        serde_json::to_value(CommentView::from(comment)).unwrap_or_default()
+    }
+}
+
 /// [`ReportView`] of a listed report, borrowing it: the same JSON, field for field, with the
 /// stored JSON text of blocks, context and identity written out as it is (listings skip parsing
 /// and re-serializing them). Documented in the API as [`ReportPage`].
@@ -848,4 +861,214 @@ mod listed_view_tests {
             assert_eq!(serde_json::to_string(&view).unwrap(), serde_json::to_string(&page).unwrap());
         }
     }
+}
+
+/// A webhook endpoint (its signing secret is shown only when it is made or rotated).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookView {
+    pub id: String,
+    pub url: String,
+    /// The event types sent to it.
+    #[schema(schema_with = rules::event_types)]
+    pub events: Vec<String>,
+    pub description: Option<String>,
+    /// `standard` (signed `{type, timestamp, data}`), `slack` or `discord` (a chat message).
+    #[schema(schema_with = rules::webhook_format)]
+    pub format: String,
+    pub enabled: bool,
+    /// Why Svc disabled it (every delivery failed for 24 hours); null when enabled or turned off
+    /// by a person.
+    pub disabled_reason: Option<String>,
+    /// When its current run of failed deliveries began; null when the last one succeeded.
+    pub failing_since: Option<String>,
+    /// Until when the secret before the last rotation still signs beside the current one.
+    pub previous_secret_expires_at: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl From<&svc_core::webhook::Webhook> for WebhookView {
+    fn from(hook: &svc_core::webhook::Webhook) -> Self {
+        let now = svc_core::time::now_ms();
+        WebhookView {
+            id: hook.id.clone(),
+            url: hook.url.clone(),
+            events: hook.events.clone(),
+            description: hook.description.clone(),
+            format: hook.format.as_str().into(),
+            enabled: hook.enabled,
+            disabled_reason: hook.disabled_reason.clone(),
+            failing_since: iso_opt(hook.failing_since),
+            previous_secret_expires_at: iso_opt(hook.previous_until.filter(|until| *until > now)),
+            created_at: iso(hook.created_at),
+            updated_at: iso(hook.updated_at),
+        }
+    }
+}
+
+/// A webhook just made or whose secret was just rotated, with its signing secret: the only time
+/// it is shown.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookWithSecretView {
+    #[serde(flatten)]
+    pub webhook: WebhookView,
+    /// `whsec_...`: verify deliveries with it (Standard Webhooks). Chat formats are not signed.
+    pub secret: String,
+}
+
+impl From<&svc_core::webhook::Webhook> for WebhookWithSecretView {
+    fn from(hook: &svc_core::webhook::Webhook) -> Self {
+        WebhookWithSecretView { webhook: hook.into(), secret: hook.secret.expose().to_string() }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct WebhookList {
+    pub items: Vec<WebhookView>,
+}
+
+/// Webhook create body.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WebhookCreate {
+    /// Where deliveries are POSTed: `https://` (or `http://`), at most 2,000 characters. Private,
+    /// loopback and link-local addresses are refused unless the operator allows them.
+    #[schema(min_length = 1, max_length = 2000)]
+    pub url: String,
+    /// The event types to send. Required for `standard`; `slack` and `discord` default to
+    /// `report.created`, `report.confirmed` and the reporter's `comment.published`.
+    #[serde(default, deserialize_with = "field::present")]
+    #[schema(schema_with = rules::event_types)]
+    pub events: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "field::present")]
+    #[schema(nullable = false, max_length = 200)]
+    pub description: Option<String>,
+    /// Default `standard`.
+    #[serde(default, deserialize_with = "field::present")]
+    #[schema(schema_with = rules::webhook_format)]
+    pub format: Option<String>,
+}
+
+impl From<WebhookCreate> for svc_service::webhooks::NewWebhook {
+    fn from(body: WebhookCreate) -> Self {
+        svc_service::webhooks::NewWebhook {
+            url: body.url,
+            events: body.events,
+            description: body.description,
+            format: body.format,
+        }
+    }
+}
+
+/// Webhook update body: any of these fields.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WebhookPatch {
+    #[serde(default, deserialize_with = "field::present")]
+    #[schema(nullable = false, min_length = 1, max_length = 2000)]
+    pub url: Option<String>,
+    #[serde(default, deserialize_with = "field::present")]
+    #[schema(schema_with = rules::event_types)]
+    pub events: Option<Vec<String>>,
+    /// `true` turns it on again (its waiting deliveries go out); `false` stops deliveries to it.
+    #[serde(default, deserialize_with = "field::present")]
+    #[schema(nullable = false)]
+    pub enabled: Option<bool>,
+    /// null clears it.
+    #[serde(default, deserialize_with = "field::nullable")]
+    #[schema(value_type = Option<String>, nullable = true, max_length = 200)]
+    pub description: Option<Option<String>>,
+}
+
+impl From<WebhookPatch> for svc_service::webhooks::WebhookChanges {
+    fn from(body: WebhookPatch) -> Self {
+        svc_service::webhooks::WebhookChanges {
+            url: body.url,
+            events: body.events,
+            enabled: body.enabled,
+            description: body.description,
+        }
+    }
+}
+
+/// One attempt at a delivery.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookAttemptView {
+    pub at: String,
+    /// The endpoint's HTTP status; null when it did not answer (refused, timed out, unreachable).
+    pub response_code: Option<i64>,
+    pub error: Option<String>,
+    pub duration_ms: i64,
+}
+
+/// One event sent (or to be sent) to an endpoint, with every attempt at it.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookDeliveryView {
+    pub id: String,
+    /// The event type (`webhook.test` for a test event).
+    pub event: String,
+    /// The event feed's id (null for a test event).
+    pub event_id: Option<i64>,
+    /// The `webhook-id` header: the same on every attempt.
+    pub message_id: String,
+    /// `pending` (waiting for an attempt or a retry), `delivered` or `failed` (24 hours of
+    /// retries are over).
+    #[schema(schema_with = rules::delivery_status)]
+    pub status: String,
+    /// The last attempt's HTTP status.
+    pub response_code: Option<i64>,
+    pub error: Option<String>,
+    /// How long the last attempt took.
+    pub duration_ms: Option<i64>,
+    /// When the last attempt was made.
+    pub attempted_at: Option<String>,
+    /// When it will be tried again (pending deliveries only).
+    pub next_retry_at: Option<String>,
+    pub created_at: String,
+    pub delivered_at: Option<String>,
+    pub attempts: Vec<WebhookAttemptView>,
+}
+
+impl From<&svc_service::webhooks::LoggedDelivery> for WebhookDeliveryView {
+    fn from(logged: &svc_service::webhooks::LoggedDelivery) -> Self {
+        let d = &logged.delivery;
+        let pending = d.state == svc_core::webhook::DeliveryState::Pending;
+        WebhookDeliveryView {
+            id: d.id.clone(),
+            event: d.event_type.clone(),
+            event_id: d.event_id,
+            message_id: d.message_id.clone(),
+            status: d.state.as_str().into(),
+            response_code: d.last_status,
+            error: d.last_error.clone(),
+            duration_ms: d.last_duration_ms,
+            attempted_at: iso_opt(d.last_attempt_at),
+            next_retry_at: pending.then(|| iso(d.next_attempt_at)),
+            created_at: iso(d.created_at),
+            delivered_at: iso_opt(d.delivered_at),
+            attempts: logged
+                .attempts
+                .iter()
+                .map(|a| WebhookAttemptView {
+                    at: iso(a.at),
+                    response_code: a.status,
+                    error: a.error.clone(),
+                    duration_ms: a.duration_ms,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A page of an endpoint's deliveries, newest first.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookDeliveryPage {
+    pub items: Vec<WebhookDeliveryView>,
+    /// Pass as `before` for the next (older) page; null on the last page.
+    pub next_before: Option<String>,
 }
