@@ -27,9 +27,7 @@ use sha2::Sha256;
 use svc_core::event::{Event, EventKind, consumer};
 use svc_core::mail::MailKind;
 use svc_core::model::{AuthorKind, Comment, Project, Report};
-use svc_core::webhook::{
-    self, DeliveryState, TEST_EVENT, Webhook, WebhookAttempt, WebhookDelivery, WebhookFormat,
-};
+use svc_core::webhook::{self, DeliveryState, TEST_EVENT, Webhook, WebhookAttempt, WebhookDelivery, WebhookFormat};
 use svc_core::{ids, time};
 use svc_store::{AttemptOutcome, Change, StoreError, Write};
 
@@ -348,7 +346,7 @@ pub async fn send_test(
         delivered_at: None,
     };
     svc.store().queue_delivery(&delivery).await?;
-    attempt_and_record(svc, hooks, &hook, delivery).await?;
+    attempt_and_record(svc, hooks, &hook, delivery, now).await?;
     logged(svc, &hook, &delivery_id).await
 }
 
@@ -374,7 +372,7 @@ pub async fn resend(
     if let Some(delivery) =
         store.claim_due_deliveries(now, now + CLAIM_LEASE_MS, 1, Some(delivery_id)).await?.into_iter().next()
     {
-        attempt_and_record(svc, hooks, &hook, delivery).await?;
+        attempt_and_record(svc, hooks, &hook, delivery, now).await?;
     }
     logged(svc, &hook, delivery_id).await
 }
@@ -456,7 +454,9 @@ impl ChatMessage {
         let (heading, words) = match &event.kind {
             EventKind::ReportCreated { .. } => (format!("New report: {title}"), mail::excerpt(&report.blocks)),
             EventKind::Confirmed { works: true } => (format!("The reporter confirmed the fix: {title}"), String::new()),
-            EventKind::Confirmed { works: false } => (format!("The reporter says it is still broken: {title}"), String::new()),
+            EventKind::Confirmed { works: false } => {
+                (format!("The reporter says it is still broken: {title}"), String::new())
+            }
             EventKind::CommentPublished { .. } => {
                 let comment = subject.comment.as_ref()?;
                 let who = comment.author.label.clone().unwrap_or_else(|| comment.author.kind.as_str().into());
@@ -522,7 +522,7 @@ fn slack_escape(text: &str) -> String {
 fn slack_message(message: &ChatMessage) -> String {
     let mut blocks = vec![json!({
         "type": "header",
-        "text": { "type": "plain_text", "text": cut(&message.heading, 150), "emoji": false },
+        "text": { "type": "plain_text", "text": cut(&slack_escape(&message.heading), 150), "emoji": false },
     })];
     if !message.words.trim().is_empty() {
         blocks.push(json!({
@@ -592,7 +592,13 @@ fn discord_message(message: &ChatMessage) -> String {
 }
 
 /// The body an endpoint gets for an event; `None` when its format has nothing to say about it.
-fn payload_for(hooks: &Webhooks, hook: &Webhook, project: &Project, event: &Event, subject: &Subject) -> Option<String> {
+fn payload_for(
+    hooks: &Webhooks,
+    hook: &Webhook,
+    project: &Project,
+    event: &Event,
+    subject: &Subject,
+) -> Option<String> {
     match hook.format {
         WebhookFormat::Standard => Some(event_payload(hooks, project, event, subject)),
         WebhookFormat::Slack => ChatMessage::of(hooks, project, event, subject).map(|m| slack_message(&m)),
@@ -764,8 +770,7 @@ impl Answer {
 }
 
 /// One attempt: the body, signed for now (standard format), to the endpoint's URL.
-async fn send(hooks: &Webhooks, hook: &Webhook, delivery: &WebhookDelivery) -> Answer {
-    let now = time::now_ms();
+async fn send(hooks: &Webhooks, hook: &Webhook, delivery: &WebhookDelivery, now: i64) -> Answer {
     let mut request = hooks
         .client
         .post(&hook.url)
@@ -773,11 +778,16 @@ async fn send(hooks: &Webhooks, hook: &Webhook, delivery: &WebhookDelivery) -> A
         .header(reqwest::header::USER_AGENT, concat!("Svc-Webhooks/", env!("CARGO_PKG_VERSION")))
         .body(delivery.payload.clone());
     if hook.format == WebhookFormat::Standard {
-        let timestamp = now / 1000;
+        // The wall clock, whatever clock the round runs on: receivers refuse a timestamp more
+        // than a few minutes off theirs.
+        let timestamp = time::now_ms() / 1000;
         request = request
             .header("webhook-id", &delivery.message_id)
             .header("webhook-timestamp", timestamp.to_string())
-            .header("webhook-signature", signature_header(hook, &delivery.message_id, timestamp, &delivery.payload, now));
+            .header(
+                "webhook-signature",
+                signature_header(hook, &delivery.message_id, timestamp, &delivery.payload, now),
+            );
     }
     match request.send().await {
         Ok(mut response) => {
@@ -819,10 +829,11 @@ async fn attempt_and_record(
     hooks: &Webhooks,
     hook: &Webhook,
     delivery: WebhookDelivery,
+    started_at: i64,
 ) -> ServiceResult<bool> {
     let started = Instant::now();
-    let answer = send(hooks, hook, &delivery).await;
-    let now = time::now_ms();
+    let answer = send(hooks, hook, &delivery, started_at).await;
+    let now = started_at + started.elapsed().as_millis() as i64;
     let attempts = delivery.attempts + 1;
     let outcome = if answer.ok() {
         AttemptOutcome::Delivered
@@ -882,9 +893,16 @@ async fn mail_owners_disabled(svc: &Service, hooks: &Webhooks, hook: &Webhook) {
             project = project.name,
             url = redacted_url(&hook.url),
         );
-        let mut mail = Mail::new(&project.org_id, to, MailKind::WebhookDisabled, format!("A webhook of {} was disabled", project.name), text);
+        let mut mail = Mail::new(
+            &project.org_id,
+            to,
+            MailKind::WebhookDisabled,
+            format!("A webhook of {} was disabled", project.name),
+            text,
+        );
         mail.project_id = Some(project.id.clone());
-        mail.dedupe_key = Some(format!("webhook-disabled:{}:{}:{}", hook.id, user.id, hook.failing_since.unwrap_or_default()));
+        mail.dedupe_key =
+            Some(format!("webhook-disabled:{}:{}:{}", hook.id, user.id, hook.failing_since.unwrap_or_default()));
         if let Err(error) = mail::queue(svc, mail).await {
             tracing::warn!(%error, "mailing an owner about a disabled webhook failed");
         }
@@ -920,10 +938,10 @@ pub async fn deliver_due(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceRe
             for delivery in pending.by_ref() {
                 let attempts = delivery.attempts + 1;
                 let created_at = delivery.created_at;
-                if attempt_and_record(svc, hooks, &hook, delivery).await? {
+                if attempt_and_record(svc, hooks, &hook, delivery, now).await? {
                     done.delivered += 1;
                 } else {
-                    if webhook::next_retry(created_at, attempts, time::now_ms(), 0.0).is_some() {
+                    if webhook::next_retry(created_at, attempts, now, 0.0).is_some() {
                         done.retrying += 1;
                     } else {
                         done.given_up += 1;
@@ -935,7 +953,7 @@ pub async fn deliver_due(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceRe
             let held: Vec<String> = pending.map(|delivery| delivery.id).collect();
             done.held_back = held.len();
             if !held.is_empty() {
-                svc.store().release_deliveries(&held, time::now_ms() + HOLD_BACK_MS).await?;
+                svc.store().release_deliveries(&held, now + HOLD_BACK_MS).await?;
             }
             Ok(done)
         })

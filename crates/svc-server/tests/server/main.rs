@@ -34,5 +34,6 @@ mod rest_auth;
 mod rest_misc;
 mod rest_postgres;
 mod rest_triage;
+mod webhooks;
 mod whole_operations;
 mod widget_routes;

@@ -204,6 +204,11 @@ impl TestApp {
     /// Two instances of the service over one fresh PostgreSQL schema (each with its own pool and
     /// tasks, as two `svc serve` processes would have), when `SVC_TEST_POSTGRES_URL` is set.
     pub async fn postgres_pair() -> Option<(Self, Self)> {
+        Self::postgres_pair_with(no_rate_limits()).await
+    }
+
+    /// [`TestApp::postgres_pair`] with both instances on `config`.
+    pub async fn postgres_pair_with(config: ServerConfig) -> Option<(Self, Self)> {
         let Ok(url) = std::env::var("SVC_TEST_POSTGRES_URL") else {
             eprintln!("skipped: SVC_TEST_POSTGRES_URL not set");
             return None;
@@ -216,13 +221,13 @@ impl TestApp {
             tempfile::tempdir().expect("temporary folder"),
             std::sync::Arc::new(store),
             database.clone(),
-            no_rate_limits(),
+            config.clone(),
         )
         .await;
         let dir = tempfile::tempdir().expect("temporary folder");
         let store: DynStore = std::sync::Arc::new(other);
         let blobs = BlobStore::local(&dir.path().join("blobs")).expect("blob folder");
-        let state = AppState::new(store.clone(), no_rate_limits()).with_blob_store(blobs);
+        let state = AppState::new(store.clone(), config).with_blob_store(blobs);
         let router = svc_server::app(state.clone());
         let (project, token) = (first.project.clone(), first.token.clone());
         let second = TestApp { dir, store, router, state, project, token, database };
