@@ -290,7 +290,9 @@ pub enum Applied {
 pub enum AttemptOutcome {
     Delivered,
     /// Failed; tried again at `at`.
-    Retry { at: i64 },
+    Retry {
+        at: i64,
+    },
     /// Failed, and the retry window has passed.
     GiveUp,
 }
@@ -785,7 +787,8 @@ pub trait WebhookStore: Send + Sync {
         before: Option<&str>,
         limit: u32,
     ) -> StoreResult<Vec<svc_core::webhook::WebhookDelivery>>;
-    async fn get_delivery(&self, webhook_id: &str, id: &str) -> StoreResult<Option<svc_core::webhook::WebhookDelivery>>;
+    async fn get_delivery(&self, webhook_id: &str, id: &str)
+    -> StoreResult<Option<svc_core::webhook::WebhookDelivery>>;
     /// The attempts at these deliveries, oldest first.
     async fn list_attempts(&self, delivery_ids: &[String]) -> StoreResult<Vec<svc_core::webhook::WebhookAttempt>>;
     /// Makes a delivery due again at `now` with a fresh retry window ("Resend"); `false` when

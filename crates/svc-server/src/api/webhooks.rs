@@ -152,7 +152,6 @@ pub async fn resend_delivery(
     ApiPath((project_id, webhook_id, delivery_id)): ApiPath<(String, String, String)>,
 ) -> ApiResult<Json<WebhookDeliveryView>> {
     let project = key.project(&state, &project_id, Operation::ConfigureProject).await?;
-    let logged =
-        webhooks::resend(&state.service, &state.webhooks, &key.0, &project, &webhook_id, &delivery_id).await?;
+    let logged = webhooks::resend(&state.service, &state.webhooks, &key.0, &project, &webhook_id, &delivery_id).await?;
     Ok(Json((&logged).into()))
 }

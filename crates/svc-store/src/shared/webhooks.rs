@@ -39,7 +39,8 @@ fn webhook(row: &DbRow) -> StoreResult<Webhook> {
             .map_err(|error| StoreError::Corrupt(format!("webhooks.events: {error}")))?,
         events_default: row.try_get("events_default")?,
         description: row.try_get("description")?,
-        format: WebhookFormat::parse(&format).map_err(|error| StoreError::Corrupt(format!("webhooks.format: {error}")))?,
+        format: WebhookFormat::parse(&format)
+            .map_err(|error| StoreError::Corrupt(format!("webhooks.format: {error}")))?,
         enabled: row.try_get("enabled")?,
         disabled_reason: row.try_get("disabled_reason")?,
         secret: Secret::new(row.try_get::<String, _>("secret")?),
@@ -153,10 +154,11 @@ impl WebhookStore for ThisStore {
     }
 
     async fn list_webhooks(&self, project_id: &str) -> StoreResult<Vec<Webhook>> {
-        let rows = sqlx::query(concat!("SELECT ", webhook_columns!(), " FROM webhooks WHERE project_id = $1 ORDER BY id"))
-            .bind(project_id)
-            .fetch_all(self.read_pool())
-            .await?;
+        let rows =
+            sqlx::query(concat!("SELECT ", webhook_columns!(), " FROM webhooks WHERE project_id = $1 ORDER BY id"))
+                .bind(project_id)
+                .fetch_all(self.read_pool())
+                .await?;
         rows.iter().map(webhook).collect()
     }
 
@@ -176,11 +178,12 @@ impl WebhookStore for ThisStore {
     }
 
     async fn get_webhook(&self, project_id: &str, id: &str) -> StoreResult<Option<Webhook>> {
-        let row = sqlx::query(concat!("SELECT ", webhook_columns!(), " FROM webhooks WHERE id = $1 AND project_id = $2"))
-            .bind(id)
-            .bind(project_id)
-            .fetch_optional(self.read_pool())
-            .await?;
+        let row =
+            sqlx::query(concat!("SELECT ", webhook_columns!(), " FROM webhooks WHERE id = $1 AND project_id = $2"))
+                .bind(id)
+                .bind(project_id)
+                .fetch_optional(self.read_pool())
+                .await?;
         row.as_ref().map(webhook).transpose()
     }
 
@@ -224,10 +227,11 @@ impl WebhookStore for ThisStore {
     }
 
     async fn deliveries_due(&self, now: i64) -> StoreResult<bool> {
-        let row = sqlx::query("SELECT id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= $1 LIMIT 1")
-            .bind(now)
-            .fetch_optional(self.read_pool())
-            .await?;
+        let row =
+            sqlx::query("SELECT id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= $1 LIMIT 1")
+                .bind(now)
+                .fetch_optional(self.read_pool())
+                .await?;
         Ok(row.is_some())
     }
 
@@ -241,9 +245,7 @@ impl WebhookStore for ThisStore {
         // The outer conditions repeat the inner ones: PostgreSQL checks them again on a row another
         // sender changed meanwhile, so a delivery already claimed (its time moved on) is skipped.
         // Only enabled endpoints' deliveries: a disabled one's wait until it is enabled again.
-        let mut query = QueryBuilder::<Db>::new(
-            "UPDATE webhook_deliveries SET next_attempt_at = ",
-        );
+        let mut query = QueryBuilder::<Db>::new("UPDATE webhook_deliveries SET next_attempt_at = ");
         query.push_bind(lease_until);
         query.push(
             " WHERE id IN (SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id \

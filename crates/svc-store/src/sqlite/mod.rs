@@ -75,11 +75,11 @@ mod search;
 mod short_ids;
 #[path = "../shared/sightings.rs"]
 mod sightings;
+#[cfg(test)]
+mod tests;
 #[allow(clippy::duplicate_mod)]
 #[path = "../shared/webhooks.rs"]
 mod webhooks;
-#[cfg(test)]
-mod tests;
 
 use async_trait::async_trait;
 use sqlx::sqlite::{
