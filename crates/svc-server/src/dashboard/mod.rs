@@ -29,6 +29,7 @@ mod session;
 mod settings;
 mod unsubscribe;
 mod view;
+mod webhooks;
 mod widget_tab;
 
 use askama::Template;
@@ -91,6 +92,13 @@ pub fn router() -> Router<AppState> {
         .route("/projects/{id}/flags/{key}", post(flags::toggle))
         .route("/projects/{id}/keys", get(keys::list).post(keys::mint))
         .route("/projects/{id}/keys/{key}/revoke", post(keys::revoke))
+        .route("/projects/{id}/webhooks", get(webhooks::page).post(webhooks::create))
+        .route("/projects/{id}/webhooks/{webhook}", get(webhooks::log))
+        .route("/projects/{id}/webhooks/{webhook}/enabled", post(webhooks::set_enabled))
+        .route("/projects/{id}/webhooks/{webhook}/delete", post(webhooks::delete))
+        .route("/projects/{id}/webhooks/{webhook}/rotate-secret", post(webhooks::rotate_secret))
+        .route("/projects/{id}/webhooks/{webhook}/test", post(webhooks::send_test))
+        .route("/projects/{id}/webhooks/{webhook}/deliveries/{delivery}/resend", post(webhooks::resend))
         .route("/members", get(members::page))
         .route("/members/{org}/invite", post(members::invite))
         .route("/members/{org}/invites/{invite}/withdraw", post(members::withdraw))

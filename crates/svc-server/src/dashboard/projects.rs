@@ -21,11 +21,12 @@ use crate::state::AppState;
 use svc_service::projects;
 
 /// A settings tab of a project: its path segment and its label.
-pub const TABS: [(&str, &str); 9] = [
+pub const TABS: [(&str, &str); 10] = [
     ("install", "Install"),
     ("widget", "Widget"),
     ("channels", "Channels"),
     ("keys", "Keys"),
+    ("webhooks", "Webhooks"),
     ("identity", "Identity"),
     ("flags", "Flags"),
     ("retention", "Retention"),

@@ -16,6 +16,7 @@ mod dashboard_live;
 mod dashboard_members;
 mod dashboard_pages;
 mod dashboard_settings;
+mod dashboard_webhooks;
 mod ingest_concurrency;
 mod ingest_errors;
 mod ingest_reports;
