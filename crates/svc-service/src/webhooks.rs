@@ -41,8 +41,9 @@ use crate::{Service, ServiceError, ServiceResult};
 const EVENTS_PER_ROUND: u32 = 200;
 /// Deliveries claimed per round of a sender.
 const DELIVERIES_PER_ROUND: u32 = 200;
-/// How long a sender holds a consumer's lease.
-const CONSUMER_LEASE_MS: i64 = 60_000;
+/// How long the feed's consumer is held: renewed every round (a second apart), and short, so a
+/// killed instance's events are taken over soon.
+const CONSUMER_LEASE_MS: i64 = 15_000;
 /// Bytes of an endpoint's answer kept (the rest is not read).
 const MAX_ANSWER_BYTES: usize = 4096;
 /// Finished deliveries are kept this long in the log.
@@ -64,6 +65,9 @@ pub struct Webhooks {
     policy: OutboundPolicy,
     public_url: String,
     views: Arc<dyn PayloadViews>,
+    /// How long a sender holds claimed deliveries: two attempts' timeout and a margin. After a
+    /// crash, what it held goes out once this has passed.
+    lease_ms: i64,
 }
 
 impl Webhooks {
@@ -75,7 +79,8 @@ impl Webhooks {
         views: Arc<dyn PayloadViews>,
     ) -> anyhow::Result<Self> {
         let client = policy.client(timeout)?;
-        Ok(Webhooks { client, policy, public_url: mail::base(public_url).to_string(), views })
+        let lease_ms = 2 * timeout.as_millis() as i64 + 5_000;
+        Ok(Webhooks { client, policy, public_url: mail::base(public_url).to_string(), views, lease_ms })
     }
 
     fn report_link(&self, report_id: &str) -> String {
@@ -337,7 +342,7 @@ pub async fn send_test(
         payload,
         state: DeliveryState::Pending,
         attempts: 0,
-        next_attempt_at: now + CLAIM_LEASE_MS,
+        next_attempt_at: now + hooks.lease_ms,
         last_status: None,
         last_error: None,
         last_attempt_at: None,
@@ -370,7 +375,7 @@ pub async fn resend(
     // Claimed like a sender would, so a sender running now does not send it too; a disabled
     // endpoint's delivery waits until it is enabled again.
     if let Some(delivery) =
-        store.claim_due_deliveries(now, now + CLAIM_LEASE_MS, 1, Some(delivery_id)).await?.into_iter().next()
+        store.claim_due_deliveries(now, now + hooks.lease_ms, 1, Some(delivery_id)).await?.into_iter().next()
     {
         attempt_and_record(svc, hooks, &hook, delivery, now).await?;
     }
@@ -727,9 +732,6 @@ async fn deliveries_for(svc: &Service, hooks: &Webhooks, events: &[Event], now: 
 // ---------------------------------------------------------------------------------------------
 // Sending.
 
-/// How long a sender holds a claimed delivery: longer than any attempt takes.
-const CLAIM_LEASE_MS: i64 = 60_000;
-
 /// What one sending round did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Round {
@@ -918,7 +920,7 @@ pub async fn deliver_due(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceRe
     if !store.deliveries_due(now).await? {
         return Ok(round);
     }
-    let claimed = store.claim_due_deliveries(now, now + CLAIM_LEASE_MS, DELIVERIES_PER_ROUND, None).await?;
+    let claimed = store.claim_due_deliveries(now, now + hooks.lease_ms, DELIVERIES_PER_ROUND, None).await?;
     let mut by_endpoint: BTreeMap<String, Vec<WebhookDelivery>> = BTreeMap::new();
     for delivery in claimed {
         by_endpoint.entry(delivery.webhook_id.clone()).or_default().push(delivery);
@@ -934,11 +936,23 @@ pub async fn deliver_due(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceRe
     let results: Vec<ServiceResult<Round>> = futures_util::stream::iter(endpoints)
         .map(|(hook, deliveries)| async move {
             let mut done = Round::default();
-            let mut pending = deliveries.into_iter();
-            for delivery in pending.by_ref() {
+            let started = Instant::now();
+            let mut leased_for = hooks.lease_ms;
+            let mut next = 0;
+            while next < deliveries.len() {
+                // A long round renews its hold on what it has still to send, so no other sender
+                // takes those meanwhile (the lease covers two attempts and a margin).
+                let elapsed = started.elapsed().as_millis() as i64;
+                if leased_for - elapsed < hooks.lease_ms / 2 {
+                    let rest: Vec<String> = deliveries[next..].iter().map(|d| d.id.clone()).collect();
+                    svc.store().reschedule_deliveries(&rest, now + elapsed + hooks.lease_ms).await?;
+                    leased_for = elapsed + hooks.lease_ms;
+                }
+                let delivery = deliveries[next].clone();
+                next += 1;
                 let attempts = delivery.attempts + 1;
                 let created_at = delivery.created_at;
-                if attempt_and_record(svc, hooks, &hook, delivery, now).await? {
+                if attempt_and_record(svc, hooks, &hook, delivery, now + elapsed).await? {
                     done.delivered += 1;
                 } else {
                     if webhook::next_retry(created_at, attempts, now, 0.0).is_some() {
@@ -949,11 +963,11 @@ pub async fn deliver_due(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceRe
                     break;
                 }
             }
-            // Held back: their lease ends in a moment and the next round takes them.
-            let held: Vec<String> = pending.map(|delivery| delivery.id).collect();
+            // Held back behind a failure: the next round after a short wait takes them.
+            let held: Vec<String> = deliveries[next..].iter().map(|delivery| delivery.id.clone()).collect();
             done.held_back = held.len();
             if !held.is_empty() {
-                svc.store().release_deliveries(&held, now + HOLD_BACK_MS).await?;
+                svc.store().reschedule_deliveries(&held, now + HOLD_BACK_MS).await?;
             }
             Ok(done)
         })

@@ -771,8 +771,8 @@ pub trait WebhookStore: Send + Sync {
         limit: u32,
         only: Option<&str>,
     ) -> StoreResult<Vec<svc_core::webhook::WebhookDelivery>>;
-    /// Gives claimed deliveries back unattempted, due again at `at`.
-    async fn release_deliveries(&self, ids: &[String], at: i64) -> StoreResult<()>;
+    /// Sets when pending deliveries are due (claimed ones given back unattempted, or held longer).
+    async fn reschedule_deliveries(&self, ids: &[String], at: i64) -> StoreResult<()>;
     /// Records an attempt and what it leads to, and the endpoint's health with it; `true` when
     /// this failure disabled the endpoint (it failed for the whole retry window).
     async fn record_attempt(

@@ -264,7 +264,7 @@ impl WebhookStore for ThisStore {
         Ok(claimed)
     }
 
-    async fn release_deliveries(&self, ids: &[String], at: i64) -> StoreResult<()> {
+    async fn reschedule_deliveries(&self, ids: &[String], at: i64) -> StoreResult<()> {
         if ids.is_empty() {
             return Ok(());
         }

@@ -11,3 +11,4 @@ mod logs;
 mod mail;
 mod project_delete;
 mod self_setup;
+mod webhooks;
