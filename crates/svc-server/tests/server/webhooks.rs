@@ -226,7 +226,8 @@ async fn private_addresses_are_refused_unless_the_operator_allows_them() {
     };
     let app = TestApp::with_config(strict).await;
     for url in [receiver.url("/svc"), "http://10.0.0.7/hook".to_string(), "http://[::1]:8080/".to_string()] {
-        let refused = app.rest("POST", &app.p("/webhooks"), Some(json!({"url": url, "events": ["report.created"]}))).await;
+        let refused =
+            app.rest("POST", &app.p("/webhooks"), Some(json!({"url": url, "events": ["report.created"]}))).await;
         let message = refused.error(400, "BAD_REQUEST");
         assert!(message.contains("private or special-purpose address"), "{message}");
     }
