@@ -94,6 +94,7 @@ pub fn router() -> Router<AppState> {
         .route("/projects/{id}/keys/{key}/revoke", post(keys::revoke))
         .route("/projects/{id}/webhooks", get(webhooks::page).post(webhooks::create))
         .route("/projects/{id}/webhooks/{webhook}", get(webhooks::log))
+        .route("/projects/{id}/webhooks/{webhook}/edit", post(webhooks::edit))
         .route("/projects/{id}/webhooks/{webhook}/enabled", post(webhooks::set_enabled))
         .route("/projects/{id}/webhooks/{webhook}/delete", post(webhooks::delete))
         .route("/projects/{id}/webhooks/{webhook}/rotate-secret", post(webhooks::rotate_secret))

@@ -1,10 +1,11 @@
 //! A project's Webhooks tab: the endpoints its events are delivered to (URL, format, events,
 //! description, enabled or disabled, and why when Svc disabled one), adding one (its signing secret
-//! shown once, on the answer to the form, never in a URL or a log), enabling, disabling, deleting,
-//! rotating the secret, sending a test event, and each endpoint's delivery log with a Resend per
-//! delivery. Only people who may change the project's settings see it (an endpoint's URL can itself
-//! be a secret, a chat webhook): every call goes through `service::webhooks` with the signed-in
-//! person, which checks that and records each change in the audit log.
+//! shown once, on the answer to the form, never in a URL or a log), editing one's URL, events and
+//! description (in its card, `?edit=<id>`), enabling, disabling, deleting, rotating the secret,
+//! sending a test event, and each endpoint's delivery log with a Resend per delivery. Only people
+//! who may change the project's settings see it (an endpoint's URL can itself be a secret, a chat
+//! webhook): every call goes through `service::webhooks` with the signed-in person, which checks
+//! that and records each change in the audit log.
 
 use askama::Template;
 use axum::extract::{Path, Query, State};
@@ -81,6 +82,12 @@ struct EndpointRow {
     /// Until when the rotated-out secret still signs beside the current one.
     previous_until: Option<When>,
     created: When,
+    /// Its edit form: as stored, or as submitted when it was refused.
+    edit: EndpointForm,
+    /// Whether the edit form is open in its card.
+    editing: bool,
+    /// What to fix in the edit form.
+    edit_error: Option<String>,
 }
 
 impl EndpointRow {
@@ -98,12 +105,16 @@ impl EndpointRow {
             failing_since: hook.failing_since.map(|at| When::at(at, now)),
             previous_until: hook.previous_until.filter(|until| *until > now).map(|until| When::ahead(until, now)),
             created: When::at(hook.created_at, now),
+            edit: EndpointForm::of(hook),
+            editing: false,
+            edit_error: None,
         }
     }
 }
 
-/// The add form as shown: empty, or as submitted when it was refused.
-struct AddForm {
+/// The add form or an endpoint's edit form as shown: empty or as stored, or as submitted when it
+/// was refused.
+struct EndpointForm {
     url: String,
     format: String,
     /// (event type, what it means, ticked)
@@ -111,13 +122,20 @@ struct AddForm {
     description: String,
 }
 
-impl AddForm {
+impl EndpointForm {
     fn fresh() -> Self {
-        AddForm::ticked("", "standard", &[], "")
+        EndpointForm::ticked("", "standard", &[], "")
+    }
+
+    /// `hook` as stored. A chat endpoint on its format's defaults has nothing ticked, so saving
+    /// the form unchanged keeps it on the defaults.
+    fn of(hook: &Webhook) -> Self {
+        let ticked: &[String] = if hook.events_default { &[] } else { &hook.events };
+        EndpointForm::ticked(&hook.url, hook.format.as_str(), ticked, hook.description.as_deref().unwrap_or(""))
     }
 
     fn ticked(url: &str, format: &str, ticked: &[String], description: &str) -> Self {
-        AddForm {
+        EndpointForm {
             url: url.to_string(),
             format: format.to_string(),
             events: EVENT_TYPES.iter().map(|e| (*e, event_meaning(e), ticked.iter().any(|t| t == e))).collect(),
@@ -162,7 +180,7 @@ struct WebhooksPage<'a> {
     /// Whether the person may see and change the endpoints (the service said so).
     allowed: bool,
     endpoints: Vec<EndpointRow>,
-    form: AddForm,
+    form: EndpointForm,
     formats: &'static [(&'static str, &'static str)],
     max_endpoints: usize,
     max_url: usize,
@@ -179,7 +197,7 @@ async fn list_page<'a>(
     state: &AppState,
     person: &'a Person,
     opened: OpenedProject,
-    form: AddForm,
+    form: EndpointForm,
     shown: Option<ShownSecret>,
     error: Option<String>,
 ) -> PageResult<WebhooksPage<'a>> {
@@ -228,13 +246,16 @@ fn not_found(error: ServiceError) -> PageError {
 
 #[derive(Deserialize, Default)]
 pub struct ListQuery {
-    /// `enabled` or `disabled`, with `webhook`.
+    /// `enabled`, `disabled` or `saved`, with `webhook`.
     #[serde(default)]
     done: String,
     #[serde(default)]
     webhook: String,
     #[serde(default)]
     deleted: String,
+    /// The endpoint whose edit form is open.
+    #[serde(default)]
+    edit: String,
 }
 
 /// `GET /projects/{id}/webhooks`
@@ -245,10 +266,17 @@ pub async fn page(
     Query(query): Query<ListQuery>,
 ) -> PageResult<Response> {
     let opened = projects::open(&state, &person, &project_id, Operation::ReadProject, "webhooks").await?;
-    let mut view = list_page(&state, &person, opened, AddForm::fresh(), None, None).await?;
+    let mut view = list_page(&state, &person, opened, EndpointForm::fresh(), None, None).await?;
+    if let Some(row) = view.endpoints.iter_mut().find(|hook| !query.edit.is_empty() && hook.id == query.edit) {
+        row.editing = true;
+    }
     // The notice says what the endpoint is now, and only for one that exists.
     let changed = view.endpoints.iter().find(|hook| !query.webhook.is_empty() && hook.id == query.webhook);
     view.notice = match (query.done.as_str(), changed) {
+        ("saved", Some(hook)) => Some(format!(
+            "{} is saved: events from now on are sent as set here, and deliveries still waiting go to this address.",
+            hook.url
+        )),
         ("enabled", Some(hook)) if hook.enabled => {
             Some(format!("{} is enabled: new events go to it, and deliveries that were waiting go out now.", hook.url))
         }
@@ -296,15 +324,75 @@ pub async fn create(
     {
         Ok(hook) => {
             let shown = ShownSecret::of(&hook, false, time::now_ms());
-            let view = list_page(&state, &person, opened, AddForm::fresh(), Some(shown), None).await?;
+            let view = list_page(&state, &person, opened, EndpointForm::fresh(), Some(shown), None).await?;
             return Ok(render(StatusCode::OK, &view));
         }
         Err(ServiceError::Invalid(message)) => (StatusCode::BAD_REQUEST, message),
         Err(ServiceError::Conflict(message)) => (StatusCode::CONFLICT, message),
         Err(other) => return Err(other.into()),
     };
-    let refill = AddForm::ticked(&form.url, &form.format, &form.event, &form.description);
+    let refill = EndpointForm::ticked(&form.url, &form.format, &form.event, &form.description);
     let view = list_page(&state, &person, opened, refill, None, Some(capitalized(&refused.1))).await?;
+    Ok(render(refused.0, &view))
+}
+
+#[derive(Deserialize)]
+pub struct EditEndpointForm {
+    #[serde(rename = "_csrf", default)]
+    csrf: String,
+    #[serde(default)]
+    url: String,
+    #[serde(default)]
+    event: Vec<String>,
+    #[serde(default)]
+    description: String,
+}
+
+/// `POST /projects/{id}/webhooks/{webhook}/edit`: changes an endpoint's URL, events and
+/// description (its format stays), as `PATCH /api/v1/projects/{id}/webhooks/{webhook}` does. No
+/// event ticked is an error for the standard format and the format's defaults for a chat one; an
+/// empty description clears it. A refused form comes back open in the endpoint's card, filled in,
+/// with what to fix.
+pub async fn edit(
+    State(state): State<AppState>,
+    Path((project_id, webhook_id)): Path<(String, String)>,
+    Submitted(person, form): Submitted<EditEndpointForm>,
+) -> PageResult<Response> {
+    let opened = projects::open(&state, &person, &project_id, Operation::ConfigureProject, "webhooks").await?;
+    let changes = WebhookChanges {
+        url: Some(form.url.clone()),
+        events: Some(form.event.clone()),
+        enabled: None,
+        description: Some(Some(form.description.clone())),
+    };
+    let refused = match webhooks::update(
+        &state.service,
+        &state.webhooks,
+        &opened.principal,
+        &opened.project,
+        &webhook_id,
+        changes,
+    )
+    .await
+    {
+        Ok(hook) => {
+            let back =
+                format!("/projects/{}/webhooks?done=saved&webhook={}#webhook-{}", opened.project.id, hook.id, hook.id);
+            return Ok(see_other_local(Some(&back)));
+        }
+        Err(ServiceError::Invalid(message)) => (StatusCode::BAD_REQUEST, message),
+        Err(ServiceError::Conflict(message)) => (StatusCode::CONFLICT, message),
+        Err(other) => return Err(not_found(other)),
+    };
+    let mut view = list_page(&state, &person, opened, EndpointForm::fresh(), None, None).await?;
+    let row = view
+        .endpoints
+        .iter_mut()
+        .find(|hook| hook.id == webhook_id)
+        .ok_or_else(|| not_found(ServiceError::NotFound("webhook not found".into())))?;
+    row.edit = EndpointForm::ticked(&form.url, &row.edit.format, &form.event, &form.description);
+    row.editing = true;
+    row.edit_error = Some(capitalized(&refused.1));
     Ok(render(refused.0, &view))
 }
 
@@ -353,7 +441,7 @@ pub struct CsrfOnlyForm {
     csrf: String,
 }
 
-super::csrf_forms!(AddEndpointForm, EnabledForm, CsrfOnlyForm);
+super::csrf_forms!(AddEndpointForm, EditEndpointForm, EnabledForm, CsrfOnlyForm);
 
 /// `POST /projects/{id}/webhooks/{webhook}/delete`: deletes an endpoint with its delivery log.
 pub async fn delete(
@@ -378,7 +466,7 @@ pub async fn rotate_secret(
         .await
         .map_err(not_found)?;
     let shown = ShownSecret::of(&hook, true, time::now_ms());
-    let view = list_page(&state, &person, opened, AddForm::fresh(), Some(shown), None).await?;
+    let view = list_page(&state, &person, opened, EndpointForm::fresh(), Some(shown), None).await?;
     Ok(render(StatusCode::OK, &view))
 }
 

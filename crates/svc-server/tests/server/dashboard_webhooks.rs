@@ -94,6 +94,22 @@ async fn only_hook(app: &TestApp) -> Webhook {
     all.remove(0)
 }
 
+/// Submits an endpoint's edit form.
+async fn edit(app: &TestApp, tab: &Tab, id: &str, url: &str, events: &[&str], description: &str) -> Resp {
+    let mut fields = vec![("url", url), ("description", description)];
+    fields.extend(events.iter().map(|e| ("event", *e)));
+    tab.post(app, &format!("/webhooks/{id}/edit"), &fields).await
+}
+
+/// The card of one endpoint on the list.
+#[track_caller]
+fn card<'a>(html: &'a str, id: &str) -> &'a str {
+    let start =
+        html.find(&format!(r#"<article class="card webhook" id="webhook-{id}""#)).expect("the endpoint is listed");
+    let end = start + html[start..].find("</article>").expect("the card ends");
+    &html[start..end]
+}
+
 /// The secret shown on the answer to a form.
 #[track_caller]
 fn shown_secret(html: &str) -> String {
@@ -396,6 +412,128 @@ async fn a_refused_form_comes_back_filled_in_and_chat_formats_take_their_default
 }
 
 #[tokio::test]
+async fn an_owner_edits_an_endpoints_url_events_and_description() {
+    let app = app().await;
+    let first = Receiver::start(&[200], "ok").await;
+    let second = Receiver::start(&[200], "ok").await;
+    let owner = Tab::owner(&app).await;
+    let added = add(&app, &owner, &first.url, "standard", &["report.created"], "Ops alerts").await;
+    let secret = shown_secret(&added.text);
+    let hook = only_hook(&app).await;
+
+    // The list offers Edit; the form opens in the endpoint's card, filled in as stored.
+    let list = owner.get(&app, "/webhooks").await.text;
+    let open_it = format!("/projects/{}/webhooks?edit={}#webhook-{}-edit", app.pid(), hook.id, hook.id);
+    assert!(card(&list, &hook.id).contains(&format!(r#"href="{open_it}">Edit</a>"#)), "{list}");
+    assert!(!list.contains("/edit\""), "no edit form until asked for");
+    let log = owner.get(&app, &format!("/webhooks/{}", hook.id)).await.text;
+    assert!(log.contains(&format!(r#"href="{open_it}">Edit</a>"#)), "the delivery log links to it too");
+    let editing = owner.get(&app, &format!("/webhooks?edit={}", hook.id)).await;
+    assert_eq!(editing.status, StatusCode::OK);
+    let form = card(&editing.text, &hook.id);
+    assert!(form.contains(&format!(r#"action="/projects/{}/webhooks/{}/edit""#, app.pid(), hook.id)), "{form}");
+    assert!(form.contains(&format!(r#"name="_csrf" value="{}""#, owner.csrf)));
+    assert!(form.contains(&format!(r#"value="{}">"#, first.url)) && form.contains(r#"value="Ops alerts">"#));
+    assert!(form.contains(r#"value="report.created" checked>"#) && form.contains(r#"value="room.created">"#));
+    assert!(!form.contains(r#"name="format""#), "the format is not changed here");
+
+    let saved =
+        edit(&app, &owner, &hook.id, &second.url, &["comment.published", "report.status_changed"], "  Triage room  ")
+            .await;
+    let back = redirected(&saved);
+    assert_eq!(back, format!("/projects/{}/webhooks?done=saved&webhook={}#webhook-{}", app.pid(), hook.id, hook.id));
+    let page = follow(&app, &owner, &back).await.text;
+    assert!(page.contains(&format!("{} is saved", second.url)), "{page}");
+    let shown = card(&page, &hook.id);
+    for new in [
+        second.url.as_str(),
+        "Triage room",
+        "<code>comment.published</code>, <code>report.status_changed</code>",
+        "Standard Webhooks",
+    ] {
+        assert!(shown.contains(new), "the list shows {new:?}: {shown}");
+    }
+    assert!(!shown.contains(&first.url) && !shown.contains("Ops alerts") && !shown.contains("/edit\""), "{shown}");
+    let stored = only_hook(&app).await;
+    assert_eq!((stored.url.as_str(), stored.description.as_deref()), (second.url.as_str(), Some("Triage room")));
+    assert_eq!(stored.events, ["comment.published", "report.status_changed"]);
+    assert_eq!(stored.secret.expose(), secret, "the signing secret stays");
+    assert!(stored.enabled);
+
+    // Deliveries go to the new address.
+    redirected(&owner.post(&app, &format!("/webhooks/{}/test", hook.id), &[]).await);
+    assert_eq!((first.count(), second.count()), (0, 1));
+
+    // An empty description removes it.
+    redirected(&edit(&app, &owner, &hook.id, &second.url, &["report.created"], "").await);
+    assert_eq!(only_hook(&app).await.description, None);
+
+    let acts: Vec<String> = audit(&app).await.into_iter().map(|(action, _, _)| action).collect();
+    assert_eq!(acts, ["webhook.updated", "webhook.updated", "webhook.created"]);
+    let audit_tab = owner.get(&app, "/audit").await.text;
+    let host = second.url.trim_end_matches("/hook");
+    assert!(audit_tab.contains(&format!("changed the webhook {host}/…")), "{audit_tab}");
+    assert!(audit_tab.contains(&format!("added the webhook {}/… (standard)", first.url.trim_end_matches("/hook"))));
+}
+
+#[tokio::test]
+async fn a_chat_endpoint_with_no_event_ticked_goes_back_to_its_formats_defaults() {
+    let app = app().await;
+    let receiver = Receiver::start(&[200], "ok").await;
+    let owner = Tab::owner(&app).await;
+    add(&app, &owner, &receiver.url, "discord", &["room.created"], "#bugs").await;
+    let hook = only_hook(&app).await;
+    assert!(!hook.events_default);
+
+    let back = redirected(&edit(&app, &owner, &hook.id, &receiver.url, &[], "#bugs").await);
+    let stored = only_hook(&app).await;
+    assert!(stored.events_default, "{stored:?}");
+    assert_eq!(stored.events, svc_core::webhook::WebhookFormat::Discord.default_events());
+    assert!(follow(&app, &owner, &back).await.text.contains("Discord's defaults"));
+
+    // On the defaults, the form has nothing ticked, so saving it unchanged keeps them.
+    let form = owner.get(&app, &format!("/webhooks?edit={}", hook.id)).await.text;
+    assert!(!card(&form, &hook.id).contains(" checked>"), "{form}");
+    assert!(card(&form, &hook.id).contains("With none ticked, Discord's defaults are sent"));
+}
+
+#[tokio::test]
+async fn a_refused_edit_comes_back_filled_in_with_what_to_fix() {
+    let app = app().await;
+    let receiver = Receiver::start(&[200], "ok").await;
+    let owner = Tab::owner(&app).await;
+    add(&app, &owner, &receiver.url, "standard", &["report.created"], "Ops alerts").await;
+    let hook = only_hook(&app).await;
+
+    let typed = r#"javascript:alert(1)//"><script>x</script>"#;
+    let bad = edit(&app, &owner, &hook.id, typed, &["room.created", "report.assigned"], "New words").await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.text);
+    assert!(bad.location().is_none());
+    let form = card(&bad.text, &hook.id);
+    assert!(form.contains(r#"<p class="error" role="alert">Url must start with https://"#), "{form}");
+    assert!(form.contains(&format!(r#"action="/projects/{}/webhooks/{}/edit""#, app.pid(), hook.id)));
+    assert!(!bad.text.contains("<script>x</script>"), "what was typed comes back as text");
+    assert!(form.contains(r#"value="javascript:alert(1)//&#34;&#62;&#60;script&#62;x&#60;/script&#62;">"#), "{form}");
+    assert!(form.contains(r#"value="room.created" checked>"#) && form.contains(r#"value="report.assigned" checked>"#));
+    assert!(form.contains(r#"value="report.created">"#), "what was unticked stays unticked");
+    assert!(form.contains(r#"value="New words">"#));
+    let alerts = bad.text.matches(r#"<p class="error" role="alert">"#).count();
+    assert_eq!(alerts, 1, "only the edit form says what to fix, not the add form: {}", bad.text);
+
+    // The standard format needs an event.
+    let none = edit(&app, &owner, &hook.id, &receiver.url, &[], "New words").await;
+    assert_eq!(none.status, StatusCode::BAD_REQUEST);
+    assert!(card(&none.text, &hook.id).contains("Events must name at least one of"), "{}", none.text);
+
+    assert_eq!(only_hook(&app).await, hook, "nothing changed");
+    assert!(!audit(&app).await.iter().any(|(action, _, _)| action == "webhook.updated"));
+
+    // An endpoint that is not there (deleted meanwhile) is not found.
+    let gone = edit(&app, &owner, &"0".repeat(24), &receiver.url, &["report.created"], "").await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND, "{}", gone.text);
+}
+
+#[tokio::test]
 async fn hostile_text_in_a_description_is_shown_as_text() {
     let app = app().await;
     let receiver = Receiver::start(&[200], "ok").await;
@@ -430,10 +568,17 @@ async fn members_are_refused_the_webhooks_tab_and_its_forms() {
     assert!(page.text.contains("Only an owner of the organization can see and change this project's webhooks"));
     assert!(!page.text.contains(&receiver.url), "a member never sees an endpoint's URL");
     assert!(!page.text.contains(r#"method="post" action="/projects/"#), "no forms for a member");
+    let editing = member.get(&app, &format!("/webhooks?edit={}", hook.id)).await;
+    assert_eq!(editing.status, StatusCode::FORBIDDEN);
+    assert!(!editing.text.contains(&receiver.url) && !editing.text.contains("/edit\""), "no edit form either");
     assert_eq!(member.get(&app, &format!("/webhooks/{}", hook.id)).await.status, StatusCode::FORBIDDEN);
 
-    let attempts: [(String, Vec<(&str, &str)>); 6] = [
+    let attempts: [(String, Vec<(&str, &str)>); 7] = [
         ("/webhooks".into(), vec![("url", receiver.url.as_str()), ("format", "standard"), ("event", "report.created")]),
+        (
+            format!("/webhooks/{}/edit", hook.id),
+            vec![("url", "https://attacker.example/hook"), ("event", "report.created"), ("description", "")],
+        ),
         (format!("/webhooks/{}/enabled", hook.id), vec![("enabled", "off")]),
         (format!("/webhooks/{}/rotate-secret", hook.id), vec![]),
         (format!("/webhooks/{}/test", hook.id), vec![]),
