@@ -40,6 +40,10 @@ pub mod action {
     pub const STATUS_CHANGED: &str = "report.status_changed";
     pub const DRAFT_PUBLISHED: &str = "comment.published";
     pub const REPORTS_EXPIRED: &str = "reports.expired";
+    pub const WEBHOOK_CREATED: &str = "webhook.created";
+    pub const WEBHOOK_UPDATED: &str = "webhook.updated";
+    pub const WEBHOOK_DELETED: &str = "webhook.deleted";
+    pub const WEBHOOK_SECRET_ROTATED: &str = "webhook.secret_rotated";
 }
 
 /// A sentence for one act, for people reading the log ("minted key Deploy bot").
@@ -89,6 +93,11 @@ pub fn describe(action: &str, detail: &Value) -> String {
             detail.get("count").and_then(Value::as_u64).unwrap_or(0),
             detail.get("days").and_then(Value::as_i64).unwrap_or(0)
         ),
+        // `url` is stored as scheme://host/… (a chat webhook's path is its secret).
+        action::WEBHOOK_CREATED => format!("added the webhook {} ({})", text("url"), text("format")),
+        action::WEBHOOK_UPDATED => format!("changed the webhook {}", text("url")),
+        action::WEBHOOK_DELETED => format!("deleted the webhook {}", text("url")),
+        action::WEBHOOK_SECRET_ROTATED => format!("rotated the signing secret of the webhook {}", text("url")),
         other => other.to_string(),
     }
 }
@@ -108,6 +117,15 @@ mod tests {
         assert_eq!(
             describe(action::STATUS_CHANGED, &json!({"shortId": "a1b2c3", "from": "new", "to": "fixed"})),
             "moved report a1b2c3 from new to fixed"
+        );
+        let hook =
+            json!({"webhookId": "6650f0c2a1b2c3d4e5f60718", "url": "https://hooks.slack.com/…", "format": "slack"});
+        assert_eq!(describe(action::WEBHOOK_CREATED, &hook), "added the webhook https://hooks.slack.com/… (slack)");
+        assert_eq!(describe(action::WEBHOOK_UPDATED, &hook), "changed the webhook https://hooks.slack.com/…");
+        assert_eq!(describe(action::WEBHOOK_DELETED, &hook), "deleted the webhook https://hooks.slack.com/…");
+        assert_eq!(
+            describe("webhook.secret_rotated", &json!({"url": "https://ops.example.com:8443/…", "format": "standard"})),
+            "rotated the signing secret of the webhook https://ops.example.com:8443/…"
         );
     }
 }

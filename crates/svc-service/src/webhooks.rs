@@ -24,6 +24,7 @@ use futures_util::StreamExt;
 use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{Value, json};
 use sha2::Sha256;
+use svc_core::audit::action;
 use svc_core::event::{Event, EventKind, consumer};
 use svc_core::mail::MailKind;
 use svc_core::model::{AuthorKind, Comment, Project, Report};
@@ -194,7 +195,7 @@ pub async fn create(
         updated_at: now,
     };
     store.create_webhook(&hook).await?;
-    audit(svc, project, by, "webhook.created", &hook).await;
+    audit(svc, project, by, action::WEBHOOK_CREATED, &hook).await;
     Ok(hook)
 }
 
@@ -241,7 +242,7 @@ pub async fn update(
     if !svc.store().update_webhook(&hook).await? {
         return Err(ServiceError::NotFound("webhook not found".into()));
     }
-    audit(svc, project, by, "webhook.updated", &hook).await;
+    audit(svc, project, by, action::WEBHOOK_UPDATED, &hook).await;
     WAKE.notify_one();
     Ok(hook)
 }
@@ -251,7 +252,7 @@ pub async fn delete(svc: &Service, by: &Principal, project: &Project, id: &str) 
     if !svc.store().delete_webhook(&project.id, id).await? {
         return Err(ServiceError::NotFound("webhook not found".into()));
     }
-    audit(svc, project, by, "webhook.deleted", &hook).await;
+    audit(svc, project, by, action::WEBHOOK_DELETED, &hook).await;
     Ok(())
 }
 
@@ -266,7 +267,7 @@ pub async fn rotate_secret(svc: &Service, by: &Principal, project: &Project, id:
     if !svc.store().update_webhook(&hook).await? {
         return Err(ServiceError::NotFound("webhook not found".into()));
     }
-    audit(svc, project, by, "webhook.secret_rotated", &hook).await;
+    audit(svc, project, by, action::WEBHOOK_SECRET_ROTATED, &hook).await;
     Ok(hook)
 }
 
