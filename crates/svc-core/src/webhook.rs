@@ -87,6 +87,9 @@ pub struct Webhook {
     pub previous_until: Option<i64>,
     /// When the current run of failed attempts began (`None` after a success).
     pub failing_since: Option<i64>,
+    /// After a failed attempt, nothing more is sent to the endpoint until then (the failed
+    /// delivery's retry): one failing endpoint costs one attempt per retry, not one per delivery.
+    pub paused_until: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -326,6 +329,7 @@ mod tests {
             previous_secret: None,
             previous_until: None,
             failing_since: None,
+            paused_until: None,
             created_at: 0,
             updated_at: 0,
         };

@@ -41,7 +41,7 @@ use crate::{Service, ServiceError, ServiceResult};
 /// Events read per round of the consumer.
 const EVENTS_PER_ROUND: u32 = 200;
 /// Deliveries claimed per round of a sender.
-const DELIVERIES_PER_ROUND: u32 = 200;
+const DELIVERIES_PER_ROUND: u32 = 1000;
 /// How long the feed's consumer is held: renewed every round (a second apart), and short, so a
 /// killed instance's events are taken over soon.
 const CONSUMER_LEASE_MS: i64 = 15_000;
@@ -191,6 +191,7 @@ pub async fn create(
         previous_secret: None,
         previous_until: None,
         failing_since: None,
+        paused_until: None,
         created_at: now,
         updated_at: now,
     };
@@ -234,6 +235,7 @@ pub async fn update(
     if let Some(enabled) = changes.enabled {
         if enabled && !hook.enabled {
             hook.failing_since = None;
+            hook.paused_until = None;
         }
         hook.enabled = enabled;
         hook.disabled_reason = None;
@@ -825,24 +827,21 @@ async fn send(hooks: &Webhooks, hook: &Webhook, delivery: &WebhookDelivery, now:
     }
 }
 
-/// Attempts a claimed delivery and records how it went: delivered, retried later, or given up
-/// (the endpoint is disabled when it has failed for 24 hours: its owners are mailed).
-async fn attempt_and_record(
-    svc: &Service,
+/// One attempt at a claimed delivery: what to record, and whether it was delivered.
+async fn attempt(
     hooks: &Webhooks,
     hook: &Webhook,
-    delivery: WebhookDelivery,
+    delivery: &WebhookDelivery,
     started_at: i64,
-) -> ServiceResult<bool> {
+) -> (WebhookAttempt, AttemptOutcome) {
     let started = Instant::now();
-    let answer = send(hooks, hook, &delivery, started_at).await;
+    let answer = send(hooks, hook, delivery, started_at).await;
     let now = started_at + started.elapsed().as_millis() as i64;
     let attempts = delivery.attempts + 1;
     let outcome = if answer.ok() {
         AttemptOutcome::Delivered
     } else {
-        let jitter = rand_fraction();
-        match webhook::next_retry(delivery.created_at, attempts, now, jitter) {
+        match webhook::next_retry(delivery.created_at, attempts, now, rand_fraction()) {
             Some(at) => AttemptOutcome::Retry { at },
             None => AttemptOutcome::GiveUp,
         }
@@ -862,14 +861,37 @@ async fn attempt_and_record(
         webhook_id: hook.id.clone(),
         at: now,
         status: answer.status,
-        error: answer.error.clone(),
+        error: answer.error,
         duration_ms: started.elapsed().as_millis() as i64,
     };
-    let disabled = svc.store().record_attempt(&attempt, outcome).await?;
-    if disabled {
+    (attempt, outcome)
+}
+
+/// Records a round of attempts at one endpoint (and the deliveries held back behind a failure);
+/// mails the owners when this disabled the endpoint.
+async fn record(
+    svc: &Service,
+    hooks: &Webhooks,
+    hook: &Webhook,
+    attempts: &[(WebhookAttempt, AttemptOutcome)],
+    held: &[String],
+) -> ServiceResult<()> {
+    if svc.store().record_attempts(&hook.id, attempts, held).await? {
         mail_owners_disabled(svc, hooks, hook).await;
     }
-    Ok(answer.ok())
+    Ok(())
+}
+
+/// Attempts one claimed delivery at once and records it ("Send test event", "Resend").
+async fn attempt_and_record(
+    svc: &Service,
+    hooks: &Webhooks,
+    hook: &Webhook,
+    delivery: WebhookDelivery,
+    started_at: i64,
+) -> ServiceResult<()> {
+    let done = attempt(hooks, hook, &delivery, started_at).await;
+    record(svc, hooks, hook, &[done], &[]).await
 }
 
 fn rand_fraction() -> f64 {
@@ -939,37 +961,38 @@ pub async fn deliver_due(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceRe
             let mut done = Round::default();
             let started = Instant::now();
             let mut leased_for = hooks.lease_ms;
+            let mut attempts: Vec<(WebhookAttempt, AttemptOutcome)> = Vec::new();
             let mut next = 0;
             while next < deliveries.len() {
-                // A long round renews its hold on what it has still to send, so no other sender
-                // takes those meanwhile (the lease covers two attempts and a margin).
                 let elapsed = started.elapsed().as_millis() as i64;
+                // A long round records what it did so far and renews its hold on the rest, so no
+                // other sender takes those meanwhile (the lease covers two attempts and a margin).
                 if leased_for - elapsed < hooks.lease_ms / 2 {
+                    record(svc, hooks, &hook, &std::mem::take(&mut attempts), &[]).await?;
                     let rest: Vec<String> = deliveries[next..].iter().map(|d| d.id.clone()).collect();
                     svc.store().reschedule_deliveries(&rest, now + elapsed + hooks.lease_ms).await?;
                     leased_for = elapsed + hooks.lease_ms;
                 }
-                let delivery = deliveries[next].clone();
+                let tried = attempt(hooks, &hook, &deliveries[next], now + elapsed).await;
                 next += 1;
-                let attempts = delivery.attempts + 1;
-                let created_at = delivery.created_at;
-                if attempt_and_record(svc, hooks, &hook, delivery, now + elapsed).await? {
-                    done.delivered += 1;
-                } else {
-                    if webhook::next_retry(created_at, attempts, now, 0.0).is_some() {
+                let outcome = tried.1;
+                attempts.push(tried);
+                match outcome {
+                    AttemptOutcome::Delivered => done.delivered += 1,
+                    AttemptOutcome::Retry { .. } => {
                         done.retrying += 1;
-                    } else {
-                        done.given_up += 1;
+                        break;
                     }
-                    break;
+                    AttemptOutcome::GiveUp => {
+                        done.given_up += 1;
+                        break;
+                    }
                 }
             }
-            // Held back behind a failure: the next round after a short wait takes them.
+            // Held back behind a failure: they wait with the paused endpoint.
             let held: Vec<String> = deliveries[next..].iter().map(|delivery| delivery.id.clone()).collect();
             done.held_back = held.len();
-            if !held.is_empty() {
-                svc.store().reschedule_deliveries(&held, now + HOLD_BACK_MS).await?;
-            }
+            record(svc, hooks, &hook, &attempts, &held).await?;
             Ok(done)
         })
         .buffer_unordered(ENDPOINTS_AT_ONCE)
@@ -984,9 +1007,6 @@ pub async fn deliver_due(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceRe
     }
     Ok(round)
 }
-
-/// How long deliveries held back behind a failure wait before the next try.
-const HOLD_BACK_MS: i64 = 5_000;
 
 /// Deletes finished deliveries older than 30 days; how many went.
 pub async fn delete_old(svc: &Service, now: i64) -> ServiceResult<u64> {
@@ -1011,6 +1031,7 @@ pub async fn run_once(svc: &Service, hooks: &Webhooks, now: i64) -> Round {
 static WAKE: tokio::sync::Notify = tokio::sync::Notify::const_new();
 /// A round every second, at once after a change anywhere; at most this many rounds in flight.
 const TICK: Duration = Duration::from_secs(1);
+const CHANGE_ROUNDS: Duration = Duration::from_millis(100);
 const ROUNDS_IN_FLIGHT: usize = 4;
 
 /// Starts the webhook task (`svc serve`): rounds run side by side (a round waiting on a slow
@@ -1038,6 +1059,8 @@ pub fn spawn(svc: Arc<Service>, hooks: Webhooks) {
             tokio::select! {
                 _ = WAKE.notified() => {}
                 _ = changes.recv() => {
+                    // A burst of changes makes a round every tenth of a second, not one each.
+                    tokio::time::sleep(CHANGE_ROUNDS).await;
                     changes = changes.resubscribe();
                 }
                 _ = tokio::time::sleep(TICK) => {}

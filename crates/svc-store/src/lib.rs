@@ -773,12 +773,15 @@ pub trait WebhookStore: Send + Sync {
     ) -> StoreResult<Vec<svc_core::webhook::WebhookDelivery>>;
     /// Sets when pending deliveries are due (claimed ones given back unattempted, or held longer).
     async fn reschedule_deliveries(&self, ids: &[String], at: i64) -> StoreResult<()>;
-    /// Records an attempt and what it leads to, and the endpoint's health with it; `true` when
-    /// this failure disabled the endpoint (it failed for the whole retry window).
-    async fn record_attempt(
+    /// Records a round of attempts at one endpoint's deliveries, in order, and the endpoint's
+    /// health after them, in one transaction: after a failure the endpoint is paused until the
+    /// failed delivery's retry, and the `held` deliveries (claimed, not tried) wait as long.
+    /// `true` when this failure disabled the endpoint (it failed for the whole retry window).
+    async fn record_attempts(
         &self,
-        attempt: &svc_core::webhook::WebhookAttempt,
-        outcome: AttemptOutcome,
+        webhook_id: &str,
+        attempts: &[(svc_core::webhook::WebhookAttempt, AttemptOutcome)],
+        held: &[String],
     ) -> StoreResult<bool>;
     /// An endpoint's deliveries, newest first, before the id `before`.
     async fn list_deliveries(

@@ -371,3 +371,38 @@ async fn two_instances_on_one_postgresql_deliver_each_event_exactly_once() {
     assert_eq!(ids, expected, "each report's event once, none twice");
     assert!(received.iter().all(|r| r["verified"] == json!([true])));
 }
+
+#[tokio::test]
+async fn a_failing_endpoint_is_paused_and_never_holds_up_another() {
+    let (Some(healthy), Some(failing)) = (Receiver::start(), Receiver::start()) else { return };
+    let app = TestApp::with_config(config()).await;
+    create(&app, json!({"url": healthy.url("/ok"), "events": ["report.created"]})).await;
+    create(&app, json!({"url": failing.url("/down"), "events": ["report.created"]})).await;
+    failing.answer(500);
+    for n in 0..5 {
+        app.file_report(text_report(&format!("Report {n}"))).await;
+    }
+    let start = now();
+    let first = round(&app, start).await;
+    assert_eq!((first.delivered, first.retrying, first.held_back), (5, 1, 4), "{first:?}");
+    assert_eq!(healthy.received().len(), 5);
+    assert_eq!(failing.received().len(), 1, "one attempt, then the endpoint is paused");
+
+    // While it is paused, new reports still reach the healthy endpoint at once.
+    app.file_report(text_report("Report 5")).await;
+    let second = round(&app, start + 1_000).await;
+    assert_eq!((second.delivered, second.retrying), (1, 0), "{second:?}");
+    assert_eq!(failing.received().len(), 1);
+
+    // At the failed delivery's retry, the endpoint is tried again, oldest first.
+    failing.answer_ok();
+    let third = round(&app, start + 6_000).await;
+    assert_eq!(third.delivered, 6, "{third:?}");
+    let titles: Vec<String> = failing
+        .received()
+        .iter()
+        .skip(1)
+        .map(|r| r["json"]["data"]["report"]["title"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(titles, (0..6).map(|n| format!("Report {n}")).collect::<Vec<_>>());
+}

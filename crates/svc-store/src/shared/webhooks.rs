@@ -17,7 +17,7 @@ use crate::{AttemptOutcome, StoreError, StoreResult, WebhookStore};
 macro_rules! webhook_columns {
     () => {
         "id, project_id, url, events, events_default, description, format, enabled, disabled_reason, secret, \
-         previous_secret, previous_until, failing_since, created_at, updated_at"
+         previous_secret, previous_until, failing_since, paused_until, created_at, updated_at"
     };
 }
 
@@ -47,6 +47,7 @@ fn webhook(row: &DbRow) -> StoreResult<Webhook> {
         previous_secret: row.try_get::<Option<String>, _>("previous_secret")?.map(Secret::new),
         previous_until: row.try_get("previous_until")?,
         failing_since: row.try_get("failing_since")?,
+        paused_until: row.try_get("paused_until")?,
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
     })
@@ -130,7 +131,7 @@ impl WebhookStore for ThisStore {
         sqlx::query(concat!(
             "INSERT INTO webhooks (",
             webhook_columns!(),
-            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
         ))
         .bind(&hook.id)
         .bind(&hook.project_id)
@@ -145,6 +146,7 @@ impl WebhookStore for ThisStore {
         .bind(hook.previous_secret.as_ref().map(Secret::expose))
         .bind(hook.previous_until)
         .bind(hook.failing_since)
+        .bind(hook.paused_until)
         .bind(hook.created_at)
         .bind(hook.updated_at)
         .execute(self.write_pool())
@@ -191,7 +193,7 @@ impl WebhookStore for ThisStore {
         let done = sqlx::query(
             "UPDATE webhooks SET url = $3, events = $4, events_default = $5, description = $6, enabled = $7, \
              disabled_reason = $8, secret = $9, previous_secret = $10, previous_until = $11, failing_since = $12, \
-             updated_at = $13 WHERE id = $1 AND project_id = $2",
+             paused_until = $13, updated_at = $14 WHERE id = $1 AND project_id = $2",
         )
         .bind(&hook.id)
         .bind(&hook.project_id)
@@ -205,6 +207,7 @@ impl WebhookStore for ThisStore {
         .bind(hook.previous_secret.as_ref().map(Secret::expose))
         .bind(hook.previous_until)
         .bind(hook.failing_since)
+        .bind(hook.paused_until)
         .bind(hook.updated_at)
         .execute(self.write_pool())
         .await
@@ -252,8 +255,14 @@ impl WebhookStore for ThisStore {
              WHERE d.state = 'pending' AND w.enabled = TRUE AND d.next_attempt_at <= ",
         );
         query.push_bind(now);
-        if let Some(id) = only {
-            query.push(" AND d.id = ").push_bind(id.to_string());
+        match only {
+            // "Resend" is asked for by a person: it goes even to an endpoint paused after a failure.
+            Some(id) => {
+                query.push(" AND d.id = ").push_bind(id.to_string());
+            }
+            None => {
+                query.push(" AND (w.paused_until IS NULL OR w.paused_until <= ").push_bind(now).push(")");
+            }
         }
         query.push(" ORDER BY d.next_attempt_at, d.id LIMIT ").push_bind(i64::from(limit));
         query.push(") AND state = 'pending' AND next_attempt_at <= ").push_bind(now);
@@ -275,76 +284,112 @@ impl WebhookStore for ThisStore {
         Ok(())
     }
 
-    async fn record_attempt(&self, attempt: &WebhookAttempt, outcome: AttemptOutcome) -> StoreResult<bool> {
-        let mut tx = self.begin_write().await?;
-        let (state, next_attempt_at, delivered_at) = match outcome {
-            AttemptOutcome::Delivered => (DeliveryState::Delivered, None, Some(attempt.at)),
-            AttemptOutcome::Retry { at } => (DeliveryState::Pending, Some(at), None),
-            AttemptOutcome::GiveUp => (DeliveryState::Failed, None, None),
-        };
-        let recorded = sqlx::query(
-            "UPDATE webhook_deliveries SET state = $2, attempts = attempts + 1, \
-             next_attempt_at = COALESCE($3, next_attempt_at), last_status = $4, last_error = $5, \
-             last_attempt_at = $6, last_duration_ms = $7, delivered_at = COALESCE($8, delivered_at) WHERE id = $1",
-        )
-        .bind(&attempt.delivery_id)
-        .bind(state.as_str())
-        .bind(next_attempt_at)
-        .bind(attempt.status)
-        .bind(&attempt.error)
-        .bind(attempt.at)
-        .bind(attempt.duration_ms)
-        .bind(delivered_at)
-        .execute(&mut *tx)
-        .await
-        .map_err(map_write_error)?;
-        if recorded.rows_affected() == 0 {
-            // The endpoint (and with it the delivery) was deleted meanwhile.
-            tx.rollback().await?;
+    async fn record_attempts(
+        &self,
+        webhook_id: &str,
+        attempts: &[(WebhookAttempt, AttemptOutcome)],
+        held: &[String],
+    ) -> StoreResult<bool> {
+        if attempts.is_empty() && held.is_empty() {
             return Ok(false);
         }
-        sqlx::query(
-            "INSERT INTO webhook_attempts (delivery_id, webhook_id, at, status, error, duration_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
-        )
-        .bind(&attempt.delivery_id)
-        .bind(&attempt.webhook_id)
-        .bind(attempt.at)
-        .bind(attempt.status)
-        .bind(&attempt.error)
-        .bind(attempt.duration_ms)
-        .execute(&mut *tx)
-        .await
-        .map_err(map_write_error)?;
-        // The endpoint's health: a success ends a run of failures; a failure starts one, or, when
-        // the run has lasted the whole retry window, disables the endpoint.
-        let disabled = if matches!(outcome, AttemptOutcome::Delivered) {
-            sqlx::query("UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL")
-                .bind(&attempt.webhook_id)
-                .execute(&mut *tx)
-                .await
-                .map_err(map_write_error)?;
-            false
-        } else {
-            sqlx::query("UPDATE webhooks SET failing_since = $2 WHERE id = $1 AND failing_since IS NULL")
-                .bind(&attempt.webhook_id)
-                .bind(attempt.at)
-                .execute(&mut *tx)
-                .await
-                .map_err(map_write_error)?;
-            let done = sqlx::query(
-                "UPDATE webhooks SET enabled = FALSE, disabled_reason = $3, updated_at = $2 \
-                 WHERE id = $1 AND enabled = TRUE AND failing_since <= $2 - $4",
+        let mut tx = self.begin_write().await?;
+        for (attempt, outcome) in attempts {
+            let (state, next_attempt_at, delivered_at) = match outcome {
+                AttemptOutcome::Delivered => (DeliveryState::Delivered, None, Some(attempt.at)),
+                AttemptOutcome::Retry { at } => (DeliveryState::Pending, Some(*at), None),
+                AttemptOutcome::GiveUp => (DeliveryState::Failed, None, None),
+            };
+            let recorded = sqlx::query(
+                "UPDATE webhook_deliveries SET state = $2, attempts = attempts + 1, \
+                 next_attempt_at = COALESCE($3, next_attempt_at), last_status = $4, last_error = $5, \
+                 last_attempt_at = $6, last_duration_ms = $7, delivered_at = COALESCE($8, delivered_at) WHERE id = $1",
             )
-            .bind(&attempt.webhook_id)
+            .bind(&attempt.delivery_id)
+            .bind(state.as_str())
+            .bind(next_attempt_at)
+            .bind(attempt.status)
+            .bind(&attempt.error)
             .bind(attempt.at)
-            .bind("every delivery failed for 24 hours")
-            .bind(svc_core::webhook::RETRY_WINDOW_MS)
+            .bind(attempt.duration_ms)
+            .bind(delivered_at)
             .execute(&mut *tx)
             .await
             .map_err(map_write_error)?;
-            done.rows_affected() == 1
-        };
+            // A delivery deleted meanwhile (its endpoint went) keeps no attempts.
+            if recorded.rows_affected() == 0 {
+                continue;
+            }
+            sqlx::query(
+                "INSERT INTO webhook_attempts (delivery_id, webhook_id, at, status, error, duration_ms) \
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(&attempt.delivery_id)
+            .bind(&attempt.webhook_id)
+            .bind(attempt.at)
+            .bind(attempt.status)
+            .bind(&attempt.error)
+            .bind(attempt.duration_ms)
+            .execute(&mut *tx)
+            .await
+            .map_err(map_write_error)?;
+        }
+        // The endpoint's health, from its last attempt: a success ends a run of failures and any
+        // pause; a failure starts a run (or, when the run has lasted the whole retry window,
+        // disables the endpoint) and pauses it until the failed delivery's retry, and the
+        // deliveries held back behind it wait as long.
+        let mut disabled = false;
+        match attempts.last() {
+            Some((_, AttemptOutcome::Delivered)) => {
+                sqlx::query(
+                    "UPDATE webhooks SET failing_since = NULL, paused_until = NULL \
+                     WHERE id = $1 AND (failing_since IS NOT NULL OR paused_until IS NOT NULL)",
+                )
+                .bind(webhook_id)
+                .execute(&mut *tx)
+                .await
+                .map_err(map_write_error)?;
+            }
+            Some((attempt, outcome)) => {
+                let resume_at = match outcome {
+                    AttemptOutcome::Retry { at } => *at,
+                    _ => attempt.at + svc_core::webhook::retry_delay_ms(1),
+                };
+                // A success earlier in this round ended the previous run of failures.
+                let new_run = attempts.iter().any(|(_, outcome)| matches!(outcome, AttemptOutcome::Delivered));
+                sqlx::query(
+                    "UPDATE webhooks SET paused_until = $3, \
+                     failing_since = CASE WHEN $4 OR failing_since IS NULL THEN $2 ELSE failing_since END \
+                     WHERE id = $1",
+                )
+                .bind(webhook_id)
+                .bind(attempt.at)
+                .bind(resume_at)
+                .bind(new_run)
+                .execute(&mut *tx)
+                .await
+                .map_err(map_write_error)?;
+                if !held.is_empty() {
+                    let mut query = QueryBuilder::<Db>::new("UPDATE webhook_deliveries SET next_attempt_at = ");
+                    query.push_bind(resume_at).push(" WHERE state = 'pending' AND id IN ");
+                    super::queries::push_list(&mut query, held);
+                    query.build().execute(&mut *tx).await.map_err(map_write_error)?;
+                }
+                let done = sqlx::query(
+                    "UPDATE webhooks SET enabled = FALSE, disabled_reason = $3, updated_at = $2 \
+                     WHERE id = $1 AND enabled = TRUE AND failing_since <= $2 - $4",
+                )
+                .bind(webhook_id)
+                .bind(attempt.at)
+                .bind("every delivery failed for 24 hours")
+                .bind(svc_core::webhook::RETRY_WINDOW_MS)
+                .execute(&mut *tx)
+                .await
+                .map_err(map_write_error)?;
+                disabled = done.rows_affected() == 1;
+            }
+            None => {}
+        }
         self.commit_write(tx).await?;
         Ok(disabled)
     }

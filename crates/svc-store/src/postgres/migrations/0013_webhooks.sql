@@ -17,6 +17,8 @@ CREATE TABLE webhooks (
     previous_secret  TEXT,
     previous_until   BIGINT,
     failing_since    BIGINT,
+    -- After a failed attempt nothing more is sent to it until then (its failed delivery's retry).
+    paused_until     BIGINT,
     created_at       BIGINT NOT NULL,
     updated_at       BIGINT NOT NULL
 );

@@ -17,6 +17,8 @@ CREATE TABLE webhooks (
     previous_secret  TEXT,
     previous_until   INTEGER,
     failing_since    INTEGER,
+    -- After a failed attempt nothing more is sent to it until then (its failed delivery's retry).
+    paused_until     INTEGER,
     created_at       INTEGER NOT NULL,
     updated_at       INTEGER NOT NULL
 );
