@@ -13,6 +13,7 @@ mod loadgen;
 mod seed;
 mod stats;
 mod suite;
+mod webhooks;
 
 use clap::{Parser, Subcommand};
 
@@ -109,7 +110,7 @@ struct SuiteArgs {
     /// The svc binary to measure.
     #[arg(long)]
     svc: PathBuf,
-    /// Only these scenarios (comma-separated): startup, ceiling, ingest, list, pg-ingest, pg-list, widget.
+    /// Only these scenarios (comma-separated): startup, ceiling, ingest, webhooks, list, pg-ingest, pg-list, widget.
     #[arg(long, value_delimiter = ',')]
     only: Option<Vec<String>>,
     /// Measured runs per scenario (default 3; smoke 1).

@@ -201,6 +201,8 @@ impl Svc {
             .env("SVC_BIND", "127.0.0.1:0")
             .env("SVC_RATE_LIMIT", "off")
             .env("SVC_LOG_FORMAT", "json")
+            // The webhook scenario's receivers are on loopback.
+            .env("SVC_WEBHOOK_ALLOW_PRIVATE", "true")
             .env_remove("RUST_LOG")
             .env_remove("SVC_PUBLIC_URL")
             .stdin(Stdio::null())
@@ -790,6 +792,115 @@ fn scenario_ingest_sqlite(ctx: &mut Ctx) -> anyhow::Result<()> {
     result
 }
 
+/// What webhooks cost ingest, on SQLite: reports filed at 1,000 a second (paced, as a busy site
+/// files them) and at full rate, first with no endpoint, then with three subscribed to
+/// `report.created` (two answering 204, one answering 500); and how soon the deliveries have all
+/// arrived after the paced load.
+fn scenario_webhooks(ctx: &mut Ctx) -> anyhow::Result<()> {
+    use crate::webhooks::{Receiver, paced};
+    let options = ctx.options;
+    let rate = if options.smoke { 100 } else { 1_000 };
+    eprintln!("==> webhooks: ingest at {rate} reports/s and at full rate, without and with three endpoints");
+    let dir = ctx.fresh_dir("webhooks")?;
+    let svc = Svc::start(options, "webhooks", &dir, None)?;
+    let outcome = (|| -> anyhow::Result<()> {
+        let boot = svc.bootstrap()?;
+        let url = format!("http://{}/ingest/report", svc.addr);
+        let bodies = crate::data::report_bodies(64);
+        let seconds = Duration::from_secs(options.ingest_seconds);
+        let paced_run = |ctx: &Ctx| {
+            ctx.runtime.block_on(paced(url.clone(), boot.project_key.clone(), bodies.clone(), rate, seconds))
+        };
+        let plain = paced_run(ctx)?;
+        let plain_full = ingest_text(ctx, "webhooks: full rate, no endpoint", &svc, &boot.project_key)?;
+
+        let receivers = [
+            Receiver::start(&ctx.runtime, 204)?,
+            Receiver::start(&ctx.runtime, 204)?,
+            Receiver::start(&ctx.runtime, 500)?,
+        ];
+        let bearer = format!("Bearer {}", boot.setup_token);
+        for receiver in &receivers {
+            let body = serde_json::json!({"url": receiver.url(), "events": ["report.created"]}).to_string();
+            let path = format!("/api/v1/projects/{}/webhooks", boot.project_id);
+            let answer = http::post_json(svc.addr, &path, &[("Authorization", &bearer)], &body)?;
+            anyhow::ensure!(answer.status == 201, "adding a webhook answered {}: {}", answer.status, answer.body);
+        }
+        let hooked = paced_run(ctx)?;
+        // Every report of the paced run reaches both answering endpoints; how long after the load.
+        let ended = Instant::now();
+        let caught_up = loop {
+            if receivers[..2].iter().all(|r| r.received() >= hooked.sent) {
+                break Some(ended.elapsed().as_secs_f64());
+            }
+            if ended.elapsed() > Duration::from_secs(60) {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let failing_attempts = receivers[2].received();
+        let hooked_full = ingest_text(ctx, "webhooks: full rate, three endpoints", &svc, &boot.project_key)?;
+        eprintln!(
+            "    paced: {:.0}/s p99 {:.1} ms without, {:.0}/s p99 {:.1} ms with endpoints; delivered {} and {} \
+             (failing endpoint tried {failing_attempts} times); caught up {caught_up:?} s after the load",
+            plain.per_s,
+            plain.p99_ms,
+            hooked.per_s,
+            hooked.p99_ms,
+            receivers[0].received(),
+            receivers[1].received()
+        );
+        if plain.failed + hooked.failed > 0 {
+            ctx.table.problem(format!("webhooks: {} paced reports failed", plain.failed + hooked.failed));
+        }
+        let without = "Webhooks: 1,000 reports/s, no endpoint";
+        let with = "Webhooks: 1,000 reports/s, 3 endpoints (1 failing)";
+        ctx.table.add(without, "p50 ms", vec![plain.p50_ms], None, vec![]);
+        ctx.table.add(without, "p99 ms", vec![plain.p99_ms], None, vec![]);
+        ctx.table.add(with, "p50 ms", vec![hooked.p50_ms], None, vec![]);
+        ctx.table.add(with, "p99 ms", vec![hooked.p99_ms], Some(Target::AtMost(50.0)), vec![]);
+        ctx.table.add(
+            with,
+            "reports/s filed",
+            vec![hooked.per_s],
+            Some(Target::AtLeast(f64::from(rate) * 0.98)),
+            vec![],
+        );
+        match caught_up {
+            Some(seconds) => ctx.table.add(
+                with,
+                "s until all delivered after the load",
+                vec![seconds],
+                Some(Target::AtMost(5.0)),
+                vec![],
+            ),
+            None => ctx.table.problem(format!(
+                "webhooks: deliveries did not catch up within 60 s ({} and {} of {})",
+                receivers[0].received(),
+                receivers[1].received(),
+                hooked.sent
+            )),
+        }
+        let full = "Webhooks: full-rate ingest, 3 endpoints (1 failing)";
+        let base =
+            crate::stats::summary(&column(&plain_full, |r| r.ok_per_s)).map(|(median, _, _)| median).unwrap_or(0.0);
+        ctx.table.add(full, "reports/s (durable)", column(&hooked_full, |r| r.ok_per_s), None, vec![]);
+        if base > 0.0 {
+            ctx.table.add(
+                full,
+                "% of the same run without",
+                column(&hooked_full, |r| r.ok_per_s / base * 100.0),
+                Some(Target::AtLeast(90.0)),
+                vec![],
+            );
+        }
+        Ok(())
+    })();
+    svc.stop()?;
+    let _ = std::fs::remove_dir_all(&dir);
+    outcome
+}
+
 fn scenario_ingest_postgres(ctx: &mut Ctx, base: &str) -> anyhow::Result<()> {
     let options = ctx.options;
     eprintln!("==> ingest on PostgreSQL: text-only ({} clients)", options.clients);
@@ -1086,11 +1197,12 @@ pub fn run(options: Options) -> anyhow::Result<bool> {
     let sqlite_lists: Scenario = |ctx| scenario_lists(ctx, "SQLite", None);
     // The widget runs early, on a quiet machine: after the PostgreSQL rows the database server is
     // still busy dropping its million-report database, and a 4x-throttled page feels every bit of it.
-    let steps: [(&str, Scenario); 5] = [
+    let steps: [(&str, Scenario); 6] = [
         ("startup", scenario_startup_empty),
         ("widget", scenario_widget),
         ("ceiling", scenario_ceiling),
         ("ingest", scenario_ingest_sqlite),
+        ("webhooks", scenario_webhooks),
         ("list", sqlite_lists),
     ];
     let mut ok = true;

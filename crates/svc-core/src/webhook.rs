@@ -231,6 +231,7 @@ pub struct WebhookDelivery {
     /// The `webhook-id` header: the same on every attempt.
     pub message_id: String,
     pub event_type: String,
+    /// The body (read only where it is sent: empty in the delivery log).
     pub payload: String,
     pub state: DeliveryState,
     pub attempts: i64,
@@ -242,6 +243,26 @@ pub struct WebhookDelivery {
     pub last_duration_ms: Option<i64>,
     pub created_at: i64,
     pub delivered_at: Option<i64>,
+}
+
+impl WebhookDelivery {
+    /// The delivery's attempts given the ones stored: a delivery delivered at its first attempt
+    /// keeps that attempt in its own row (the last-attempt fields), not as a stored attempt.
+    pub fn attempts_with(&self, mut stored: Vec<WebhookAttempt>) -> Vec<WebhookAttempt> {
+        if stored.is_empty()
+            && let Some(at) = self.last_attempt_at
+        {
+            stored.push(WebhookAttempt {
+                delivery_id: self.id.clone(),
+                webhook_id: self.webhook_id.clone(),
+                at,
+                status: self.last_status,
+                error: self.last_error.clone(),
+                duration_ms: self.last_duration_ms.unwrap_or_default(),
+            });
+        }
+        stored
+    }
 }
 
 /// One attempt at a delivery, as the delivery log shows it.

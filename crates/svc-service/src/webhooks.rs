@@ -39,9 +39,13 @@ use crate::principal::Principal;
 use crate::{Service, ServiceError, ServiceResult};
 
 /// Events read per round of the consumer.
-const EVENTS_PER_ROUND: u32 = 200;
-/// Deliveries claimed per round of a sender.
-const DELIVERIES_PER_ROUND: u32 = 1000;
+const EVENTS_PER_ROUND: u32 = 50;
+/// Deliveries claimed per batch of a sender (each batch's writes are short transactions).
+const DELIVERIES_PER_ROUND: u32 = 100;
+/// Deliveries sent to one endpoint side by side.
+const AT_ONCE_PER_ENDPOINT: usize = 8;
+/// How long one call of [`deliver_due`] or [`queue_events`] keeps taking batches.
+const ROUND_TIME: Duration = Duration::from_secs(2);
 /// How long the feed's consumer is held: renewed every round (a second apart), and short, so a
 /// killed instance's events are taken over soon.
 const CONSUMER_LEASE_MS: i64 = 15_000;
@@ -299,7 +303,10 @@ pub async fn deliveries(
     }
     Ok(found
         .into_iter()
-        .map(|delivery| LoggedDelivery { attempts: attempts.remove(&delivery.id).unwrap_or_default(), delivery })
+        .map(|delivery| LoggedDelivery {
+            attempts: delivery.attempts_with(attempts.remove(&delivery.id).unwrap_or_default()),
+            delivery,
+        })
         .collect())
 }
 
@@ -309,7 +316,7 @@ async fn logged(svc: &Service, hook: &Webhook, delivery_id: &str) -> ServiceResu
         .get_delivery(&hook.id, delivery_id)
         .await?
         .ok_or_else(|| ServiceError::NotFound("delivery not found".into()))?;
-    let attempts = store.list_attempts(std::slice::from_ref(&delivery.id)).await?;
+    let attempts = delivery.attempts_with(store.list_attempts(std::slice::from_ref(&delivery.id)).await?);
     Ok(LoggedDelivery { delivery, attempts })
 }
 
@@ -634,8 +641,9 @@ pub async fn queue_events(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceR
         return Ok(0);
     };
     let mut made = 0;
-    // At most 20 rounds a call, so one call cannot run for ever while events keep coming.
-    for _ in 0..20 {
+    // Small batches (short transactions), until caught up or for at most a few seconds a call.
+    let started = Instant::now();
+    while started.elapsed() < ROUND_TIME {
         let events = store.list_events(None, position, EVENTS_PER_ROUND).await?;
         let Some(last) = events.last().map(|event| event.id) else { break };
         let mut writes = deliveries_for(svc, hooks, &events, now).await?;
@@ -679,7 +687,14 @@ async fn deliveries_for(svc: &Service, hooks: &Webhooks, events: &[Event], now: 
         let by_reporter = event.by.kind == AuthorKind::Reporter;
         let wanting: Vec<&Webhook> = by_project
             .get(event.project_id.as_str())
-            .map(|hooks| hooks.iter().copied().filter(|hook| hook.wants(event.kind.type_name(), by_reporter)).collect())
+            .map(|hooks| {
+                hooks
+                    .iter()
+                    .copied()
+                    // What happened before an endpoint was added is not sent to it.
+                    .filter(|hook| hook.created_at <= event.at && hook.wants(event.kind.type_name(), by_reporter))
+                    .collect()
+            })
             .unwrap_or_default();
         if wanting.is_empty() {
             continue;
@@ -704,8 +719,18 @@ async fn deliveries_for(svc: &Service, hooks: &Webhooks, events: &[Event], now: 
             _ => None,
         };
         let subject = Subject { report, comment };
+        // One body per format: endpoints of one format get the same bytes for an event.
+        let mut bodies: Vec<(WebhookFormat, Option<String>)> = Vec::new();
         for hook in wanting {
-            let Some(payload) = payload_for(hooks, hook, &project, event, &subject) else { continue };
+            let payload = match bodies.iter().find(|(format, _)| *format == hook.format) {
+                Some((_, payload)) => payload.clone(),
+                None => {
+                    let payload = payload_for(hooks, hook, &project, event, &subject);
+                    bodies.push((hook.format, payload.clone()));
+                    payload
+                }
+            };
+            let Some(payload) = payload else { continue };
             let id = ids::new_id_at(now);
             writes.push(Write::WebhookDelivery(WebhookDelivery {
                 id,
@@ -938,12 +963,31 @@ async fn mail_owners_disabled(svc: &Service, hooks: &Webhooks, hook: &Webhook) {
 /// after another, stopping at its first failure (the rest are held back to the next round). The
 /// delivery task calls this; tests call it directly.
 pub async fn deliver_due(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceResult<Round> {
-    let store = svc.store();
     let mut round = Round::default();
-    if !store.deliveries_due(now).await? {
+    if !svc.store().deliveries_due(now).await? {
         return Ok(round);
     }
+    // Small batches (short transactions on the database every request writes to), as many as
+    // are due, for at most a few seconds a call.
+    let started = Instant::now();
+    loop {
+        let (done, claimed) = deliver_batch(svc, hooks, now).await?;
+        round.delivered += done.delivered;
+        round.retrying += done.retrying;
+        round.given_up += done.given_up;
+        round.held_back += done.held_back;
+        if claimed < DELIVERIES_PER_ROUND as usize || started.elapsed() > ROUND_TIME {
+            return Ok(round);
+        }
+    }
+}
+
+/// One batch of [`deliver_due`]: what it did and how many deliveries it claimed.
+async fn deliver_batch(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceResult<(Round, usize)> {
+    let store = svc.store();
+    let mut round = Round::default();
     let claimed = store.claim_due_deliveries(now, now + hooks.lease_ms, DELIVERIES_PER_ROUND, None).await?;
+    let count = claimed.len();
     let mut by_endpoint: BTreeMap<String, Vec<WebhookDelivery>> = BTreeMap::new();
     for delivery in claimed {
         by_endpoint.entry(delivery.webhook_id.clone()).or_default().push(delivery);
@@ -973,20 +1017,30 @@ pub async fn deliver_due(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceRe
                     svc.store().reschedule_deliveries(&rest, now + elapsed + hooks.lease_ms).await?;
                     leased_for = elapsed + hooks.lease_ms;
                 }
-                let tried = attempt(hooks, &hook, &deliveries[next], now + elapsed).await;
-                next += 1;
-                let outcome = tried.1;
-                attempts.push(tried);
-                match outcome {
-                    AttemptOutcome::Delivered => done.delivered += 1,
-                    AttemptOutcome::Retry { .. } => {
-                        done.retrying += 1;
-                        break;
+                // A few at a time; the first chunk with a failure is the last.
+                let chunk = &deliveries[next..(next + AT_ONCE_PER_ENDPOINT).min(deliveries.len())];
+                next += chunk.len();
+                let tried = futures_util::future::join_all(
+                    chunk.iter().map(|delivery| attempt(hooks, &hook, delivery, now + elapsed)),
+                )
+                .await;
+                let mut failed = false;
+                for (attempt, outcome) in tried {
+                    match outcome {
+                        AttemptOutcome::Delivered => {
+                            done.delivered += 1;
+                            // Successes first: the store reads the endpoint's health from the last.
+                            attempts.insert(0, (attempt, outcome));
+                            continue;
+                        }
+                        AttemptOutcome::Retry { .. } => done.retrying += 1,
+                        AttemptOutcome::GiveUp => done.given_up += 1,
                     }
-                    AttemptOutcome::GiveUp => {
-                        done.given_up += 1;
-                        break;
-                    }
+                    failed = true;
+                    attempts.push((attempt, outcome));
+                }
+                if failed {
+                    break;
                 }
             }
             // Held back behind a failure: they wait with the paused endpoint.
@@ -1005,7 +1059,7 @@ pub async fn deliver_due(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceRe
         round.given_up += done.given_up;
         round.held_back += done.held_back;
     }
-    Ok(round)
+    Ok((round, count))
 }
 
 /// Deletes finished deliveries older than 30 days; how many went.
@@ -1034,19 +1088,39 @@ const TICK: Duration = Duration::from_secs(1);
 const CHANGE_ROUNDS: Duration = Duration::from_millis(100);
 const ROUNDS_IN_FLIGHT: usize = 4;
 
-/// Starts the webhook task (`svc serve`): rounds run side by side (a round waiting on a slow
-/// endpoint does not stop the next), old deliveries are deleted once an hour.
+/// Starts the webhook tasks (`svc serve`): the feed's consumer, which makes deliveries as events
+/// come (soon after a change anywhere), and the senders, whose rounds run side by side (a round
+/// waiting on a slow endpoint does not stop the next). Old deliveries are deleted once an hour.
 pub fn spawn(svc: Arc<Service>, hooks: Webhooks) {
+    let (consumer_svc, consumer_hooks) = (svc.clone(), hooks.clone());
+    tokio::spawn(async move {
+        let (svc, hooks) = (consumer_svc, consumer_hooks);
+        let mut changes = svc.store().changes().subscribe();
+        loop {
+            if let Err(error) = queue_events(&svc, &hooks, time::now_ms()).await {
+                tracing::warn!(%error, "making webhook deliveries for new events failed");
+            }
+            tokio::select! {
+                _ = changes.recv() => {
+                    // A burst of changes makes a pass every tenth of a second, not one each.
+                    tokio::time::sleep(CHANGE_ROUNDS).await;
+                    changes = changes.resubscribe();
+                }
+                _ = tokio::time::sleep(TICK) => {}
+            }
+        }
+    });
     tokio::spawn(async move {
         let rounds = Arc::new(tokio::sync::Semaphore::new(ROUNDS_IN_FLIGHT));
         let mut cleaned_at = 0;
-        let mut changes = svc.store().changes().subscribe();
         loop {
             let now = time::now_ms();
             if let Ok(permit) = rounds.clone().acquire_owned().await {
                 let (svc, hooks) = (svc.clone(), hooks.clone());
                 tokio::spawn(async move {
-                    run_once(&svc, &hooks, time::now_ms()).await;
+                    if let Err(error) = deliver_due(&svc, &hooks, time::now_ms()).await {
+                        tracing::warn!(%error, "webhook delivery round failed");
+                    }
                     drop(permit);
                 });
             }
@@ -1058,11 +1132,6 @@ pub fn spawn(svc: Arc<Service>, hooks: Webhooks) {
             }
             tokio::select! {
                 _ = WAKE.notified() => {}
-                _ = changes.recv() => {
-                    // A burst of changes makes a round every tenth of a second, not one each.
-                    tokio::time::sleep(CHANGE_ROUNDS).await;
-                    changes = changes.resubscribe();
-                }
                 _ = tokio::time::sleep(TICK) => {}
             }
         }

@@ -3,30 +3,18 @@
 
 #![allow(dead_code)]
 
+#[path = "../python_server.rs"]
+mod python_server;
+
 use serde_json::Value;
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 
 /// The Python of the venv `scripts/test` installs aiosmtpd into (`SVC_TEST_SMTP_PYTHON` names
 /// another), if it can import aiosmtpd.
 fn smtp_python() -> Option<PathBuf> {
     static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    FOUND
-        .get_or_init(|| {
-            let python = match std::env::var("SVC_TEST_SMTP_PYTHON") {
-                Ok(python) => PathBuf::from(python),
-                Err(_) => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mail-venv/bin/python"),
-            };
-            let imports = Command::new(&python)
-                .args(["-c", "import aiosmtpd"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|status| status.success());
-            imports.then_some(python)
-        })
-        .clone()
+    FOUND.get_or_init(|| python_server::venv_python("SVC_TEST_SMTP_PYTHON", "mail-venv", "aiosmtpd")).clone()
 }
 
 /// aiosmtpd on a loopback port (`tests/smtp/smtp_sink.py`): every accepted message is a JSON file
@@ -93,16 +81,7 @@ impl SmtpSink {
 
     /// Every message received so far, in order, as aiosmtpd's side parsed it.
     pub fn received(&self) -> Vec<Value> {
-        let mut files: Vec<(u64, PathBuf)> = std::fs::read_dir(self.folder.path())
-            .unwrap()
-            .filter_map(|entry| {
-                let path = entry.unwrap().path();
-                let n = path.file_name()?.to_str()?.strip_suffix(".json")?.parse().ok()?;
-                Some((n, path))
-            })
-            .collect();
-        files.sort();
-        files.into_iter().map(|(_, path)| serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()).collect()
+        python_server::numbered_records(self.folder.path())
     }
 }
 
@@ -113,27 +92,12 @@ impl Drop for SmtpSink {
 }
 
 fn spawn_sink(python: &Path, folder: &Path, port: Option<u16>, auth: Option<&(String, String)>) -> (Child, u16) {
-    // `file!()` is relative to the workspace, two folders above either crate that includes this.
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let script = workspace.join(file!()).with_file_name("smtp_sink.py");
-    let mut command = Command::new(python);
-    command.arg(script).arg(folder).stdout(Stdio::piped()).stderr(Stdio::inherit());
+    let mut args = vec![folder.as_os_str().to_owned()];
     if let Some(port) = port {
-        command.arg("--port").arg(port.to_string());
+        args.extend(["--port".into(), port.to_string().into()]);
     }
     if let Some((user, password)) = auth {
-        command.arg("--user").arg(user).arg("--password").arg(password);
+        args.extend(["--user".into(), user.into(), "--password".into(), password.into()]);
     }
-    let mut child = command.spawn().expect("start the SMTP test server");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = std::io::BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("the SMTP test server starts within 30 s");
-    let port = line.trim().strip_prefix("PORT ").and_then(|p| p.parse().ok());
-    let port = port.unwrap_or_else(|| panic!("the SMTP test server said {line:?}, not PORT <n>"));
-    (child, port)
+    python_server::spawn(python, &python_server::script_beside(file!(), "smtp_sink.py"), &args)
 }

@@ -112,6 +112,8 @@ def main():
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the sender stopped waiting (a timeout test)
 
+    # Svc sends an endpoint a few deliveries at once: a listen queue longer than the default 5.
+    ThreadingHTTPServer.request_queue_size = 128
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
     print(f"PORT {server.server_address[1]}", flush=True)

@@ -4,10 +4,12 @@
 
 #![allow(dead_code)]
 
+#[path = "../python_server.rs"]
+mod python_server;
+
 use serde_json::Value;
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 
 /// The Python of the venv `scripts/test` installs the receiver's packages into
 /// (`SVC_TEST_WEBHOOK_PYTHON` names another), if it can import them.
@@ -15,17 +17,7 @@ fn receiver_python() -> Option<PathBuf> {
     static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
     FOUND
         .get_or_init(|| {
-            let python = match std::env::var("SVC_TEST_WEBHOOK_PYTHON") {
-                Ok(python) => PathBuf::from(python),
-                Err(_) => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/webhook-venv/bin/python"),
-            };
-            let imports = Command::new(&python)
-                .args(["-c", "import standardwebhooks, slack_sdk"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|status| status.success());
-            imports.then_some(python)
+            python_server::venv_python("SVC_TEST_WEBHOOK_PYTHON", "webhook-venv", "standardwebhooks, slack_sdk")
         })
         .clone()
 }
@@ -97,16 +89,7 @@ impl Receiver {
 
     /// Every request received so far, in order.
     pub fn received(&self) -> Vec<Value> {
-        let mut files: Vec<(u64, PathBuf)> = std::fs::read_dir(self.folder.path())
-            .unwrap()
-            .filter_map(|entry| {
-                let path = entry.unwrap().path();
-                let n = path.file_name()?.to_str()?.strip_suffix(".json")?.parse().ok()?;
-                Some((n, path))
-            })
-            .collect();
-        files.sort();
-        files.into_iter().map(|(_, path)| serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()).collect()
+        python_server::numbered_records(self.folder.path())
     }
 }
 
@@ -117,24 +100,9 @@ impl Drop for Receiver {
 }
 
 fn spawn(python: &Path, folder: &Path, port: Option<u16>) -> (Child, u16) {
-    // `file!()` is relative to the workspace, two folders above either crate that includes this.
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let script = workspace.join(file!()).with_file_name("receiver.py");
-    let mut command = Command::new(python);
-    command.arg(script).arg(folder).stdout(Stdio::piped()).stderr(Stdio::inherit());
+    let mut args = vec![folder.as_os_str().to_owned()];
     if let Some(port) = port {
-        command.arg("--port").arg(port.to_string());
+        args.extend(["--port".into(), port.to_string().into()]);
     }
-    let mut child = command.spawn().expect("start the webhook test receiver");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = std::io::BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("the receiver starts within 30 s");
-    let port = line.trim().strip_prefix("PORT ").and_then(|p| p.parse().ok());
-    let port = port.unwrap_or_else(|| panic!("the receiver said {line:?}, not PORT <n>"));
-    (child, port)
+    python_server::spawn(python, &python_server::script_beside(file!(), "receiver.py"), &args)
 }

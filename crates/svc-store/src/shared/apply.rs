@@ -174,7 +174,7 @@ async fn apply_one(tx: &mut Tx, change: &Change, write: &Write, events: &mut Vec
             Ok(if queued { Applied::Done } else { Applied::Skipped })
         }
         Write::WebhookDelivery(delivery) => {
-            let made = super::webhooks::insert_delivery(&mut **tx, delivery).await?;
+            let made = super::webhooks::insert_delivery(tx, delivery).await?;
             Ok(if made { Applied::Done } else { Applied::Skipped })
         }
         Write::AdvanceConsumer { name, owner, to } => {

@@ -23,7 +23,7 @@ macro_rules! webhook_columns {
 
 macro_rules! delivery_columns {
     () => {
-        "id, webhook_id, project_id, event_id, message_id, event_type, payload, state, attempts, next_attempt_at, \
+        "id, webhook_id, project_id, event_id, message_id, event_type, state, attempts, next_attempt_at, \
          last_status, last_error, last_attempt_at, last_duration_ms, created_at, delivered_at"
     };
 }
@@ -62,7 +62,8 @@ fn delivery(row: &DbRow) -> StoreResult<WebhookDelivery> {
         event_id: row.try_get("event_id")?,
         message_id: row.try_get("message_id")?,
         event_type: row.try_get("event_type")?,
-        payload: row.try_get("payload")?,
+        // Read apart (`with_payloads`) where it is sent.
+        payload: String::new(),
         state: DeliveryState::parse(&state)
             .ok_or_else(|| StoreError::Corrupt(format!("webhook_deliveries.state: {state:?}")))?,
         attempts: row.try_get("attempts")?,
@@ -91,48 +92,12 @@ fn events_json(events: &[String]) -> String {
     serde_json::to_string(events).unwrap_or_else(|_| "[]".into())
 }
 
-/// Makes a delivery unless the endpoint has one for that event already (also inside a change's
-/// transaction, see `apply`); whether it was made.
-pub(super) async fn insert_delivery<'e>(
-    executor: impl sqlx::Executor<'e, Database = super::Db>,
-    delivery: &WebhookDelivery,
-) -> StoreResult<bool> {
-    let done = sqlx::query(concat!(
-        "INSERT INTO webhook_deliveries (",
-        delivery_columns!(),
-        ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
-         ON CONFLICT (webhook_id, event_id) DO NOTHING"
-    ))
-    .bind(&delivery.id)
-    .bind(&delivery.webhook_id)
-    .bind(&delivery.project_id)
-    .bind(delivery.event_id)
-    .bind(&delivery.message_id)
-    .bind(&delivery.event_type)
-    .bind(&delivery.payload)
-    .bind(delivery.state.as_str())
-    .bind(delivery.attempts)
-    .bind(delivery.next_attempt_at)
-    .bind(delivery.last_status)
-    .bind(&delivery.last_error)
-    .bind(delivery.last_attempt_at)
-    .bind(delivery.last_duration_ms)
-    .bind(delivery.created_at)
-    .bind(delivery.delivered_at)
-    .execute(executor)
-    .await
-    .map_err(map_write_error)?;
-    Ok(done.rows_affected() == 1)
-}
-
-#[async_trait]
-impl WebhookStore for ThisStore {
-    async fn create_webhook(&self, hook: &Webhook) -> StoreResult<()> {
-        sqlx::query(concat!(
-            "INSERT INTO webhooks (",
-            webhook_columns!(),
-            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
-        ))
+/// Binds every column of `hook` as `$1`..`$16`, in the order of `webhook_columns!`.
+fn bind_webhook<'q>(
+    query: sqlx::query::Query<'q, Db, <Db as sqlx::Database>::Arguments>,
+    hook: &'q Webhook,
+) -> sqlx::query::Query<'q, Db, <Db as sqlx::Database>::Arguments> {
+    query
         .bind(&hook.id)
         .bind(&hook.project_id)
         .bind(&hook.url)
@@ -149,9 +114,81 @@ impl WebhookStore for ThisStore {
         .bind(hook.paused_until)
         .bind(hook.created_at)
         .bind(hook.updated_at)
-        .execute(self.write_pool())
+}
+
+/// Makes a delivery unless the endpoint has one for that event already (also inside a change's
+/// transaction, see `apply`); whether it was made.
+pub(super) async fn insert_delivery(
+    conn: &mut super::events::Connection,
+    delivery: &WebhookDelivery,
+) -> StoreResult<bool> {
+    let done = sqlx::query(concat!(
+        "INSERT INTO webhook_deliveries (",
+        delivery_columns!(),
+        ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
+         ON CONFLICT (webhook_id, event_id) DO NOTHING"
+    ))
+    .bind(&delivery.id)
+    .bind(&delivery.webhook_id)
+    .bind(&delivery.project_id)
+    .bind(delivery.event_id)
+    .bind(&delivery.message_id)
+    .bind(&delivery.event_type)
+    .bind(delivery.state.as_str())
+    .bind(delivery.attempts)
+    .bind(delivery.next_attempt_at)
+    .bind(delivery.last_status)
+    .bind(&delivery.last_error)
+    .bind(delivery.last_attempt_at)
+    .bind(delivery.last_duration_ms)
+    .bind(delivery.created_at)
+    .bind(delivery.delivered_at)
+    .execute(&mut *conn)
+    .await
+    .map_err(map_write_error)?;
+    if done.rows_affected() == 0 {
+        return Ok(false);
+    }
+    sqlx::query("INSERT INTO webhook_payloads (delivery_id, payload) VALUES ($1, $2)")
+        .bind(&delivery.id)
+        .bind(&delivery.payload)
+        .execute(&mut *conn)
         .await
         .map_err(map_write_error)?;
+    Ok(true)
+}
+
+impl ThisStore {
+    /// Fills in the bodies of `deliveries` (read apart from their rows).
+    async fn with_payloads(&self, mut deliveries: Vec<WebhookDelivery>) -> StoreResult<Vec<WebhookDelivery>> {
+        if deliveries.is_empty() {
+            return Ok(deliveries);
+        }
+        let ids: Vec<String> = deliveries.iter().map(|d| d.id.clone()).collect();
+        let mut query =
+            QueryBuilder::<Db>::new("SELECT delivery_id, payload FROM webhook_payloads WHERE delivery_id IN ");
+        super::queries::push_list(&mut query, &ids);
+        let rows = query.build().fetch_all(self.read_pool()).await?;
+        let mut payloads: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+        for row in rows {
+            payloads.insert(row.try_get("delivery_id")?, row.try_get("payload")?);
+        }
+        for delivery in &mut deliveries {
+            delivery.payload = payloads.remove(&delivery.id).unwrap_or_default();
+        }
+        Ok(deliveries)
+    }
+}
+
+#[async_trait]
+impl WebhookStore for ThisStore {
+    async fn create_webhook(&self, hook: &Webhook) -> StoreResult<()> {
+        let query = sqlx::query(concat!(
+            "INSERT INTO webhooks (",
+            webhook_columns!(),
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
+        ));
+        bind_webhook(query, hook).execute(self.write_pool()).await.map_err(map_write_error)?;
         Ok(())
     }
 
@@ -190,28 +227,13 @@ impl WebhookStore for ThisStore {
     }
 
     async fn update_webhook(&self, hook: &Webhook) -> StoreResult<bool> {
-        let done = sqlx::query(
-            "UPDATE webhooks SET url = $3, events = $4, events_default = $5, description = $6, enabled = $7, \
-             disabled_reason = $8, secret = $9, previous_secret = $10, previous_until = $11, failing_since = $12, \
-             paused_until = $13, updated_at = $14 WHERE id = $1 AND project_id = $2",
-        )
-        .bind(&hook.id)
-        .bind(&hook.project_id)
-        .bind(&hook.url)
-        .bind(events_json(&hook.events))
-        .bind(hook.events_default)
-        .bind(&hook.description)
-        .bind(hook.enabled)
-        .bind(&hook.disabled_reason)
-        .bind(hook.secret.expose())
-        .bind(hook.previous_secret.as_ref().map(Secret::expose))
-        .bind(hook.previous_until)
-        .bind(hook.failing_since)
-        .bind(hook.paused_until)
-        .bind(hook.updated_at)
-        .execute(self.write_pool())
-        .await
-        .map_err(map_write_error)?;
+        // The parameters of `bind_webhook`; the id, project, format and creation time stay.
+        let query = sqlx::query(
+            "UPDATE webhooks SET url = $3, events = $4, events_default = $5, description = $6, enabled = $8, \
+             disabled_reason = $9, secret = $10, previous_secret = $11, previous_until = $12, failing_since = $13, \
+             paused_until = $14, updated_at = $16 WHERE id = $1 AND project_id = $2 AND format = $7 AND created_at = $15",
+        );
+        let done = bind_webhook(query, hook).execute(self.write_pool()).await.map_err(map_write_error)?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -226,7 +248,10 @@ impl WebhookStore for ThisStore {
     }
 
     async fn queue_delivery(&self, delivery: &WebhookDelivery) -> StoreResult<bool> {
-        insert_delivery(self.write_pool(), delivery).await
+        let mut tx = self.begin_write().await?;
+        let made = insert_delivery(&mut tx, delivery).await?;
+        self.commit_write(tx).await?;
+        Ok(made)
     }
 
     async fn deliveries_due(&self, now: i64) -> StoreResult<bool> {
@@ -270,7 +295,7 @@ impl WebhookStore for ThisStore {
         let rows = query.build().fetch_all(self.write_pool()).await?;
         let mut claimed = rows.iter().map(delivery).collect::<StoreResult<Vec<_>>>()?;
         claimed.sort_by(|a, b| a.id.cmp(&b.id));
-        Ok(claimed)
+        self.with_payloads(claimed).await
     }
 
     async fn reschedule_deliveries(&self, ids: &[String], at: i64) -> StoreResult<()> {
@@ -300,10 +325,11 @@ impl WebhookStore for ThisStore {
                 AttemptOutcome::Retry { at } => (DeliveryState::Pending, Some(*at), None),
                 AttemptOutcome::GiveUp => (DeliveryState::Failed, None, None),
             };
-            let recorded = sqlx::query(
+            let recorded: Option<i64> = sqlx::query_scalar(
                 "UPDATE webhook_deliveries SET state = $2, attempts = attempts + 1, \
                  next_attempt_at = COALESCE($3, next_attempt_at), last_status = $4, last_error = $5, \
-                 last_attempt_at = $6, last_duration_ms = $7, delivered_at = COALESCE($8, delivered_at) WHERE id = $1",
+                 last_attempt_at = $6, last_duration_ms = $7, delivered_at = COALESCE($8, delivered_at) WHERE id = $1 \
+                 RETURNING attempts",
             )
             .bind(&attempt.delivery_id)
             .bind(state.as_str())
@@ -313,12 +339,15 @@ impl WebhookStore for ThisStore {
             .bind(attempt.at)
             .bind(attempt.duration_ms)
             .bind(delivered_at)
-            .execute(&mut *tx)
+            .fetch_optional(&mut *tx)
             .await
             .map_err(map_write_error)?;
-            // A delivery deleted meanwhile (its endpoint went) keeps no attempts.
-            if recorded.rows_affected() == 0 {
-                continue;
+            // A delivery deleted meanwhile (its endpoint went) keeps no attempts; one delivered at
+            // its first attempt has that attempt in its own row.
+            match recorded {
+                None => continue,
+                Some(1) if matches!(outcome, AttemptOutcome::Delivered) => continue,
+                Some(_) => {}
             }
             sqlx::query(
                 "INSERT INTO webhook_attempts (delivery_id, webhook_id, at, status, error, duration_ms) \
@@ -455,8 +484,10 @@ impl WebhookStore for ThisStore {
     }
 
     async fn delete_old_deliveries(&self, created_before: i64) -> StoreResult<u64> {
-        let done = sqlx::query("DELETE FROM webhook_deliveries WHERE created_at < $1 AND state <> 'pending'")
-            .bind(created_before)
+        // Ids begin with their creation time (12 hex digits of milliseconds): the primary key finds them.
+        let before_id = format!("{:012x}", created_before.max(0));
+        let done = sqlx::query("DELETE FROM webhook_deliveries WHERE id < $1 AND state <> 'pending'")
+            .bind(before_id)
             .execute(self.write_pool())
             .await
             .map_err(map_write_error)?;

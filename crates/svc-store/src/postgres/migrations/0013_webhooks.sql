@@ -31,7 +31,6 @@ CREATE TABLE webhook_deliveries (
     event_id          BIGINT,
     message_id        TEXT NOT NULL,
     event_type        TEXT NOT NULL,
-    payload           TEXT NOT NULL,
     state             TEXT NOT NULL,
     attempts          BIGINT NOT NULL DEFAULT 0,
     -- When a sender may try next; while one holds the delivery, the end of its lease.
@@ -47,8 +46,15 @@ CREATE TABLE webhook_deliveries (
 CREATE UNIQUE INDEX webhook_deliveries_once ON webhook_deliveries (webhook_id, event_id);
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state = 'pending';
 CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, id);
-CREATE INDEX webhook_deliveries_by_age ON webhook_deliveries (created_at);
 
+-- The body, apart from the delivery's row: that row changes with every attempt, the body never.
+CREATE TABLE webhook_payloads (
+    delivery_id  TEXT COLLATE "C" PRIMARY KEY REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+    payload      TEXT NOT NULL
+);
+
+-- Attempts after the first, and a first that failed (a delivery delivered at once has its one
+-- attempt in its own row).
 CREATE TABLE webhook_attempts (
     id           BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     delivery_id  TEXT COLLATE "C" NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,

@@ -1,0 +1,103 @@
+//! What webhooks cost ingest: receivers for the deliveries (two that answer 204, one that answers
+//! 500, on the runner's own runtime) and a paced load client that files reports at a fixed rate,
+//! as a busy site does, rather than as fast as the server answers.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::stats::Latencies;
+
+/// A receiver on a loopback port that answers every POST with `status` and counts them.
+pub struct Receiver {
+    pub addr: SocketAddr,
+    received: Arc<AtomicU64>,
+}
+
+impl Receiver {
+    pub fn start(runtime: &tokio::runtime::Runtime, status: u16) -> anyhow::Result<Receiver> {
+        let received = Arc::new(AtomicU64::new(0));
+        let counter = received.clone();
+        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+        let addr = listener.local_addr()?;
+        let status = axum::http::StatusCode::from_u16(status)?;
+        let app = axum::Router::new().fallback(move |_body: axum::body::Bytes| {
+            let counter = counter.clone();
+            async move {
+                counter.fetch_add(1, Ordering::Relaxed);
+                status
+            }
+        });
+        runtime.spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(Receiver { addr, received })
+    }
+
+    pub fn received(&self) -> u64 {
+        self.received.load(Ordering::Relaxed)
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}/hook", self.addr)
+    }
+}
+
+/// What a paced run measured.
+pub struct Paced {
+    pub sent: u64,
+    pub failed: u64,
+    pub per_s: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+}
+
+/// Files reports at `rate` per second for `duration` (each request on its own task, so a slow
+/// answer does not hold the pace back), cycling through `bodies`.
+pub async fn paced(
+    url: String,
+    key: String,
+    bodies: Vec<String>,
+    rate: u32,
+    duration: Duration,
+) -> anyhow::Result<Paced> {
+    let client = reqwest::Client::builder().pool_max_idle_per_host(256).timeout(Duration::from_secs(30)).build()?;
+    let started = Instant::now();
+    let interval = Duration::from_secs_f64(1.0 / f64::from(rate));
+    let mut tick = tokio::time::interval(interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut n = 0usize;
+    while started.elapsed() < duration {
+        tick.tick().await;
+        let body = bodies[n % bodies.len()].clone();
+        n += 1;
+        let request =
+            client.post(&url).header("x-svc-project-key", &key).header("content-type", "application/json").body(body);
+        tasks.spawn(async move {
+            let sent = Instant::now();
+            let ok = request.send().await.is_ok_and(|answer| answer.status().is_success());
+            (ok, sent.elapsed())
+        });
+    }
+    let mut latencies = Latencies::default();
+    let mut failed = 0;
+    while let Some(done) = tasks.join_next().await {
+        let (ok, took) = done?;
+        if ok {
+            latencies.record(took);
+        } else {
+            failed += 1;
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let sent = latencies.count() as u64;
+    Ok(Paced {
+        sent,
+        failed,
+        per_s: sent as f64 / seconds,
+        p50_ms: latencies.percentile_ms(50.0).unwrap_or(0.0),
+        p99_ms: latencies.percentile_ms(99.0).unwrap_or(0.0),
+    })
+}
