@@ -30,7 +30,7 @@ use svc_core::mail::MailKind;
 use svc_core::model::{AuthorKind, Comment, Project, Report};
 use svc_core::webhook::{self, DeliveryState, TEST_EVENT, Webhook, WebhookAttempt, WebhookDelivery, WebhookFormat};
 use svc_core::{ids, time};
-use svc_store::{AttemptOutcome, Change, StoreError, Write};
+use svc_store::{Applied, AttemptOutcome, Change, StoreError, Write};
 
 use crate::mail::{self, Mail};
 use crate::outbound::{OutboundPolicy, refusal_of};
@@ -73,6 +73,9 @@ pub struct Webhooks {
     /// How long a sender holds claimed deliveries: two attempts' timeout and a margin. After a
     /// crash, what it held goes out once this has passed.
     lease_ms: i64,
+    /// Deliveries this instance's consumer just made, held by this instance (made with its lease):
+    /// the senders take them from here, with no claim to write.
+    fresh: Arc<std::sync::Mutex<std::collections::VecDeque<WebhookDelivery>>>,
 }
 
 impl Webhooks {
@@ -85,7 +88,34 @@ impl Webhooks {
     ) -> anyhow::Result<Self> {
         let client = policy.client(timeout)?;
         let lease_ms = 2 * timeout.as_millis() as i64 + 5_000;
-        Ok(Webhooks { client, policy, public_url: mail::base(public_url).to_string(), views, lease_ms })
+        Ok(Webhooks {
+            client,
+            policy,
+            public_url: mail::base(public_url).to_string(),
+            views,
+            lease_ms,
+            fresh: Default::default(),
+        })
+    }
+
+    fn fresh_count(&self) -> usize {
+        self.fresh.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).len()
+    }
+
+    /// Up to `limit` of the deliveries this instance's consumer just made, while this instance
+    /// still holds them for a while (one that waited here too long is left to the senders'
+    /// claims, which take it once its hold has passed: never both).
+    fn take_fresh(&self, limit: usize, now: i64) -> Vec<WebhookDelivery> {
+        let mut fresh = self.fresh.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut taken = Vec::new();
+        while taken.len() < limit
+            && let Some(delivery) = fresh.pop_front()
+        {
+            if delivery.next_attempt_at - now > self.lease_ms / 2 {
+                taken.push(delivery);
+            }
+        }
+        taken
     }
 
     fn report_link(&self, report_id: &str) -> String {
@@ -647,10 +677,18 @@ pub async fn queue_events(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceR
         let events = store.list_events(None, position, EVENTS_PER_ROUND).await?;
         let Some(last) = events.last().map(|event| event.id) else { break };
         let mut writes = deliveries_for(svc, hooks, &events, now).await?;
-        let count = writes.len();
         writes.push(Write::AdvanceConsumer { name: consumer::WEBHOOKS.into(), owner: owner.to_string(), to: last });
-        match store.apply(&Change::anywhere(crate::audit::housekeeping(), now, writes)).await {
-            Ok(_) => made += count,
+        let change = Change::anywhere(crate::audit::housekeeping(), now, writes);
+        match store.apply(&change).await {
+            Ok(applied) => {
+                let mut fresh = hooks.fresh.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                for (write, outcome) in change.writes.into_iter().zip(applied) {
+                    if let (Write::WebhookDelivery(delivery), Applied::Done) = (write, outcome) {
+                        fresh.push_back(delivery);
+                        made += 1;
+                    }
+                }
+            }
             // Another instance took the consumer over: it makes these deliveries.
             Err(StoreError::LeaseLost(_)) => return Ok(made),
             Err(error) => return Err(error.into()),
@@ -744,7 +782,8 @@ async fn deliveries_for(svc: &Service, hooks: &Webhooks, events: &[Event], now: 
                 payload,
                 state: DeliveryState::Pending,
                 attempts: 0,
-                next_attempt_at: now,
+                // Held by this instance from the start: its senders take it from memory.
+                next_attempt_at: now + hooks.lease_ms,
                 last_status: None,
                 last_error: None,
                 last_attempt_at: None,
@@ -964,7 +1003,7 @@ async fn mail_owners_disabled(svc: &Service, hooks: &Webhooks, hook: &Webhook) {
 /// delivery task calls this; tests call it directly.
 pub async fn deliver_due(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceResult<Round> {
     let mut round = Round::default();
-    if !svc.store().deliveries_due(now).await? {
+    if hooks.fresh_count() == 0 && !svc.store().deliveries_due(now).await? {
         return Ok(round);
     }
     // Small batches (short transactions on the database every request writes to), as many as
@@ -986,7 +1025,12 @@ pub async fn deliver_due(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceRe
 async fn deliver_batch(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceResult<(Round, usize)> {
     let store = svc.store();
     let mut round = Round::default();
-    let claimed = store.claim_due_deliveries(now, now + hooks.lease_ms, DELIVERIES_PER_ROUND, None).await?;
+    // What this instance's consumer just made first (held already), then what is due.
+    let mut claimed = hooks.take_fresh(DELIVERIES_PER_ROUND as usize, now);
+    if claimed.len() < DELIVERIES_PER_ROUND as usize {
+        let room = (DELIVERIES_PER_ROUND as usize - claimed.len()) as u32;
+        claimed.extend(store.claim_due_deliveries(now, now + hooks.lease_ms, room, None).await?);
+    }
     let count = claimed.len();
     let mut by_endpoint: BTreeMap<String, Vec<WebhookDelivery>> = BTreeMap::new();
     for delivery in claimed {
@@ -995,16 +1039,28 @@ async fn deliver_batch(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceResu
     let mut endpoints = Vec::new();
     for (webhook_id, deliveries) in by_endpoint {
         let project_id = deliveries[0].project_id.clone();
-        match store.get_webhook(&project_id, &webhook_id).await? {
-            Some(hook) => endpoints.push((hook, deliveries)),
-            None => continue,
+        let Some(hook) = store.get_webhook(&project_id, &webhook_id).await? else { continue };
+        // Just made, for an endpoint that is paused or was turned off meanwhile: they wait.
+        let wait_until = match hook.paused_until {
+            _ if !hook.enabled => Some(now),
+            Some(until) if until > now => Some(until),
+            _ => None,
+        };
+        if let Some(until) = wait_until {
+            let ids: Vec<String> = deliveries.iter().map(|delivery| delivery.id.clone()).collect();
+            store.reschedule_deliveries(&ids, until).await?;
+            round.held_back += ids.len();
+            continue;
         }
+        endpoints.push((hook, deliveries));
     }
     let results: Vec<ServiceResult<Round>> = futures_util::stream::iter(endpoints)
         .map(|(hook, deliveries)| async move {
             let mut done = Round::default();
             let started = Instant::now();
-            let mut leased_for = hooks.lease_ms;
+            // Until when the batch is held: the earliest end of its deliveries' holds.
+            let mut leased_for =
+                deliveries.iter().map(|delivery| delivery.next_attempt_at - now).min().unwrap_or(hooks.lease_ms);
             let mut attempts: Vec<(WebhookAttempt, AttemptOutcome)> = Vec::new();
             let mut next = 0;
             while next < deliveries.len() {
