@@ -76,6 +76,8 @@ pub struct Webhooks {
     /// Deliveries this instance's consumer just made, held by this instance (made with its lease):
     /// the senders take them from here, with no claim to write.
     fresh: Arc<std::sync::Mutex<std::collections::VecDeque<WebhookDelivery>>>,
+    /// When the consumer last followed the feed with no endpoint anywhere.
+    passed_at: Arc<std::sync::atomic::AtomicI64>,
 }
 
 impl Webhooks {
@@ -95,6 +97,7 @@ impl Webhooks {
             views,
             lease_ms,
             fresh: Default::default(),
+            passed_at: Default::default(),
         })
     }
 
@@ -660,48 +663,87 @@ fn payload_for(
 pub async fn queue_events(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceResult<usize> {
     let store = svc.store();
     // Nothing new: only reads.
+    let last_event = store.last_event_id().await?;
     if let Some(position) = store.consumer_position(consumer::WEBHOOKS).await?
-        && store.last_event_id().await? <= position
+        && last_event <= position
     {
         return Ok(0);
     }
     let owner = svc.instance_id();
+    if !store.any_enabled_webhook().await? {
+        // No endpoint to deliver to (what happens before one is added is never sent to it): the
+        // position follows the feed once a minute without reading it, so the feed's clean-up is
+        // not held back, and ingest pays nothing for webhooks nobody set up.
+        if now - hooks.passed_at.load(std::sync::atomic::Ordering::Relaxed) >= 60_000
+            && store.lease_consumer(consumer::WEBHOOKS, owner, now, now + CONSUMER_LEASE_MS).await?.is_some()
+        {
+            advance(svc, Vec::new(), last_event, now).await?;
+            hooks.passed_at.store(now, std::sync::atomic::Ordering::Relaxed);
+        }
+        return Ok(0);
+    }
     let Some(mut position) = store.lease_consumer(consumer::WEBHOOKS, owner, now, now + CONSUMER_LEASE_MS).await?
     else {
         return Ok(0);
     };
     let mut made = 0;
+    // How far the events read call for no delivery: the consumer moves past them with the next
+    // deliveries, or once at the end (not one write per batch of events nobody wants).
+    let mut passed = None;
     // Small batches (short transactions), until caught up or for at most a few seconds a call.
     let started = Instant::now();
     while started.elapsed() < ROUND_TIME {
         let events = store.list_events(None, position, EVENTS_PER_ROUND).await?;
         let Some(last) = events.last().map(|event| event.id) else { break };
-        let mut writes = deliveries_for(svc, hooks, &events, now).await?;
-        writes.push(Write::AdvanceConsumer { name: consumer::WEBHOOKS.into(), owner: owner.to_string(), to: last });
-        let change = Change::anywhere(crate::audit::housekeeping(), now, writes);
-        match store.apply(&change).await {
-            Ok(applied) => {
-                let mut fresh = hooks.fresh.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                for (write, outcome) in change.writes.into_iter().zip(applied) {
-                    if let (Write::WebhookDelivery(delivery), Applied::Done) = (write, outcome) {
-                        fresh.push_back(delivery);
-                        made += 1;
-                    }
-                }
-            }
-            // Another instance took the consumer over: it makes these deliveries.
-            Err(StoreError::LeaseLost(_)) => return Ok(made),
-            Err(error) => return Err(error.into()),
-        }
+        let writes = deliveries_for(svc, hooks, &events, now).await?;
         position = last;
+        passed = Some(last);
+        if !writes.is_empty() {
+            let Some(made_now) = advance(svc, writes, last, now).await? else { return Ok(made) };
+            let mut fresh = hooks.fresh.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            made += made_now.len();
+            fresh.extend(made_now);
+            passed = None;
+        }
         if events.len() < EVENTS_PER_ROUND as usize {
             break;
         }
+    }
+    if let Some(last) = passed {
+        advance(svc, Vec::new(), last, now).await?;
     }
     if made > 0 {
         WAKE.notify_one();
     }
     Ok(made)
+}
+
+/// Makes `writes`' deliveries and moves the webhook consumer to `to`, in one transaction: the
+/// deliveries made (not there already), or `None` when another instance took the consumer over
+/// (it makes these deliveries).
+async fn advance(
+    svc: &Service,
+    mut writes: Vec<Write>,
+    to: i64,
+    now: i64,
+) -> ServiceResult<Option<Vec<WebhookDelivery>>> {
+    writes.push(Write::AdvanceConsumer { name: consumer::WEBHOOKS.into(), owner: svc.instance_id().to_string(), to });
+    let change = Change::anywhere(crate::audit::housekeeping(), now, writes);
+    let applied = match svc.store().apply(&change).await {
+        Ok(applied) => applied,
+        Err(StoreError::LeaseLost(_)) => return Ok(None),
+        Err(error) => return Err(error.into()),
+    };
+    let made = change
+        .writes
+        .into_iter()
+        .zip(applied)
+        .filter_map(|(write, outcome)| match (write, outcome) {
+            (Write::WebhookDelivery(delivery), Applied::Done) => Some(delivery),
+            _ => None,
+        })
+        .collect();
+    Ok(Some(made))
 }
 
 /// The deliveries a run of events calls for, in event order.

@@ -751,6 +751,8 @@ pub trait EventStore: Send + Sync {
 pub trait WebhookStore: Send + Sync {
     async fn create_webhook(&self, hook: &svc_core::webhook::Webhook) -> StoreResult<()>;
     async fn list_webhooks(&self, project_id: &str) -> StoreResult<Vec<svc_core::webhook::Webhook>>;
+    /// Whether any project has an enabled endpoint.
+    async fn any_enabled_webhook(&self) -> StoreResult<bool>;
     /// The enabled endpoints of these projects (the event feed's deliveries are made for them).
     async fn enabled_webhooks(&self, project_ids: &[String]) -> StoreResult<Vec<svc_core::webhook::Webhook>>;
     async fn get_webhook(&self, project_id: &str, id: &str) -> StoreResult<Option<svc_core::webhook::Webhook>>;

@@ -140,9 +140,21 @@ async fn every_change_reaches_the_endpoint_once_signed_the_standard_way() {
 }
 
 #[tokio::test]
-async fn a_failed_delivery_is_retried_with_the_same_webhook_id_after_a_500_and_a_timeout() {
+async fn sqlite_a_failed_delivery_is_retried_with_the_same_webhook_id_after_a_500_and_a_timeout() {
+    a_failed_delivery_is_retried_with_the_same_webhook_id_after_a_500_and_a_timeout(
+        TestApp::with_config(config()).await,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn postgres_a_failed_delivery_is_retried_with_the_same_webhook_id_after_a_500_and_a_timeout() {
+    let Some(app) = TestApp::postgres_with(config()).await else { return };
+    a_failed_delivery_is_retried_with_the_same_webhook_id_after_a_500_and_a_timeout(app).await;
+}
+
+async fn a_failed_delivery_is_retried_with_the_same_webhook_id_after_a_500_and_a_timeout(app: TestApp) {
     let Some(receiver) = Receiver::start() else { return };
-    let app = TestApp::with_config(config()).await;
     let hook = create(&app, json!({"url": receiver.url("/svc"), "events": ["report.created"]})).await;
     receiver.verify_with(&[hook["secret"].as_str().unwrap()]);
     let hook_id = hook["id"].as_str().unwrap();
@@ -291,9 +303,18 @@ async fn chat_messages_follow_slack_and_discord_rules_and_keep_reporter_text_ine
 }
 
 #[tokio::test]
-async fn an_endpoint_that_fails_for_a_day_is_disabled_and_its_owners_are_told() {
+async fn sqlite_an_endpoint_that_fails_for_a_day_is_disabled_and_its_owners_are_told() {
+    an_endpoint_that_fails_for_a_day_is_disabled_and_its_owners_are_told(TestApp::with_config(config()).await).await;
+}
+
+#[tokio::test]
+async fn postgres_an_endpoint_that_fails_for_a_day_is_disabled_and_its_owners_are_told() {
+    let Some(app) = TestApp::postgres_with(config()).await else { return };
+    an_endpoint_that_fails_for_a_day_is_disabled_and_its_owners_are_told(app).await;
+}
+
+async fn an_endpoint_that_fails_for_a_day_is_disabled_and_its_owners_are_told(app: TestApp) {
     let Some(receiver) = Receiver::start() else { return };
-    let app = TestApp::with_config(config()).await;
     app.user("owner@example.com").await;
     let hook = create(&app, json!({"url": receiver.url("/svc"), "events": ["report.created"]})).await;
     let hook_id = hook["id"].as_str().unwrap();
@@ -375,9 +396,18 @@ async fn two_instances_on_one_postgresql_deliver_each_event_exactly_once() {
 }
 
 #[tokio::test]
-async fn a_failing_endpoint_is_paused_and_never_holds_up_another() {
+async fn sqlite_a_failing_endpoint_is_paused_and_never_holds_up_another() {
+    a_failing_endpoint_is_paused_and_never_holds_up_another(TestApp::with_config(config()).await).await;
+}
+
+#[tokio::test]
+async fn postgres_a_failing_endpoint_is_paused_and_never_holds_up_another() {
+    let Some(app) = TestApp::postgres_with(config()).await else { return };
+    a_failing_endpoint_is_paused_and_never_holds_up_another(app).await;
+}
+
+async fn a_failing_endpoint_is_paused_and_never_holds_up_another(app: TestApp) {
     let (Some(healthy), Some(failing)) = (Receiver::start(), Receiver::start()) else { return };
-    let app = TestApp::with_config(config()).await;
     create(&app, json!({"url": healthy.url("/ok"), "events": ["report.created"]})).await;
     create(&app, json!({"url": failing.url("/down"), "events": ["report.created"]})).await;
     failing.answer(500);

@@ -201,6 +201,13 @@ impl WebhookStore for ThisStore {
         rows.iter().map(webhook).collect()
     }
 
+    async fn any_enabled_webhook(&self) -> StoreResult<bool> {
+        let found = sqlx::query("SELECT id FROM webhooks WHERE enabled = TRUE LIMIT 1")
+            .fetch_optional(self.read_pool())
+            .await?;
+        Ok(found.is_some())
+    }
+
     async fn enabled_webhooks(&self, project_ids: &[String]) -> StoreResult<Vec<Webhook>> {
         if project_ids.is_empty() {
             return Ok(Vec::new());

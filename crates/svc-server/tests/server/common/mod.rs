@@ -190,6 +190,11 @@ impl TestApp {
 
     /// The app over PostgreSQL (a fresh schema) when `SVC_TEST_POSTGRES_URL` is set.
     pub async fn postgres() -> Option<Self> {
+        Self::postgres_with(no_rate_limits()).await
+    }
+
+    /// [`TestApp::postgres`] on `config`.
+    pub async fn postgres_with(config: ServerConfig) -> Option<Self> {
         let Ok(url) = std::env::var("SVC_TEST_POSTGRES_URL") else {
             eprintln!("skipped: SVC_TEST_POSTGRES_URL not set");
             return None;
@@ -198,7 +203,7 @@ impl TestApp {
             svc_store::postgres::PostgresStore::connect_fresh_schema(&url).await.expect("fresh PostgreSQL schema");
         let dir = tempfile::tempdir().expect("temporary folder");
         let database = Database::Postgres(store.pool().clone());
-        Some(Self::over(dir, std::sync::Arc::new(store), database, no_rate_limits()).await)
+        Some(Self::over(dir, std::sync::Arc::new(store), database, config).await)
     }
 
     /// Two instances of the service over one fresh PostgreSQL schema (each with its own pool and
