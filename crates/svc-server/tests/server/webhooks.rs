@@ -441,3 +441,22 @@ async fn a_failing_endpoint_is_paused_and_never_holds_up_another(app: TestApp) {
     titles.sort_by_key(|title| title.trim_start_matches("Report ").parse::<u32>().unwrap());
     assert_eq!(titles, (0..13).map(|n| format!("Report {n}")).collect::<Vec<_>>());
 }
+
+#[tokio::test]
+async fn deleting_a_project_deletes_its_endpoints_and_their_deliveries() {
+    let Some(receiver) = Receiver::start() else { return };
+    for app in
+        [Some(TestApp::with_config(config()).await), TestApp::postgres_with(config()).await].into_iter().flatten()
+    {
+        let hook = create(&app, json!({"url": receiver.url("/svc"), "events": ["report.created"]})).await;
+        receiver.answer(500);
+        app.file_report(text_report("Soon gone")).await;
+        assert_eq!(round(&app, now()).await.retrying, 1);
+        let hook_id = hook["id"].as_str().unwrap();
+        assert_eq!(app.store.list_deliveries(hook_id, None, 10).await.unwrap().len(), 1);
+        app.store.delete_project(app.pid()).await.unwrap();
+        assert!(app.store.list_webhooks(app.pid()).await.unwrap().is_empty());
+        assert!(app.store.list_deliveries(hook_id, None, 10).await.unwrap().is_empty());
+        receiver.answer_ok();
+    }
+}
