@@ -134,7 +134,7 @@ pub const DELIVERIES_LIMIT: (u32, u32) = (50, 100);
 #[into_params(parameter_in = Query)]
 pub struct DeliveriesQuery {
     /// a delivery id: return the deliveries made before it, newest first (pass nextBefore)
-    #[param(nullable = false, min_length = 1, max_length = 64)]
+    #[param(nullable = false, pattern = "^[0-9a-f]{24}$")]
     pub before: Option<String>,
     /// 1 to 100 (larger is clamped), default 50
     #[param(minimum = 1, nullable = false)]
@@ -145,6 +145,11 @@ impl DeliveriesQuery {
     /// The cursor and the page size, checked.
     pub fn page(&self) -> Result<(Option<&str>, u32), ApiError> {
         let (default, max) = DELIVERIES_LIMIT;
+        if let Some(before) = &self.before
+            && !svc_core::ids::is_object_id(before)
+        {
+            return Err(ApiError::bad_request("before must be a delivery id (a nextBefore value)"));
+        }
         Ok((self.before.as_deref(), limit(self.limit, default, max)?))
     }
 }

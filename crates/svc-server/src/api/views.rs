@@ -935,7 +935,7 @@ pub struct WebhookList {
 pub struct WebhookCreate {
     /// Where deliveries are POSTed: `https://` (or `http://`), at most 2,000 characters. Private,
     /// loopback and link-local addresses are refused unless the operator allows them.
-    #[schema(min_length = 1, max_length = 2000)]
+    #[schema(pattern = r"^https?://[^\s/?#@]+([/?#]\S*)?$", max_length = 2000)]
     pub url: String,
     /// The event types to send. Required for `standard`; `slack` and `discord` default to
     /// `report.created`, `report.confirmed` and the reporter's `comment.published`.
@@ -967,7 +967,7 @@ impl From<WebhookCreate> for svc_service::webhooks::NewWebhook {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WebhookPatch {
     #[serde(default, deserialize_with = "field::present")]
-    #[schema(nullable = false, min_length = 1, max_length = 2000)]
+    #[schema(nullable = false, pattern = r"^https?://[^\s/?#@]+([/?#]\S*)?$", max_length = 2000)]
     pub url: Option<String>,
     #[serde(default, deserialize_with = "field::present")]
     #[schema(schema_with = rules::event_types)]

@@ -365,6 +365,10 @@ async fn bad_input_is_named() {
     }
     let missing = app.rest("GET", &app.p("/webhooks/0123456789abcdef01234567"), None).await;
     missing.error(404, "NOT_FOUND");
+    let hook = create(&app, json!({"url": "https://hooks.example.com/svc", "events": ["report.created"]})).await;
+    let log = app.p(&format!("/webhooks/{}/deliveries?before=latest", hook["id"].as_str().unwrap()));
+    let message = app.rest("GET", &log, None).await.error(400, "BAD_REQUEST");
+    assert!(message.contains("before must be a delivery id"), "{message}");
     // A key without project:write may not read endpoints (a chat URL is a secret).
     let (_, reader) = app.mint(&["feedback:read"]).await;
     app.call("GET", &app.p("/webhooks"), &reader, None).await.error(403, "FORBIDDEN");
