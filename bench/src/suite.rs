@@ -853,8 +853,10 @@ fn scenario_webhooks(ctx: &mut Ctx) -> anyhow::Result<()> {
         if plain.failed + hooked.failed > 0 {
             ctx.table.problem(format!("webhooks: {} paced reports failed", plain.failed + hooked.failed));
         }
-        let without = "Webhooks: 1,000 reports/s, no endpoint";
-        let with = "Webhooks: 1,000 reports/s, 3 endpoints (1 failing)";
+        let paced_label = if rate == 1_000 { "1,000".to_string() } else { rate.to_string() };
+        let without = format!("Webhooks: {paced_label} reports/s, no endpoint");
+        let with = format!("Webhooks: {paced_label} reports/s, 3 endpoints (1 failing)");
+        let (without, with) = (without.as_str(), with.as_str());
         ctx.table.add(without, "p50 ms", vec![plain.p50_ms], None, vec![]);
         ctx.table.add(without, "p99 ms", vec![plain.p99_ms], None, vec![]);
         ctx.table.add(with, "p50 ms", vec![hooked.p50_ms], None, vec![]);
