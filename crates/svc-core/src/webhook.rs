@@ -246,6 +246,36 @@ pub struct WebhookDelivery {
 }
 
 impl WebhookDelivery {
+    /// A delivery not yet attempted, made at `now` and held by its maker until `held_until`.
+    pub fn new_pending(
+        id: String,
+        endpoint: &Webhook,
+        event: Option<(i64, &str)>,
+        message_id: String,
+        payload: String,
+        now: i64,
+        held_until: i64,
+    ) -> Self {
+        WebhookDelivery {
+            id,
+            webhook_id: endpoint.id.clone(),
+            project_id: endpoint.project_id.clone(),
+            event_id: event.map(|(id, _)| id),
+            message_id,
+            event_type: event.map_or(TEST_EVENT, |(_, kind)| kind).to_string(),
+            payload,
+            state: DeliveryState::Pending,
+            attempts: 0,
+            next_attempt_at: held_until,
+            last_status: None,
+            last_error: None,
+            last_attempt_at: None,
+            last_duration_ms: None,
+            created_at: now,
+            delivered_at: None,
+        }
+    }
+
     /// The delivery's attempts given the ones stored: a delivery delivered at its first attempt
     /// keeps that attempt in its own row (the last-attempt fields), not as a stored attempt.
     pub fn attempts_with(&self, mut stored: Vec<WebhookAttempt>) -> Vec<WebhookAttempt> {

@@ -28,7 +28,7 @@ use svc_core::audit::action;
 use svc_core::event::{Event, EventKind, consumer};
 use svc_core::mail::MailKind;
 use svc_core::model::{AuthorKind, Comment, Project, Report};
-use svc_core::webhook::{self, DeliveryState, TEST_EVENT, Webhook, WebhookAttempt, WebhookDelivery, WebhookFormat};
+use svc_core::webhook::{self, TEST_EVENT, Webhook, WebhookAttempt, WebhookDelivery, WebhookFormat};
 use svc_core::{ids, time};
 use svc_store::{Applied, AttemptOutcome, Change, StoreError, Write};
 
@@ -375,24 +375,9 @@ pub async fn send_test(
         WebhookFormat::Slack => slack_message(&ChatMessage::test(hooks, project)),
         WebhookFormat::Discord => discord_message(&ChatMessage::test(hooks, project)),
     };
-    let delivery = WebhookDelivery {
-        id: delivery_id.clone(),
-        webhook_id: hook.id.clone(),
-        project_id: project.id.clone(),
-        event_id: None,
-        message_id: format!("msg_{delivery_id}"),
-        event_type: TEST_EVENT.into(),
-        payload,
-        state: DeliveryState::Pending,
-        attempts: 0,
-        next_attempt_at: now + hooks.lease_ms,
-        last_status: None,
-        last_error: None,
-        last_attempt_at: None,
-        last_duration_ms: None,
-        created_at: now,
-        delivered_at: None,
-    };
+    let message_id = format!("msg_{delivery_id}");
+    let delivery =
+        WebhookDelivery::new_pending(delivery_id.clone(), &hook, None, message_id, payload, now, now + hooks.lease_ms);
     svc.store().queue_delivery(&delivery).await?;
     attempt_and_record(svc, hooks, &hook, delivery, now).await?;
     logged(svc, &hook, &delivery_id).await
@@ -811,28 +796,18 @@ async fn deliveries_for(svc: &Service, hooks: &Webhooks, events: &[Event], now: 
                 }
             };
             let Some(payload) = payload else { continue };
-            let id = ids::new_id_at(now);
-            writes.push(Write::WebhookDelivery(WebhookDelivery {
-                id,
-                webhook_id: hook.id.clone(),
-                project_id: project.id.clone(),
-                event_id: Some(event.id),
-                // Stable for the event: a receiver that saw it from another endpoint's copy of
-                // this database (a restore) still dedupes.
-                message_id: format!("msg_{}_{}", event.id, hook.id),
-                event_type: event.kind.type_name().to_string(),
+            // The message id is stable for the event: a receiver that saw it from another copy of
+            // this database (a restore) still dedupes. Held by this instance from the start: its
+            // senders take it from memory.
+            writes.push(Write::WebhookDelivery(WebhookDelivery::new_pending(
+                ids::new_id_at(now),
+                hook,
+                Some((event.id, event.kind.type_name())),
+                format!("msg_{}_{}", event.id, hook.id),
                 payload,
-                state: DeliveryState::Pending,
-                attempts: 0,
-                // Held by this instance from the start: its senders take it from memory.
-                next_attempt_at: now + hooks.lease_ms,
-                last_status: None,
-                last_error: None,
-                last_attempt_at: None,
-                last_duration_ms: None,
-                created_at: now,
-                delivered_at: None,
-            }));
+                now,
+                now + hooks.lease_ms,
+            )));
         }
     }
     Ok(writes)
