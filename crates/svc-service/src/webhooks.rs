@@ -261,6 +261,11 @@ pub async fn update(
     if let Some(url) = changes.url {
         let url = webhook::parse_url(&url)?;
         check_reachable(hooks, &url)?;
+        // A new address is a new receiver: the old one's failures and pause do not follow it.
+        if url != hook.url {
+            hook.failing_since = None;
+            hook.paused_until = None;
+        }
         hook.url = url;
     }
     if let Some(events) = changes.events {

@@ -464,3 +464,23 @@ async fn deleting_a_project_deletes_its_endpoints_and_their_deliveries() {
         receiver.answer_ok();
     }
 }
+
+#[tokio::test]
+async fn a_new_url_starts_without_the_old_receivers_failures() {
+    let (Some(old), Some(new)) = (Receiver::start(), Receiver::start()) else { return };
+    let app = TestApp::with_config(config()).await;
+    let hook = create(&app, json!({"url": old.url("/down"), "events": ["report.created"]})).await;
+    let path = app.p(&format!("/webhooks/{}", hook["id"].as_str().unwrap()));
+    old.answer(500);
+    app.file_report(text_report("First")).await;
+    let start = now();
+    assert_eq!(round(&app, start).await.retrying, 1);
+    assert!(app.rest("GET", &path, None).await.ok(200)["failingSince"].is_string());
+
+    // Moved to a receiver that answers: no longer failing, and not paused until the old retry.
+    let moved = app.rest("PATCH", &path, Some(json!({"url": new.url("/up")}))).await;
+    assert_eq!(moved.ok(200)["failingSince"], Value::Null);
+    app.file_report(text_report("Second")).await;
+    assert_eq!(round(&app, start + 1_000).await.delivered, 1);
+    assert_eq!(new.received().len(), 1);
+}
