@@ -44,6 +44,10 @@ pub mod action {
     pub const WEBHOOK_UPDATED: &str = "webhook.updated";
     pub const WEBHOOK_DELETED: &str = "webhook.deleted";
     pub const WEBHOOK_SECRET_ROTATED: &str = "webhook.secret_rotated";
+    pub const TRACKER_CONNECTED: &str = "tracker.connected";
+    pub const TRACKER_UPDATED: &str = "tracker.updated";
+    pub const TRACKER_DISCONNECTED: &str = "tracker.disconnected";
+    pub const ISSUE_CREATED: &str = "issue.created";
 }
 
 /// A sentence for one act, for people reading the log ("minted key Deploy bot").
@@ -98,6 +102,12 @@ pub fn describe(action: &str, detail: &Value) -> String {
         action::WEBHOOK_UPDATED => format!("changed the webhook {}", text("url")),
         action::WEBHOOK_DELETED => format!("deleted the webhook {}", text("url")),
         action::WEBHOOK_SECRET_ROTATED => format!("rotated the signing secret of the webhook {}", text("url")),
+        action::TRACKER_CONNECTED => format!("connected the {} repository {}", text("tracker"), text("repository")),
+        action::TRACKER_UPDATED => format!("changed the {} connection to {}", text("tracker"), text("repository")),
+        action::TRACKER_DISCONNECTED => {
+            format!("disconnected the {} repository {}", text("tracker"), text("repository"))
+        }
+        action::ISSUE_CREATED => format!("made the issue {} for report {}", text("issue"), text("shortId")),
         other => other.to_string(),
     }
 }

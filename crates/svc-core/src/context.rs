@@ -143,3 +143,44 @@ impl Context {
         self.extra.as_ref()?.get(name)?.as_str()
     }
 }
+
+/// A compact reading of a user agent: browser and OS names, without a parser's weight.
+pub fn browser_and_os(user_agent: &str) -> String {
+    // Safari's own version is after `Version/` (its `Safari/` token is the WebKit build); Chrome,
+    // Firefox and Edge on iOS name themselves with their own tokens.
+    let browser = [
+        ("Edg/", "Edge"),
+        ("EdgiOS/", "Edge"),
+        ("OPR/", "Opera"),
+        ("Firefox/", "Firefox"),
+        ("FxiOS/", "Firefox"),
+        ("CriOS/", "Chrome"),
+        ("Chrome/", "Chrome"),
+        ("Version/", "Safari"),
+        ("Safari/", "Safari"),
+    ]
+    .iter()
+    .filter(|(token, _)| *token != "Version/" || user_agent.contains("Safari/"))
+    .find_map(|(token, name)| {
+        let at = user_agent.find(token)?;
+        let version: String = user_agent[at + token.len()..].chars().take_while(|c| c.is_ascii_digit()).collect();
+        Some(if version.is_empty() { name.to_string() } else { format!("{name} {version}") })
+    });
+    let os = [
+        ("Windows", "Windows"),
+        ("Android", "Android"),
+        ("iPhone", "iOS"),
+        ("iPad", "iPadOS"),
+        ("Mac OS X", "macOS"),
+        ("CrOS", "ChromeOS"),
+        ("Linux", "Linux"),
+    ]
+    .iter()
+    .find_map(|(token, name)| user_agent.contains(token).then_some(*name));
+    match (browser, os) {
+        (Some(b), Some(o)) => format!("{b} on {o}"),
+        (Some(b), None) => b,
+        (None, Some(o)) => o.to_string(),
+        (None, None) => user_agent.chars().take(120).collect(),
+    }
+}

@@ -124,6 +124,8 @@ pub mod consumer {
     pub const MAIL: &str = "mail";
     /// Webhook deliveries (one per event and endpoint).
     pub const WEBHOOKS: &str = "webhooks";
+    /// Svc's changes sent to linked issues, and issues made by channel rules.
+    pub const TRACKERS: &str = "trackers";
 }
 
 #[cfg(test)]

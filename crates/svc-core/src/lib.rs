@@ -29,6 +29,7 @@ pub mod search;
 pub mod secret;
 pub mod status;
 pub mod time;
+pub mod tracker;
 pub mod triage;
 pub mod webhook;
 

@@ -31,6 +31,7 @@ pub mod reports;
 pub mod retention;
 pub mod rooms;
 pub mod sightings;
+pub mod trackers;
 pub mod triage;
 pub mod usage;
 pub mod webhooks;

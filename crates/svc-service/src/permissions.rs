@@ -101,6 +101,11 @@ pub fn check(principal: &Principal, op: Operation, project: &Project) -> Result<
         // A reporter holds no scope: every other operation is refused.
         (_, Principal::Reporter { project_id, .. }) if *project_id != project.id => Err(Refusal::OtherProject),
         (_, Principal::Reporter { .. }) => Err(Refusal::MissingScope(op.scope().unwrap_or("*"))),
+        // A tracker's delivery moves a report and adds to its thread, nothing else.
+        (Operation::Triage | Operation::Comment | Operation::ReadReports, Principal::Tracker { .. }) => {
+            principal.require(op.scope().unwrap_or("*"), Some(project))
+        }
+        (_, Principal::Tracker { .. }) => Err(Refusal::MissingScope(op.scope().unwrap_or("*"))),
         // Deleting a project is for people: a key (even a setup token) never may.
         (Operation::DeleteProject, Principal::ProjectKey(_) | Principal::OrgKey(_)) => {
             principal.require(scope::PROJECT_WRITE, Some(project))?;

@@ -36,6 +36,9 @@ pub enum Principal {
     /// A reporter who signed in from the widget (or whose page passed an identity token): holds
     /// no scope; acts only on their own reports of one project, through `service::reporters`.
     Reporter { project_id: String, reporter: svc_core::reporter::Reporter },
+    /// An issue tracker's signed delivery (a GitHub issue closed, a comment on it): triages and
+    /// comments in its one project, recorded as the tracker's person (`github:<login>`).
+    Tracker { project_id: String, author: Author },
     /// Whoever runs `svc` on the server's own machine (the command line, the first start): they
     /// hold the database already, so every right on every project and organization.
     Operator,
@@ -64,7 +67,7 @@ impl Principal {
     pub fn key(&self) -> Option<&ApiKey> {
         match self {
             Principal::ProjectKey(key) | Principal::OrgKey(key) => Some(key),
-            Principal::User(_) | Principal::Reporter { .. } | Principal::Operator => None,
+            Principal::User(_) | Principal::Reporter { .. } | Principal::Tracker { .. } | Principal::Operator => None,
         }
     }
 
@@ -72,7 +75,7 @@ impl Principal {
     pub fn bound_project(&self) -> Option<&str> {
         match self {
             Principal::ProjectKey(key) => key.project_id.as_deref(),
-            Principal::Reporter { project_id, .. } => Some(project_id),
+            Principal::Reporter { project_id, .. } | Principal::Tracker { project_id, .. } => Some(project_id),
             Principal::OrgKey(_) | Principal::User(_) | Principal::Operator => None,
         }
     }
@@ -88,7 +91,7 @@ impl Principal {
             Principal::ProjectKey(key) => key.project_id.as_deref() == Some(project.id.as_str()),
             Principal::OrgKey(key) => key.org_id == project.org_id,
             Principal::User(person) => person.role_in(&project.org_id).is_some(),
-            Principal::Reporter { project_id, .. } => *project_id == project.id,
+            Principal::Reporter { project_id, .. } | Principal::Tracker { project_id, .. } => *project_id == project.id,
             Principal::Operator => true,
         };
         if project.is_some_and(|project| !reaches(project)) {
@@ -105,6 +108,8 @@ impl Principal {
                 !roles.is_empty() && roles.iter().all(|role| role.scopes().iter().any(|s| scope::grants(s, needed)))
             }
             Principal::Reporter { .. } => false,
+            // Only what a closed issue or a comment on it does.
+            Principal::Tracker { .. } => needed == scope::FEEDBACK_WRITE || needed == scope::FEEDBACK_READ,
             Principal::Operator => true,
         };
         if !holds {
@@ -132,6 +137,7 @@ impl Principal {
                 id: Some(reporter.id.clone()),
                 label: Some(reporter.label().to_string()),
             },
+            Principal::Tracker { author, .. } => author.clone(),
             Principal::Operator => crate::audit::command_line(),
         }
     }
@@ -143,6 +149,7 @@ impl Principal {
             Principal::ProjectKey(key) | Principal::OrgKey(key) => format!("agent:{}", key.id),
             Principal::User(person) => format!("user:{}", person.user.id),
             Principal::Reporter { reporter, .. } => format!("reporter:{}", reporter.id),
+            Principal::Tracker { author, .. } => author.id.clone().unwrap_or_default(),
             Principal::Operator => "operator".to_string(),
         }
     }

@@ -174,7 +174,9 @@ pub async fn reachable(svc: &Service, principal: &Principal) -> ServiceResult<Ve
             Some(id) => Ok(get(svc, id).await?.into_iter().collect()),
             None => list_in_org(svc, &key.org_id).await,
         },
-        Principal::Reporter { project_id, .. } => Ok(get(svc, project_id).await?.into_iter().collect()),
+        Principal::Reporter { project_id, .. } | Principal::Tracker { project_id, .. } => {
+            Ok(get(svc, project_id).await?.into_iter().collect())
+        }
         Principal::User(person) => {
             let mut projects = Vec::new();
             for membership in &person.memberships {

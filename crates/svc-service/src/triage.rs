@@ -65,6 +65,19 @@ pub async fn triage(
     reports: &[Report],
     triage: Triage,
 ) -> ServiceResult<Vec<Triaged>> {
+    triage_with(svc, by, projects, reports, triage, Vec::new()).await
+}
+
+/// [`triage`], with `also` written in the same transaction (an issue tracker's delivery, marked
+/// handled with the change it makes).
+pub(crate) async fn triage_with(
+    svc: &Service,
+    by: &Principal,
+    projects: &[Project],
+    reports: &[Report],
+    triage: Triage,
+    also: Vec<Write>,
+) -> ServiceResult<Vec<Triaged>> {
     let project_ids = triagable(by, projects)?;
     if let Some(Some(user_id)) = &triage.assignee {
         for project in projects {
@@ -95,6 +108,7 @@ pub async fn triage(
             writes.push(Write::Labels { report_id: report.id.clone(), change: labels.clone() });
         }
     }
+    writes.extend(also);
     let change = Change { project_ids: Some(project_ids.clone()), by: author, at: time::now_ms(), writes };
     let applied = match svc.store().apply(&change).await {
         Ok(applied) => applied,
@@ -181,7 +195,7 @@ fn triagable(by: &Principal, projects: &[Project]) -> ServiceResult<Vec<String>>
 }
 
 /// Tells live views that reports of these projects changed.
-fn announce(svc: &Service, project_ids: &[String]) {
+pub(crate) fn announce(svc: &Service, project_ids: &[String]) {
     for project_id in project_ids {
         svc.store().changes().announce(project_id);
     }

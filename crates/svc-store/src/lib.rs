@@ -240,6 +240,12 @@ pub enum Write {
     /// Makes a webhook delivery unless the endpoint has one for that event already
     /// ([`Applied::Skipped`]).
     WebhookDelivery(svc_core::webhook::WebhookDelivery),
+    /// Records a delivery of an issue tracker's as handled; the whole change fails with
+    /// `Conflict` when it was handled already (a replay changes nothing).
+    TrackerDelivery {
+        tracker: svc_core::tracker::TrackerKind,
+        delivery_id: String,
+    },
     /// Moves a consumer of the event feed that `owner` leases to `to`; `LeaseLost` otherwise.
     AdvanceConsumer {
         name: String,
@@ -803,6 +809,38 @@ pub trait WebhookStore: Send + Sync {
     async fn delete_old_deliveries(&self, created_before: i64) -> StoreResult<u64>;
 }
 
+/// Issue trackers: each project's connection, the issue each report became, and the tracker's
+/// deliveries already handled.
+#[async_trait]
+pub trait TrackerStore: Send + Sync {
+    /// Saves a project's connection, made or changed.
+    async fn put_tracker_connection(&self, connection: &svc_core::tracker::TrackerConnection) -> StoreResult<()>;
+    async fn tracker_connection(&self, project_id: &str) -> StoreResult<Option<svc_core::tracker::TrackerConnection>>;
+    /// Every project's connection to this repository (`owner/name` lowercased).
+    async fn tracker_connections_for(
+        &self,
+        tracker: svc_core::tracker::TrackerKind,
+        repository_key: &str,
+    ) -> StoreResult<Vec<svc_core::tracker::TrackerConnection>>;
+    async fn all_tracker_connections(&self) -> StoreResult<Vec<svc_core::tracker::TrackerConnection>>;
+    async fn delete_tracker_connection(&self, project_id: &str) -> StoreResult<bool>;
+    /// Notes what Svc could not send (`None` clears it).
+    async fn set_tracker_error(&self, project_id: &str, error: Option<&str>, at: i64) -> StoreResult<()>;
+    /// Links a report to its issue unless it has one already; the report's link afterwards.
+    async fn link_issue(&self, link: &svc_core::tracker::IssueLink) -> StoreResult<svc_core::tracker::IssueLink>;
+    /// The links of these reports (the ones that have an issue).
+    async fn issue_links(&self, report_ids: &[String]) -> StoreResult<Vec<svc_core::tracker::IssueLink>>;
+    /// The reports linked to one issue.
+    async fn links_to_issue(
+        &self,
+        tracker: svc_core::tracker::TrackerKind,
+        repository_key: &str,
+        number: i64,
+    ) -> StoreResult<Vec<svc_core::tracker::IssueLink>>;
+    /// Forgets handled deliveries received before `received_before`; how many went.
+    async fn delete_old_tracker_deliveries(&self, received_before: i64) -> StoreResult<u64>;
+}
+
 #[async_trait]
 pub trait Store:
     OrganizationStore
@@ -828,6 +866,7 @@ pub trait Store:
     + ChangeStore
     + EventStore
     + WebhookStore
+    + TrackerStore
     + 'static
 {
     /// Backend name for logs and metrics (`sqlite`, `postgres`).
@@ -850,7 +889,8 @@ pub mod prelude {
     pub use crate::{
         AccountStore, AuditStore, BlobRowStore, ChangeStore, ChannelStore, CommentStore, DeletionStore, EventStore,
         FlagStore, HintStore, KeyStore, MailStore, MemberStore, OAuthStore, OrganizationStore, ProjectStore,
-        ReportStore, ReporterStore, RoomStore, SightingStore, Store, TriageStore, ViewStore, WebhookStore,
+        ReportStore, ReporterStore, RoomStore, SightingStore, Store, TrackerStore, TriageStore, ViewStore,
+        WebhookStore,
     };
 }
 

@@ -227,47 +227,6 @@ pub struct Fact {
     pub link: Option<String>,
 }
 
-/// A compact reading of a user agent: browser and OS names, without a parser's weight.
-pub fn browser_and_os(user_agent: &str) -> String {
-    // Safari's own version is after `Version/` (its `Safari/` token is the WebKit build); Chrome,
-    // Firefox and Edge on iOS name themselves with their own tokens.
-    let browser = [
-        ("Edg/", "Edge"),
-        ("EdgiOS/", "Edge"),
-        ("OPR/", "Opera"),
-        ("Firefox/", "Firefox"),
-        ("FxiOS/", "Firefox"),
-        ("CriOS/", "Chrome"),
-        ("Chrome/", "Chrome"),
-        ("Version/", "Safari"),
-        ("Safari/", "Safari"),
-    ]
-    .iter()
-    .filter(|(token, _)| *token != "Version/" || user_agent.contains("Safari/"))
-    .find_map(|(token, name)| {
-        let at = user_agent.find(token)?;
-        let version: String = user_agent[at + token.len()..].chars().take_while(|c| c.is_ascii_digit()).collect();
-        Some(if version.is_empty() { name.to_string() } else { format!("{name} {version}") })
-    });
-    let os = [
-        ("Windows", "Windows"),
-        ("Android", "Android"),
-        ("iPhone", "iOS"),
-        ("iPad", "iPadOS"),
-        ("Mac OS X", "macOS"),
-        ("CrOS", "ChromeOS"),
-        ("Linux", "Linux"),
-    ]
-    .iter()
-    .find_map(|(token, name)| user_agent.contains(token).then_some(*name));
-    match (browser, os) {
-        (Some(b), Some(o)) => format!("{b} on {o}"),
-        (Some(b), None) => b,
-        (None, Some(o)) => o.to_string(),
-        (None, None) => user_agent.chars().take(120).collect(),
-    }
-}
-
 /// The report's page context, as label and value pairs.
 pub fn context_facts(report: &Report) -> Vec<Fact> {
     let context = &report.context;
@@ -280,7 +239,7 @@ pub fn context_facts(report: &Report) -> Vec<Fact> {
         });
     }
     if let Some(ua) = shown(context.user_agent.as_deref()) {
-        facts.push(Fact { label: "Browser", value: browser_and_os(ua), link: None });
+        facts.push(Fact { label: "Browser", value: svc_core::context::browser_and_os(ua), link: None });
     }
     if let Some(viewport) = &context.viewport
         && let (Some(w), Some(h)) = (&viewport.width, &viewport.height)
@@ -450,6 +409,7 @@ pub fn history(changes: &[StatusChange], now: i64) -> Vec<ChangeView> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use svc_core::context::browser_and_os;
 
     #[test]
     fn highlight_marks_each_word_case_insensitively() {

@@ -77,6 +77,9 @@ mod search;
 #[path = "../shared/sightings.rs"]
 mod sightings;
 #[allow(clippy::duplicate_mod)]
+#[path = "../shared/trackers.rs"]
+mod trackers;
+#[allow(clippy::duplicate_mod)]
 #[path = "../shared/webhooks.rs"]
 mod webhooks;
 

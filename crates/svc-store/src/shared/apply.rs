@@ -177,6 +177,10 @@ async fn apply_one(tx: &mut Tx, change: &Change, write: &Write, events: &mut Vec
             let made = super::webhooks::insert_delivery(tx, delivery).await?;
             Ok(if made { Applied::Done } else { Applied::Skipped })
         }
+        Write::TrackerDelivery { tracker, delivery_id } => {
+            super::trackers::insert_delivery(tx, *tracker, delivery_id, change.at).await?;
+            Ok(Applied::Done)
+        }
         Write::AdvanceConsumer { name, owner, to } => {
             advance_consumer(tx, name, owner, *to).await?;
             Ok(Applied::Done)

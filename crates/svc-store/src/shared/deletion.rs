@@ -82,6 +82,7 @@ async fn delete_these(
     deletion_index::forget_reports(&mut *conn, ids).await?;
     run_with_list(conn, "DELETE FROM status_changes WHERE report_id IN ", ids).await?;
     run_with_list(conn, "DELETE FROM viewed_marks WHERE report_id IN ", ids).await?;
+    run_with_list(conn, "DELETE FROM issue_links WHERE report_id IN ", ids).await?;
     // Deleting comments marks their reports stale for search (a trigger); those marks go next.
     run_with_list(conn, "DELETE FROM comments WHERE report_id IN ", ids).await?;
     run_with_list(conn, "DELETE FROM search_stale WHERE report_id IN ", ids).await?;
@@ -149,7 +150,7 @@ async fn delete_reports_in(
 }
 
 /// The project's own rows, once its reports and blobs are gone: every table that names a project.
-const PROJECT_ROWS: [&str; 15] = [
+const PROJECT_ROWS: [&str; 16] = [
     "DELETE FROM report_labels WHERE project_id = $1",
     "DELETE FROM idempotency_keys WHERE project_id = $1",
     "DELETE FROM hints WHERE project_id = $1",
@@ -166,6 +167,7 @@ const PROJECT_ROWS: [&str; 15] = [
     "DELETE FROM reporter_codes WHERE project_id = $1",
     "DELETE FROM reporter_sessions WHERE project_id = $1",
     "DELETE FROM reporter_oidc_states WHERE project_id = $1",
+    "DELETE FROM tracker_connections WHERE project_id = $1",
 ];
 
 #[async_trait]

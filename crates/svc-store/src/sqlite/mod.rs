@@ -78,6 +78,9 @@ mod sightings;
 #[cfg(test)]
 mod tests;
 #[allow(clippy::duplicate_mod)]
+#[path = "../shared/trackers.rs"]
+mod trackers;
+#[allow(clippy::duplicate_mod)]
 #[path = "../shared/webhooks.rs"]
 mod webhooks;
 
