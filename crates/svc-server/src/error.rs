@@ -17,7 +17,12 @@ pub enum ApiError {
     NotFound(String),
     Conflict(String),
     PayloadTooLarge(String),
-    RateLimited { retry_after_secs: u64 },
+    RateLimited {
+        retry_after_secs: u64,
+    },
+    /// A service Svc called on the caller's behalf (an issue tracker) refused or failed; the
+    /// message says what to change.
+    Upstream(String),
     Internal(anyhow::Error),
 }
 
@@ -27,7 +32,8 @@ pub struct ErrorBody {
     /// What went wrong, for a person.
     pub error: String,
     /// `BAD_REQUEST`, `UNAUTHORIZED`, `FORBIDDEN`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `CONFLICT`,
-    /// `PAYLOAD_TOO_LARGE`, `RATE_LIMITED` or `INTERNAL`.
+    /// `PAYLOAD_TOO_LARGE`, `RATE_LIMITED`, `UPSTREAM` (an issue tracker refused or failed) or
+    /// `INTERNAL`.
     pub code: String,
 }
 
@@ -117,6 +123,7 @@ impl IntoResponse for ApiError {
             ApiError::NotFound(m) => (StatusCode::NOT_FOUND, "NOT_FOUND", m),
             ApiError::Conflict(m) => (StatusCode::CONFLICT, "CONFLICT", m),
             ApiError::PayloadTooLarge(m) => (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE", m),
+            ApiError::Upstream(m) => (StatusCode::BAD_GATEWAY, "UPSTREAM", m),
             ApiError::RateLimited { retry_after_secs } => {
                 let body = ErrorBody { error: "rate limit exceeded".into(), code: "RATE_LIMITED".into() };
                 let mut response = (StatusCode::TOO_MANY_REQUESTS, axum::Json(body)).into_response();

@@ -10,6 +10,7 @@ use crate::rate_limit::RateLimits;
 use svc_service::Service;
 use svc_service::readiness::Readiness;
 use svc_service::sightings::Sightings;
+use svc_service::trackers::Trackers;
 use svc_service::usage::Usage;
 use svc_service::webhooks::Webhooks;
 
@@ -31,6 +32,8 @@ pub struct AppState {
     pub readiness: Arc<Readiness>,
     /// Webhook delivery: the outbound client, links and payload forms.
     pub webhooks: Webhooks,
+    /// Issue trackers: the outbound client (the webhooks' policy), links, GitHub's tokens.
+    pub trackers: Trackers,
 }
 
 impl AppState {
@@ -46,7 +49,10 @@ impl AppState {
             Arc::new(crate::api::views::RestForms),
         )
         .expect("the webhook HTTP client builds");
+        let trackers = Trackers::new(&config.webhook_policy, config.webhook_timeout, &config.public_url)
+            .expect("the issue tracker HTTP client builds");
         AppState {
+            trackers,
             webhooks,
             usage: Usage::start(store.clone()),
             sightings: Sightings::start(store.clone()),

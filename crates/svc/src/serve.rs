@@ -89,9 +89,10 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
     if args.background_work {
         mail::spawn(state.service.clone(), mailer, public_url.clone());
         svc_service::webhooks::spawn(state.service.clone(), state.webhooks.clone());
+        svc_service::trackers::spawn(state.service.clone(), state.trackers.clone());
     } else {
         tracing::info!(
-            "background work is off (SVC_BACKGROUND_WORK): mail, webhooks and housekeeping run on other instances"
+            "background work is off (SVC_BACKGROUND_WORK): mail, webhooks, issue trackers and housekeeping run on other instances"
         );
     }
     let usage = state.usage.clone();

@@ -56,7 +56,7 @@ async fn load_report(
     report_in(state, &project, report_id).await
 }
 
-async fn report_in(
+pub(crate) async fn report_in(
     state: &AppState,
     project: &svc_core::model::Project,
     report_id: &str,
@@ -66,7 +66,7 @@ async fn report_in(
         .ok_or_else(|| ApiError::not_found("report not found in this project"))
 }
 
-/// One report with its blocks, context, identity and `statusHistory`.
+/// One report with its blocks, context, identity, `statusHistory` and `links` (its issues).
 #[utoipa::path(get, path = "/projects/{projectId}/feedback/{reportId}", tag = "reports", security(("bearer" = [])),
     params(("projectId" = String, Path), ("reportId" = String, Path)),
     responses((status = 200, body = ReportView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
@@ -77,8 +77,10 @@ pub async fn get_feedback(
 ) -> ApiResult<Json<ReportView>> {
     let report = load_report(&state, &key, &project_id, &report_id, Operation::ReadReports).await?;
     let history = reports::history(&state.service, &report).await?;
+    let links = svc_service::trackers::links(&state.service, std::slice::from_ref(&report.id)).await?;
     let mut view = ReportView::from(&report);
     view.status_history = Some(history.iter().map(Into::into).collect());
+    view.links = Some(links.iter().map(Into::into).collect());
     Ok(Json(view))
 }
 

@@ -6,6 +6,7 @@ pub mod events;
 pub mod extract;
 pub mod feedback;
 pub mod flags;
+pub mod integrations;
 pub mod keys;
 pub mod me;
 pub mod projects;
@@ -70,6 +71,10 @@ fn documented_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(webhooks::test_webhook))
         .routes(routes!(webhooks::list_deliveries))
         .routes(routes!(webhooks::resend_delivery))
+        .routes(routes!(integrations::get_github, integrations::put_github, integrations::delete_github))
+        .routes(routes!(integrations::check_github))
+        .routes(routes!(integrations::push_issue))
+        .routes(routes!(integrations::github_webhook))
 }
 
 /// The OpenAPI 3.1 document of the REST API (paths relative to the server root).

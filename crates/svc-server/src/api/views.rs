@@ -291,6 +291,9 @@ pub struct ReportView {
     /// On `GET .../feedback/:reportId` only: every status change, oldest first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status_history: Option<Vec<StatusChangeView>>,
+    /// On `GET .../feedback/:reportId` only: the report's issues in trackers (`[]` when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub links: Option<Vec<IssueLinkView>>,
 }
 
 impl From<&Report> for ReportView {
@@ -314,6 +317,7 @@ impl From<&Report> for ReportView {
             created_at: iso(r.created_at),
             updated_at: iso(r.updated_at),
             status_history: None,
+            links: None,
         }
     }
 }
@@ -1071,4 +1075,233 @@ pub struct WebhookDeliveryPage {
     pub items: Vec<WebhookDeliveryView>,
     /// Pass as `before` for the next (older) page; null on the last page.
     pub next_before: Option<String>,
+}
+
+/// A report's issue in a tracker.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IssueLinkView {
+    /// `github`.
+    pub tracker: String,
+    /// `owner/name`.
+    pub repository: String,
+    pub number: i64,
+    /// `owner/name#123`.
+    pub reference: String,
+    /// The issue's page.
+    pub url: String,
+    pub created_at: String,
+}
+
+impl From<&svc_core::tracker::IssueLink> for IssueLinkView {
+    fn from(link: &svc_core::tracker::IssueLink) -> Self {
+        IssueLinkView {
+            tracker: link.tracker.as_str().into(),
+            repository: link.repository.clone(),
+            number: link.number,
+            reference: link.reference(),
+            url: link.url.clone(),
+            created_at: iso(link.created_at),
+        }
+    }
+}
+
+/// What "Create GitHub issue" did.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IssuePushView {
+    pub link: IssueLinkView,
+    /// `false`: the report had its issue already (it is returned, not made again).
+    pub created: bool,
+}
+
+/// A channel rule: every new report in the channel becomes an issue, with these labels.
+#[derive(Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChannelRuleView {
+    pub channel_key: String,
+    #[serde(default)]
+    pub labels: Vec<String>,
+}
+
+/// A project's GitHub connection (never its token, private key or webhook secret).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GithubConnectionView {
+    pub repository: String,
+    /// `https://api.github.com`, or a GitHub Enterprise Server's `https://<host>/api/v3`.
+    pub api_url: String,
+    /// `token` (a fine-grained personal access token) or `app` (a GitHub App installation).
+    pub auth: String,
+    pub app_id: Option<String>,
+    pub installation_id: Option<i64>,
+    /// Where GitHub sends its deliveries: the repository's (or the app's) webhook URL, with the
+    /// events Issues and Issue comments.
+    pub webhook_url: String,
+    /// The status a report takes when its issue is closed as completed.
+    pub on_closed_completed: String,
+    /// ... closed as not planned (or as a duplicate).
+    pub on_closed_not_planned: String,
+    /// ... reopened (an open status).
+    pub on_reopened: String,
+    /// Svc's status changes close and reopen the issue.
+    pub send_status: bool,
+    /// Comments published in Svc are posted on the issue.
+    pub send_comments: bool,
+    /// Comments on the issue are mirrored into the report's thread (as GitHub's person).
+    pub mirror_comments: bool,
+    /// The reporter's email is written in new issues.
+    pub include_reporter_email: bool,
+    pub rules: Vec<ChannelRuleView>,
+    /// The last change Svc could not send to GitHub, and when.
+    pub last_error: Option<String>,
+    pub last_error_at: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    /// Only in the answer that made it: the webhook secret Svc chose (enter it in GitHub's
+    /// webhook settings). Shown this once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub webhook_secret: Option<String>,
+}
+
+impl GithubConnectionView {
+    pub fn new(connection: &svc_core::tracker::TrackerConnection, webhook_url: String) -> Self {
+        let settings = &connection.settings;
+        GithubConnectionView {
+            repository: settings.repository.clone(),
+            api_url: settings.api_url.clone(),
+            auth: match settings.auth {
+                svc_core::tracker::AuthKind::Token => "token".into(),
+                svc_core::tracker::AuthKind::App => "app".into(),
+            },
+            app_id: settings.app_id.clone(),
+            installation_id: settings.installation_id,
+            webhook_url,
+            on_closed_completed: settings.on_closed_completed.as_str().into(),
+            on_closed_not_planned: settings.on_closed_not_planned.as_str().into(),
+            on_reopened: settings.on_reopened.as_str().into(),
+            send_status: settings.send_status,
+            send_comments: settings.send_comments,
+            mirror_comments: settings.mirror_comments,
+            include_reporter_email: settings.include_reporter_email,
+            rules: settings
+                .rules
+                .iter()
+                .map(|rule| ChannelRuleView { channel_key: rule.channel_key.clone(), labels: rule.labels.clone() })
+                .collect(),
+            last_error: connection.last_error.clone(),
+            last_error_at: iso_opt(connection.last_error_at),
+            created_at: iso(connection.created_at),
+            updated_at: iso(connection.updated_at),
+            webhook_secret: None,
+        }
+    }
+}
+
+/// Connects a GitHub repository, or changes the connection. Secrets left out keep the stored
+/// ones; every other field left out keeps its value (or its default on a new connection).
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GithubConnectionInput {
+    /// `owner/name`.
+    pub repository: String,
+    /// Default `https://api.github.com`; a GitHub Enterprise Server's `https://<host>/api/v3`.
+    #[serde(default)]
+    pub api_url: Option<String>,
+    /// `token` (default) or `app`.
+    #[serde(default)]
+    #[schema(pattern = "^(token|app)$")]
+    pub auth: Option<String>,
+    /// A fine-grained personal access token with Issues: read and write on the repository.
+    #[serde(default)]
+    pub token: Option<String>,
+    /// The GitHub App's id.
+    #[serde(default)]
+    pub app_id: Option<String>,
+    #[serde(default)]
+    pub installation_id: Option<i64>,
+    /// The GitHub App's private key (PEM).
+    #[serde(default)]
+    pub private_key: Option<String>,
+    /// The secret GitHub signs deliveries with (16 to 255 characters); Svc makes one when a new
+    /// connection has none (returned once as `webhookSecret`).
+    #[serde(default)]
+    pub webhook_secret: Option<String>,
+    #[serde(default)]
+    pub on_closed_completed: Option<String>,
+    #[serde(default)]
+    pub on_closed_not_planned: Option<String>,
+    #[serde(default)]
+    pub on_reopened: Option<String>,
+    #[serde(default)]
+    pub send_status: Option<bool>,
+    #[serde(default)]
+    pub send_comments: Option<bool>,
+    #[serde(default)]
+    pub mirror_comments: Option<bool>,
+    #[serde(default)]
+    pub include_reporter_email: Option<bool>,
+    #[serde(default)]
+    pub rules: Option<Vec<ChannelRuleView>>,
+}
+
+impl TryFrom<GithubConnectionInput> for svc_service::trackers::ConnectionInput {
+    type Error = svc_core::Invalid;
+
+    fn try_from(body: GithubConnectionInput) -> Result<Self, Self::Error> {
+        let status = |name: &str, text: Option<String>| -> Result<Option<Status>, svc_core::Invalid> {
+            text.map(|text| {
+                text.parse::<Status>().map_err(|_| svc_core::Invalid::new(format!("{name}: {}", Status::expected())))
+            })
+            .transpose()
+        };
+        Ok(svc_service::trackers::ConnectionInput {
+            repository: body.repository,
+            api_url: body.api_url,
+            auth: body.auth,
+            token: body.token,
+            app_id: body.app_id,
+            installation_id: body.installation_id,
+            private_key: body.private_key,
+            webhook_secret: body.webhook_secret,
+            on_closed_completed: status("onClosedCompleted", body.on_closed_completed)?,
+            on_closed_not_planned: status("onClosedNotPlanned", body.on_closed_not_planned)?,
+            on_reopened: status("onReopened", body.on_reopened)?,
+            send_status: body.send_status,
+            send_comments: body.send_comments,
+            mirror_comments: body.mirror_comments,
+            include_reporter_email: body.include_reporter_email,
+            rules: body.rules.map(|rules| {
+                rules
+                    .into_iter()
+                    .map(|rule| svc_core::tracker::ChannelRule { channel_key: rule.channel_key, labels: rule.labels })
+                    .collect()
+            }),
+        })
+    }
+}
+
+/// What "Check connection" found.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionCheckView {
+    /// `true` when nothing is missing.
+    pub ok: bool,
+    /// What is missing, each in words a person can act on.
+    pub problems: Vec<String>,
+    /// What works.
+    pub notes: Vec<String>,
+}
+
+/// What a delivery from GitHub did.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryReceivedView {
+    /// `applied`, `ignored` or `replayed` (a delivery id handled before: nothing changed).
+    pub outcome: String,
+    /// Reports moved or given a comment.
+    pub reports: usize,
+    /// Why nothing was done, for `ignored`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }

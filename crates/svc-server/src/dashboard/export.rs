@@ -19,7 +19,7 @@ const EXPORT_PAGE: u32 = 500;
 /// The most one export carries; the rest needs a narrower filter.
 pub const EXPORT_MAX: usize = 100_000;
 
-const CSV_HEADER: &str = "id,shortId,project,status,channel,title,reporter,url,room,createdAt,updatedAt\r\n";
+const CSV_HEADER: &str = "id,shortId,project,status,channel,title,reporter,url,room,issue,createdAt,updatedAt\r\n";
 
 /// One CSV cell, as OWASP's CSV injection guidance asks: always quoted (with inner quotes doubled),
 /// so a spreadsheet that splits on `;` or tab still reads it as one cell, and a leading `=`, `+`,
@@ -29,7 +29,7 @@ fn csv_cell(value: &str) -> String {
     format!("\"{neutral}{}\"", value.replace('"', "\"\""))
 }
 
-fn csv_line(report: &svc_core::model::Report, project: &str) -> String {
+fn csv_line(report: &svc_core::model::Report, project: &str, issue: &str) -> String {
     let reporter = super::view::reporter(report).name;
     let cells = [
         report.id.as_str(),
@@ -41,6 +41,7 @@ fn csv_line(report: &svc_core::model::Report, project: &str) -> String {
         &reporter,
         report.url.as_deref().unwrap_or_default(),
         report.artifact_id.as_deref().unwrap_or_default(),
+        issue,
         &svc_core::time::iso(report.created_at),
         &svc_core::time::iso(report.updated_at),
     ];
@@ -79,11 +80,19 @@ pub async fn list(
                     Ok(page) => page,
                     Err(error) => return Some((Err(std::io::Error::other(error.to_string())), None)),
                 };
+                let ids: Vec<String> = page.items.iter().map(|r| r.id.clone()).collect();
+                let links = match svc_service::trackers::links(&store, &ids).await {
+                    Ok(links) => links,
+                    Err(error) => return Some((Err(std::io::Error::other(error.to_string())), None)),
+                };
                 let text: String = page
                     .items
                     .iter()
                     .map(|r| {
-                        csv_line(r, names.iter().find(|(id, _)| *id == r.project_id).map_or("", |(_, n)| n.as_str()))
+                        let project = names.iter().find(|(id, _)| *id == r.project_id).map_or("", |(_, n)| n.as_str());
+                        let issue =
+                            links.iter().find(|link| link.report_id == r.id).map_or("", |link| link.url.as_str());
+                        csv_line(r, project, issue)
                     })
                     .collect();
                 let next = page.next_cursor.map(|cursor| {

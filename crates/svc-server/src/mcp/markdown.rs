@@ -521,6 +521,20 @@ pub async fn render(state: &AppState, report: &Report, parts: Parts<'_>) -> Vec<
         let labels: Vec<String> = report.labels.iter().map(|l| code(l)).collect();
         let _ = writeln!(doc, "labels: {}", labels.join(", "));
     }
+    // The linked issue, so an agent can `gh issue view` it (a missing link is not worth failing
+    // the document over).
+    let links =
+        svc_service::trackers::links(&state.service, std::slice::from_ref(&report.id)).await.unwrap_or_default();
+    for link in links {
+        let _ = writeln!(
+            doc,
+            "issue: {} {} (`gh issue view {} --repo {}`)",
+            code(&link.reference()),
+            long_code(&link.url),
+            link.number,
+            link.repository
+        );
+    }
     let artifact = report.context.artifact.as_ref();
     if let (None, Some(artifact_id)) = (artifact, &report.artifact_id) {
         let _ = writeln!(doc, "artifact: {}", code(artifact_id));

@@ -17,6 +17,7 @@ mod dashboard_members;
 mod dashboard_pages;
 mod dashboard_settings;
 mod dashboard_webhooks;
+mod github;
 mod ingest_concurrency;
 mod ingest_errors;
 mod ingest_reports;
