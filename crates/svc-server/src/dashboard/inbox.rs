@@ -145,6 +145,8 @@ struct Item {
     channel: String,
     assignee: Option<String>,
     labels: Vec<String>,
+    /// The linked issue (`owner/name#123`), when there is one.
+    issue: Option<String>,
     unread: bool,
     selected: bool,
 }
@@ -173,6 +175,10 @@ struct Detail {
     project_labels: Vec<String>,
     /// The reporter's author id, for "their other reports".
     reporter_id: Option<String>,
+    /// The linked issue: its reference (`owner/name#123`) and page.
+    issue: Option<(String, String)>,
+    /// The project has a connected repository, and the person may triage: "Create GitHub issue".
+    can_push: bool,
 }
 
 #[derive(Template)]
@@ -224,6 +230,7 @@ pub async fn page(
     let viewer = principal.viewer();
     let ids: Vec<String> = page.items.iter().map(|r| r.id.clone()).collect();
     let seen: HashSet<String> = accounts::viewed_among(store, &viewer, &ids).await?.into_iter().collect();
+    let issues = svc_service::trackers::links(store, &ids).await?;
     let project_name = |id: &str| projects.iter().find(|p| p.id == id).map(|p| p.name.clone()).unwrap_or_default();
     let members = people(store, &projects).await?;
 
@@ -250,6 +257,7 @@ pub async fn page(
             snippet: view::highlight(&view::snippet(report), &query.q),
             assignee: report.assignee.as_ref().map(|id| member_name(&members, id)),
             labels: report.labels.clone(),
+            issue: issues.iter().find(|link| link.report_id == report.id).map(|link| link.reference()),
             who: view::reporter(report).name,
             when: When::at(report.created_at, now),
             project: project_name(&report.project_id),
@@ -347,7 +355,20 @@ async fn detail(
     let assignee = report.assignee.as_ref().map(|id| (id.clone(), member_name(&assignable, id)));
     let reporter_id =
         (report.author.kind == svc_core::model::AuthorKind::Reporter).then(|| report.author.id.clone()).flatten();
+    let issue = svc_service::trackers::links(store, std::slice::from_ref(&report.id))
+        .await?
+        .into_iter()
+        .next()
+        .map(|link| (link.reference(), link.url));
+    let can_push = can_write
+        && issue.is_none()
+        && match project {
+            Some(project) => svc_service::trackers::connected(store, &project.id).await?,
+            None => false,
+        };
     Ok(Detail {
+        issue,
+        can_push,
         assignee,
         assignable,
         project_labels,
@@ -397,7 +418,7 @@ pub async fn report_link(Path(id): Path<String>) -> Response {
 }
 
 /// The report a triage form acts on, with the person's right to change it checked.
-async fn writable_report_in(state: &AppState, person: &Person, id: &str) -> PageResult<(Report, Project)> {
+pub(super) async fn writable_report_in(state: &AppState, person: &Person, id: &str) -> PageResult<(Report, Project)> {
     let principal = person.principal();
     let projects = projects::reachable(&state.service, &principal).await?;
     let ids: Vec<String> = projects.iter().map(|p| p.id.clone()).collect();
@@ -413,7 +434,7 @@ async fn writable_report_in(state: &AppState, person: &Person, id: &str) -> Page
 }
 
 /// Where a form returns to: the inbox view it came from, else the report.
-fn back_to(back: &str, report_id: &str) -> Response {
+pub(super) fn back_to(back: &str, report_id: &str) -> Response {
     let back = local_target(Some(back));
     if back == "/" || back.starts_with("/?") {
         see_other_local(Some(&back))
@@ -574,6 +595,9 @@ pub struct BulkForm {
     /// A label to add, or empty.
     #[serde(default)]
     label: String,
+    /// "Create GitHub issues": one issue each (reports that have one keep it).
+    #[serde(default)]
+    github: Option<String>,
     #[serde(default)]
     back: String,
 }
@@ -601,7 +625,8 @@ pub async fn bulk(State(state): State<AppState>, Submitted(person, form): Submit
         id => Some(Some(id.to_string())),
     };
     let label = non_empty(&form.label).map(|text| Label::parse(&text)).transpose().map_err(invalid)?;
-    if status.is_none() && assignee.is_none() && label.is_none() {
+    let issues = form.github.is_some();
+    if status.is_none() && assignee.is_none() && label.is_none() && !issues {
         return Err(PageError::BadRequest("Choose what to change for the selected reports.".into()));
     }
     let principal = person.principal();
@@ -621,7 +646,13 @@ pub async fn bulk(State(state): State<AppState>, Submitted(person, form): Submit
         }
     }
     let labels = label.map(|label| LabelChange::Add(vec![label]));
-    triage::triage(&state.service, &principal, &touched, &reports, Triage { status, assignee, labels }).await?;
+    let change = Triage { status, assignee, labels };
+    if !change.is_empty() {
+        triage::triage(&state.service, &principal, &touched, &reports, change).await?;
+    }
+    if issues {
+        super::integrations::push_each(&state, &principal, &touched, &reports).await?;
+    }
     let back = local_target(Some(&form.back));
     Ok(see_other_local(Some(if back.starts_with("/?") { &back } else { "/" })))
 }

@@ -18,6 +18,7 @@ mod flags;
 mod identity;
 mod inbox;
 mod install;
+mod integrations;
 mod keys;
 mod members;
 mod outbox;
@@ -65,6 +66,7 @@ pub fn router() -> Router<AppState> {
         .route("/reports/{id}", get(inbox::report_link))
         .route("/reports/bulk", post(inbox::bulk))
         .route("/reports/{id}/status", post(inbox::set_status))
+        .route("/reports/{id}/github-issue", post(integrations::push))
         .route("/reports/{id}/assignee", post(inbox::set_assignee))
         .route("/reports/{id}/labels", post(inbox::change_label))
         .route("/reports/{id}/comments", post(inbox::add_comment))
@@ -93,6 +95,9 @@ pub fn router() -> Router<AppState> {
         .route("/projects/{id}/keys", get(keys::list).post(keys::mint))
         .route("/projects/{id}/keys/{key}/revoke", post(keys::revoke))
         .route("/projects/{id}/webhooks", get(webhooks::page).post(webhooks::create))
+        .route("/projects/{id}/integrations", get(integrations::page).post(integrations::save))
+        .route("/projects/{id}/integrations/check", post(integrations::check))
+        .route("/projects/{id}/integrations/disconnect", post(integrations::disconnect))
         .route("/projects/{id}/webhooks/{webhook}", get(webhooks::log))
         .route("/projects/{id}/webhooks/{webhook}/edit", post(webhooks::edit))
         .route("/projects/{id}/webhooks/{webhook}/enabled", post(webhooks::set_enabled))

@@ -21,12 +21,13 @@ use crate::state::AppState;
 use svc_service::projects;
 
 /// A settings tab of a project: its path segment and its label.
-pub const TABS: [(&str, &str); 10] = [
+pub const TABS: [(&str, &str); 11] = [
     ("install", "Install"),
     ("widget", "Widget"),
     ("channels", "Channels"),
     ("keys", "Keys"),
     ("webhooks", "Webhooks"),
+    ("integrations", "Integrations"),
     ("identity", "Identity"),
     ("flags", "Flags"),
     ("retention", "Retention"),

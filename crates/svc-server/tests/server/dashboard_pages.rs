@@ -264,7 +264,7 @@ async fn the_filtered_list_exports_as_csv_and_json_lines() {
     assert_eq!(csv.status.as_u16(), 200, "{}", csv.text);
     assert_eq!(csv.header("content-type"), Some("text/csv; charset=utf-8"));
     let lines: Vec<&str> = csv.text.lines().collect();
-    assert_eq!(lines[0], "id,shortId,project,status,channel,title,reporter,url,room,createdAt,updatedAt");
+    assert_eq!(lines[0], "id,shortId,project,status,channel,title,reporter,url,room,issue,createdAt,updatedAt");
     assert_eq!(lines.len(), 3, "only the filtered reports: {}", csv.text);
     let formula_line = lines.iter().find(|line| line.starts_with(&format!("\"{formula}\""))).unwrap();
     assert!(formula_line.contains("\"'=HYPERLINK("), "a formula is neutralised: {formula_line}");

@@ -474,3 +474,127 @@ async fn channel_rules_make_an_issue_for_every_new_report_in_the_channel() {
     let shown = app.rest("GET", &app.p("/integrations/github"), None).await.ok(200).clone();
     assert!(shown["lastError"].as_str().unwrap_or_default().contains("Issues are turned off"), "{shown}");
 }
+
+mod dashboard {
+    //! The Integrations tab and "Create GitHub issue", driven as a browser would (session cookie,
+    //! forms with the CSRF token).
+
+    use super::*;
+    use crate::dashboard_channels::{Tab, audit, redirected};
+
+    #[tokio::test]
+    async fn an_owner_connects_on_the_integrations_tab_and_pushes_a_report_from_its_view() {
+        let Some(github) = GithubServer::start() else { return };
+        let app = TestApp::with_config(config()).await;
+        let owner = Tab::owner(&app).await;
+        let page = owner.get(&app, "/integrations").await;
+        assert_eq!(page.status.as_u16(), 200);
+        assert!(page.text.contains("Connect a repository"), "{}", page.text);
+
+        // A wrong repository name comes back with what to fix, the form kept (never the token).
+        let api = github.url();
+        let refused = owner
+            .post(
+                &app,
+                "/integrations",
+                &[("repository", "not a repo"), ("auth", "token"), ("token", TOKEN), ("api_url", &api)],
+            )
+            .await;
+        assert_eq!(refused.status.as_u16(), 400);
+        assert!(refused.text.contains("owner/name") && !refused.text.contains(TOKEN), "{}", refused.text);
+
+        let made = owner
+            .post(
+                &app,
+                "/integrations",
+                &[
+                    ("repository", REPOSITORY),
+                    ("auth", "token"),
+                    ("token", TOKEN),
+                    ("api_url", &api),
+                    ("on_closed_completed", "fixed"),
+                    ("on_closed_not_planned", "canceled"),
+                    ("on_reopened", "triaged"),
+                    ("send_status", "on"),
+                    ("mirror_comments", "on"),
+                    ("rule", "bug"),
+                    ("labels_bug", "from-svc, triage"),
+                ],
+            )
+            .await;
+        assert_eq!(made.status.as_u16(), 200, "{}", made.text);
+        assert!(
+            made.text.contains("Repository connected") && made.text.contains("/api/v1/integrations/github/webhook")
+        );
+        let connection = app.rest("GET", &app.p("/integrations/github"), None).await.ok(200).clone();
+        assert_eq!(connection["rules"], json!([{"channelKey": "bug", "labels": ["from-svc", "triage"]}]));
+        assert_eq!(connection["sendComments"], false);
+        assert!(!made.text.contains(TOKEN));
+
+        let checked = owner.post(&app, "/integrations/check", &[]).await;
+        assert!(checked.text.contains("The connection works."), "{}", checked.text);
+        let page = owner.get(&app, "/integrations").await;
+        assert!(page.text.contains("Connected to") && page.text.contains("Saved: leave empty to keep it"));
+
+        // The report view offers the push, then shows the link; the inbox row marks it.
+        let id = app.file_report(text_report("Totals are wrong")).await;
+        let view = app.get_page(&format!("/?r={id}"), Some(&owner.cookie)).await;
+        assert!(view.text.contains(">Create GitHub issue</button>"), "{}", view.text);
+        let pushed = app
+            .post_form(
+                &format!("/reports/{id}/github-issue"),
+                &[("_csrf", &owner.csrf), ("back", "/")],
+                Some(&owner.cookie),
+            )
+            .await;
+        redirected(&pushed);
+        let view = app.get_page(&format!("/?r={id}"), Some(&owner.cookie)).await;
+        let reference = format!("{REPOSITORY}#{EXAMPLE_ISSUE}");
+        assert!(
+            view.text.contains(&reference) && !view.text.contains(">Create GitHub issue</button>"),
+            "{}",
+            view.text
+        );
+        assert!(view.text.contains("https://github.com/octocat/Hello-World/issues/1347"));
+
+        // A selection: one issue each.
+        let others = [app.file_report(text_report("One")).await, app.file_report(text_report("Two")).await];
+        let fields =
+            [("_csrf", owner.csrf.as_str()), ("ids", &others[0]), ("ids", &others[1]), ("github", "on"), ("back", "/")];
+        redirected(&app.post_form("/reports/bulk", &fields, Some(&owner.cookie)).await);
+        assert_eq!(requests_to(&github, "issues/create").len(), 3);
+        let acts: Vec<String> = audit(&app).await.into_iter().map(|(action, _, _)| action).collect();
+        assert!(
+            acts.contains(&"tracker.connected".to_string()) && acts.contains(&"issue.created".to_string()),
+            "{acts:?}"
+        );
+
+        // GitHub refusing says so, in words.
+        github.respond("issues/create", 403, None, 1);
+        let third = app.file_report(text_report("Three")).await;
+        let refused = app
+            .post_form(
+                &format!("/reports/{third}/github-issue"),
+                &[("_csrf", &owner.csrf), ("back", "/")],
+                Some(&owner.cookie),
+            )
+            .await;
+        assert_eq!(refused.status.as_u16(), 400);
+        assert!(refused.text.contains("Issues: read and write"), "{}", refused.text);
+
+        let gone = owner.post(&app, "/integrations/disconnect", &[]).await;
+        assert!(redirected(&gone).contains("done=disconnected"));
+        app.rest("GET", &app.p("/integrations/github"), None).await.error(404, "NOT_FOUND");
+    }
+
+    #[tokio::test]
+    async fn members_cannot_see_or_change_the_connection() {
+        let app = TestApp::with_config(config()).await;
+        let member = Tab::member(&app).await;
+        let page = member.get(&app, "/integrations").await;
+        assert_eq!(page.status.as_u16(), 403);
+        assert!(page.text.contains("Only an owner"), "{}", page.text);
+        let refused = member.post(&app, "/integrations", &[("repository", REPOSITORY), ("token", TOKEN)]).await;
+        assert_eq!(refused.status.as_u16(), 403);
+    }
+}

@@ -315,6 +315,11 @@ async fn connection_of(svc: &Service, by: &Principal, project: &Project) -> Serv
         .ok_or_else(|| ServiceError::NotFound("the project has no connected repository: connect one first".into()))
 }
 
+/// Whether the project has a connected repository (what a report view offers).
+pub async fn connected(svc: &Service, project_id: &str) -> ServiceResult<bool> {
+    Ok(svc.store().tracker_connection(project_id).await?.is_some())
+}
+
 /// The issues of these reports.
 pub async fn links(svc: &Service, report_ids: &[String]) -> ServiceResult<Vec<IssueLink>> {
     Ok(svc.store().issue_links(report_ids).await?)
@@ -390,6 +395,12 @@ async fn make_issue(
         labels,
     };
     let created = trackers.client(connection).create_issue(&issue).await.map_err(PushError::Tracker)?;
+    // The link is shown as a link: only a web address.
+    if !(created.url.starts_with("https://") || created.url.starts_with("http://")) {
+        return Err(PushError::Tracker(TrackerError::Unavailable(
+            "the tracker answered with an issue address that is not a web page".into(),
+        )));
+    }
     let now = time::now_ms();
     let link = store
         .link_issue(&IssueLink {
