@@ -324,7 +324,8 @@ async fn github_closing_reopening_and_commenting_move_the_report_as_configured()
         &secret,
         json!({"repository": {"full_name": REPOSITORY}, "issue": {"number": EXAMPLE_ISSUE}, "comment": {"body": "x"}}),
     );
-    deliver(&app, &quiet, None).await.ok(200);
+    let answer = deliver(&app, &quiet, None).await.ok(200).clone();
+    assert!(answer["reason"].as_str().unwrap().contains("mirrorComments is off"), "{answer}");
     let thread = app.rest("GET", &app.p(&format!("/feedback/{id}/comments")), None).await.ok(200).clone();
     assert_eq!(thread["items"].as_array().unwrap().len(), 1);
 }
@@ -351,6 +352,12 @@ async fn forged_replayed_and_foreign_deliveries_change_nothing() {
     tampered.body = tampered.body.replace("completed", "not_planned");
     deliver(&app, &tampered, None).await.error(401, "UNAUTHORIZED");
     assert_eq!(status_of(&app, &id).await, "new");
+
+    // A delivery naming no repository (a GitHub App's ping): acknowledged when signed.
+    let ping = github.webhook("ping", None, &secret, json!({"repository": null}));
+    assert_eq!(deliver(&app, &ping, None).await.ok(200)["outcome"], "ignored");
+    let forged_ping = github.webhook("ping", None, "another-secret-entirely", json!({"repository": null}));
+    deliver(&app, &forged_ping, None).await.error(401, "UNAUTHORIZED");
 
     // A repository no project connected.
     let foreign = github.webhook("issues", Some("closed"), &secret, json!({"issue": {"number": EXAMPLE_ISSUE}}));

@@ -181,9 +181,9 @@ impl Github<'_> {
     }
 
     /// The bearer credential: the token, or an installation token (traded for the app's JWT when
-    /// none is held or it expires within five minutes); with the installation's permissions when
-    /// one was just made.
-    async fn bearer(&self) -> Result<(Secret, Option<Value>), TrackerError> {
+    /// `fresh`, when none is held, or when it expires within five minutes); with the
+    /// installation's permissions when one was just made.
+    async fn bearer(&self, fresh: bool) -> Result<(Secret, Option<Value>), TrackerError> {
         let connection = self.connection;
         let settings = &connection.settings;
         if settings.auth == AuthKind::Token {
@@ -191,7 +191,7 @@ impl Github<'_> {
         }
         let now = time::now_ms();
         let key = Tokens::key(connection);
-        if let Some(token) = self.tokens.get(&key, now) {
+        if !fresh && let Some(token) = self.tokens.get(&key, now) {
             return Ok((token, None));
         }
         let (Some(app_id), Some(installation)) = (settings.app_id.as_deref(), settings.installation_id) else {
@@ -240,7 +240,7 @@ impl Github<'_> {
     }
 
     async fn send(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Answer, TrackerError> {
-        let (bearer, _) = self.bearer().await?;
+        let (bearer, _) = self.bearer(false).await?;
         self.send_with(method, path, body, bearer.expose()).await
     }
 
@@ -274,7 +274,8 @@ impl IssueTracker for Github<'_> {
         let repository = self.connection.settings.repository.clone();
         let mut problems = Vec::new();
         let mut notes = Vec::new();
-        let (bearer, permissions) = match self.bearer().await {
+        // A fresh installation token: its answer says what the installation may do now.
+        let (bearer, permissions) = match self.bearer(true).await {
             Ok(found) => found,
             Err(TrackerError::Refused(problem)) => return Ok(Check { problems: vec![problem], notes }),
             Err(other) => return Err(other),

@@ -387,7 +387,9 @@ async fn make_issue(
     if let Some(link) = store.issue_links(std::slice::from_ref(&report.id)).await?.into_iter().next() {
         return Ok(Pushed { link, created: false });
     }
-    labels.dedup();
+    // Each label once (GitHub's names ignore case), the rule's first.
+    let mut seen = std::collections::HashSet::new();
+    labels.retain(|label| seen.insert(label.to_lowercase()));
     labels.truncate(20);
     let issue = NewIssue {
         title: tracker::issue_title(report),
@@ -485,8 +487,9 @@ pub async fn receive(svc: &Service, delivery: Delivery<'_>) -> Result<Received, 
     if delivery.delivery_id.is_empty() || delivery.delivery_id.len() > 100 {
         return Err(DeliveryError::Malformed("the delivery has no X-GitHub-Delivery id".into()));
     }
-    let payload = github::read_payload(delivery.body)
-        .ok_or_else(|| DeliveryError::Malformed("the body is not a GitHub event naming a repository".into()))?;
+    let Some(payload) = github::read_payload(delivery.body) else {
+        return unattached(svc, &delivery).await;
+    };
     let repository_key = payload.repository.to_ascii_lowercase();
     let candidates = store
         .tracker_connections_for(delivery.tracker, &repository_key)
@@ -532,6 +535,11 @@ pub async fn receive(svc: &Service, delivery: Delivery<'_>) -> Result<Received, 
             Some(body) if body.contains(tracker::COMMENT_MARK) => {
                 return Ok(Received::Ignored("a comment Svc wrote".into()));
             }
+            Some(_) if !signed.iter().any(|c| c.settings.mirror_comments) => {
+                return Ok(Received::Ignored(
+                    "comments on the issue are not copied into Svc (mirrorComments is off)".into(),
+                ));
+            }
             Some(body) => Inbound::Comment(body.clone()),
             None => return Err(DeliveryError::Malformed("the comment has no body".into())),
         },
@@ -559,6 +567,25 @@ pub async fn receive(svc: &Service, delivery: Delivery<'_>) -> Result<Received, 
         Ok(0) => Ok(Received::Ignored("the reports agree with the issue already".into())),
         Ok(reports) => Ok(Received::Applied { reports }),
     }
+}
+
+/// A delivery that names no repository (a GitHub App's `ping`, its `installation` events):
+/// acknowledged when a connection's secret signed it, so GitHub does not list it as failed.
+async fn unattached(svc: &Service, delivery: &Delivery<'_>) -> Result<Received, DeliveryError> {
+    if serde_json::from_slice::<serde_json::Value>(delivery.body).is_err() {
+        return Err(DeliveryError::Malformed("the body is not JSON".into()));
+    }
+    let signature = delivery.signature.ok_or(DeliveryError::BadSignature)?;
+    let connections =
+        svc.store().all_tracker_connections().await.map_err(|error| DeliveryError::Service(error.to_string()))?;
+    let signed = connections.iter().any(|connection| {
+        connection.tracker == delivery.tracker
+            && tracker::signature_matches(&connection.webhook_secret, delivery.body, signature)
+    });
+    if !signed {
+        return Err(DeliveryError::BadSignature);
+    }
+    Ok(Received::Ignored(format!("{} events name no repository: nothing to do", delivery.event)))
 }
 
 enum Inbound {
@@ -672,9 +699,16 @@ pub async fn sync_events(svc: &Service, trackers: &Trackers, now: i64) -> Servic
             if event.at < connection.created_at || came_from(connection.tracker, &event.by) {
                 continue;
             }
-            if let Err(error) = send_event(svc, trackers, connection, event).await {
-                tracing::warn!(project = %connection.project_id, event = event.id, %error, "sending a change to the issue tracker failed");
-                store.set_tracker_error(&connection.project_id, Some(&error), time::now_ms()).await?;
+            match send_event(svc, trackers, connection, event).await {
+                Err(error) => {
+                    tracing::warn!(project = %connection.project_id, event = event.id, %error, "sending a change to the issue tracker failed");
+                    store.set_tracker_error(&connection.project_id, Some(&error), time::now_ms()).await?;
+                }
+                // A change that went through clears the last failure's message.
+                Ok(true) if connection.last_error.is_some() => {
+                    store.set_tracker_error(&connection.project_id, None, time::now_ms()).await?;
+                }
+                Ok(_) => {}
             }
             handled += 1;
             // Each event that sent something is passed at once: a crash repeats at most one.
@@ -700,33 +734,34 @@ async fn advance(svc: &Service, to: i64, now: i64) -> ServiceResult<bool> {
     }
 }
 
-/// Sends one event of a connected project; an error says what failed, for the connection's page.
+/// Sends one event of a connected project: whether something was sent; an error says what
+/// failed, for the connection's page.
 async fn send_event(
     svc: &Service,
     trackers: &Trackers,
     connection: &TrackerConnection,
     event: &Event,
-) -> Result<(), String> {
+) -> Result<bool, String> {
     let store = svc.store();
-    let Some(report_id) = &event.report_id else { return Ok(()) };
+    let Some(report_id) = &event.report_id else { return Ok(false) };
     let settings = &connection.settings;
     let link =
         || async { store.issue_links(std::slice::from_ref(report_id)).await.map(|links| links.into_iter().next()) };
     match &event.kind {
         EventKind::ReportCreated { channel_key } => {
-            let Some(rule) = settings.rule_for(channel_key) else { return Ok(()) };
+            let Some(rule) = settings.rule_for(channel_key) else { return Ok(false) };
             let (Some(report), Some(project)) = (
                 store.get_report(report_id).await.map_err(|e| e.to_string())?,
                 store.get_project(&event.project_id).await.map_err(|e| e.to_string())?,
             ) else {
-                return Ok(());
+                return Ok(false);
             };
             let mut labels = rule.labels.clone();
             labels.extend(report.labels.iter().cloned());
             let by =
                 Author { kind: AuthorKind::System, id: None, label: Some(format!("the {channel_key} channel's rule")) };
             match make_issue(svc, trackers, connection, &project, &report, labels, &by).await {
-                Ok(_) => Ok(()),
+                Ok(pushed) => Ok(pushed.created),
                 Err(PushError::Tracker(error)) => {
                     Err(format!("making the issue of report {}: {error}", ids::short_id(report_id)))
                 }
@@ -736,21 +771,22 @@ async fn send_event(
         EventKind::StatusChanged { from, to } if settings.send_status => {
             let state = IssueState::of(*to);
             if IssueState::of(*from) == state {
-                return Ok(());
+                return Ok(false);
             }
-            let Some(link) = link().await.map_err(|e| e.to_string())? else { return Ok(()) };
+            let Some(link) = link().await.map_err(|e| e.to_string())? else { return Ok(false) };
             trackers
                 .client(connection)
                 .set_state(link.number, state)
                 .await
+                .map(|()| true)
                 .map_err(|error| format!("changing {}: {error}", link.reference()))
         }
         EventKind::CommentPublished { comment_id, .. } if settings.send_comments => {
-            let Some(link) = link().await.map_err(|e| e.to_string())? else { return Ok(()) };
+            let Some(link) = link().await.map_err(|e| e.to_string())? else { return Ok(false) };
             let comments = store.list_comments(report_id).await.map_err(|e| e.to_string())?;
-            let Some(comment) = comments.into_iter().find(|c| &c.id == comment_id) else { return Ok(()) };
+            let Some(comment) = comments.into_iter().find(|c| &c.id == comment_id) else { return Ok(false) };
             if came_from(connection.tracker, &comment.author) {
-                return Ok(());
+                return Ok(false);
             }
             let label = match comment.author.kind {
                 // The reporter's name stays in Svc unless the project shares the reporter.
@@ -762,9 +798,10 @@ async fn send_event(
                 .client(connection)
                 .comment(link.number, &body)
                 .await
+                .map(|()| true)
                 .map_err(|error| format!("commenting on {}: {error}", link.reference()))
         }
-        _ => Ok(()),
+        _ => Ok(false),
     }
 }
 
