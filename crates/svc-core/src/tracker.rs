@@ -70,6 +70,20 @@ pub enum AuthKind {
     App,
 }
 
+impl AuthKind {
+    /// `token` or `app`, as forms and the API write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuthKind::Token => "token",
+            AuthKind::App => "app",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        [AuthKind::Token, AuthKind::App].into_iter().find(|kind| kind.as_str() == text)
+    }
+}
+
 /// A rule: every new report in the channel becomes an issue, with these labels.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -1170,10 +1170,7 @@ impl GithubConnectionView {
         GithubConnectionView {
             repository: settings.repository.clone(),
             api_url: settings.api_url.clone(),
-            auth: match settings.auth {
-                svc_core::tracker::AuthKind::Token => "token".into(),
-                svc_core::tracker::AuthKind::App => "app".into(),
-            },
+            auth: settings.auth.as_str().into(),
             app_id: settings.app_id.clone(),
             installation_id: settings.installation_id,
             webhook_url,
@@ -1204,9 +1201,11 @@ impl GithubConnectionView {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GithubConnectionInput {
     /// `owner/name`.
+    #[schema(pattern = r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$")]
     pub repository: String,
     /// Default `https://api.github.com`; a GitHub Enterprise Server's `https://<host>/api/v3`.
     #[serde(default)]
+    #[schema(pattern = r"^https?://[^\s/?#@]+(/[^\s?#]*)?$", max_length = 2000)]
     pub api_url: Option<String>,
     /// `token` (default) or `app`.
     #[serde(default)]
@@ -1214,11 +1213,14 @@ pub struct GithubConnectionInput {
     pub auth: Option<String>,
     /// A fine-grained personal access token with Issues: read and write on the repository.
     #[serde(default)]
+    #[schema(pattern = r"^[!-~]{1,255}$")]
     pub token: Option<String>,
     /// The GitHub App's id.
     #[serde(default)]
+    #[schema(pattern = r"^[A-Za-z0-9.]{1,64}$")]
     pub app_id: Option<String>,
     #[serde(default)]
+    #[schema(minimum = 1)]
     pub installation_id: Option<i64>,
     /// The GitHub App's private key (PEM).
     #[serde(default)]
@@ -1226,12 +1228,17 @@ pub struct GithubConnectionInput {
     /// The secret GitHub signs deliveries with (16 to 255 characters); Svc makes one when a new
     /// connection has none (returned once as `webhookSecret`).
     #[serde(default)]
+    #[schema(pattern = r"^[!-~]{16,255}$")]
     pub webhook_secret: Option<String>,
     #[serde(default)]
+    #[schema(pattern = "^(new|triaged|in-progress|fixed|verified|canceled)$")]
     pub on_closed_completed: Option<String>,
     #[serde(default)]
+    #[schema(pattern = "^(new|triaged|in-progress|fixed|verified|canceled)$")]
     pub on_closed_not_planned: Option<String>,
+    /// An open status: `new`, `triaged` or `in-progress`.
     #[serde(default)]
+    #[schema(pattern = "^(new|triaged|in-progress)$")]
     pub on_reopened: Option<String>,
     #[serde(default)]
     pub send_status: Option<bool>,
@@ -1242,6 +1249,7 @@ pub struct GithubConnectionInput {
     #[serde(default)]
     pub include_reporter_email: Option<bool>,
     #[serde(default)]
+    #[schema(max_items = 20)]
     pub rules: Option<Vec<ChannelRuleView>>,
 }
 

@@ -72,10 +72,7 @@ impl ConnectionForm {
         ConnectionForm {
             repository: settings.repository.clone(),
             api_url: settings.api_url.clone(),
-            auth: match settings.auth {
-                AuthKind::Token => "token",
-                AuthKind::App => "app",
-            },
+            auth: settings.auth.as_str(),
             app_id: settings.app_id.clone().unwrap_or_default(),
             installation_id: settings.installation_id.map(|i| i.to_string()).unwrap_or_default(),
             token_set: connection.is_some_and(|c| c.settings.auth == AuthKind::Token),
@@ -305,7 +302,7 @@ fn submitted(form: &ConnectForm, channels: &[(String, String)], existing: &Conne
     ConnectionForm {
         repository: form.repository.clone(),
         api_url: form.api_url.clone(),
-        auth: if form.auth == "app" { "app" } else { "token" },
+        auth: AuthKind::parse(&form.auth).unwrap_or(AuthKind::Token).as_str(),
         app_id: form.app_id.clone(),
         installation_id: form.installation_id.clone(),
         token_set: existing.token_set,

@@ -137,7 +137,8 @@ impl tracker::DashboardLinks for Trackers {
     }
 }
 
-/// A connection as asked for (REST, dashboard). Secrets left out keep the stored ones.
+/// A connection as asked for (REST, dashboard). Secrets left out (`None`) keep the stored ones;
+/// an empty one is refused like any malformed one.
 #[derive(Debug, Clone, Default)]
 pub struct ConnectionInput {
     pub repository: String,
@@ -185,9 +186,7 @@ pub async fn connect(
     let repository = tracker::parse_repository(&input.repository)?;
     let auth = match input.auth.as_deref() {
         None => existing.as_ref().map_or(AuthKind::Token, |c| c.settings.auth),
-        Some("token") => AuthKind::Token,
-        Some("app") => AuthKind::App,
-        Some(_) => return Err(ServiceError::Invalid("auth must be token or app".into())),
+        Some(text) => AuthKind::parse(text).ok_or_else(|| ServiceError::Invalid("auth must be token or app".into()))?,
     };
     let mut settings = match &existing {
         Some(existing) => TrackerSettings { repository, auth, ..existing.settings.clone() },
@@ -197,38 +196,39 @@ pub async fn connect(
         settings.api_url = tracker::parse_api_url(api_url)?;
     }
     let same_auth = existing.as_ref().is_some_and(|c| c.settings.auth == auth);
+    // What is given is checked whichever way is chosen; only the chosen way's fields are kept.
+    let app_id = input.app_id.as_deref().map(tracker::parse_app_id).transpose()?;
+    if input.installation_id.is_some_and(|installation| installation <= 0) {
+        return Err(ServiceError::Invalid("installationId must be a positive number".into()));
+    }
+    let token = input.token.as_deref().map(tracker::parse_token).transpose()?;
+    let private_key = input.private_key.as_deref().map(tracker::parse_private_key).transpose()?;
+    let kept = || existing.as_ref().filter(|_| same_auth).map(|c| c.credential.clone());
     let credential = match auth {
         AuthKind::Token => {
             settings.app_id = None;
             settings.installation_id = None;
-            match input.token.as_deref().filter(|t| !t.trim().is_empty()) {
-                Some(token) => tracker::parse_token(token)?,
-                None if same_auth => existing.as_ref().map(|c| c.credential.clone()).unwrap_or_else(|| Secret::new("")),
-                None => return Err(ServiceError::Invalid("token is required to connect with a token".into())),
-            }
+            token
+                .or_else(kept)
+                .ok_or_else(|| ServiceError::Invalid("token is required to connect with a token".into()))?
         }
         AuthKind::App => {
-            if let Some(app_id) = &input.app_id {
-                settings.app_id = Some(tracker::parse_app_id(app_id)?);
+            if app_id.is_some() {
+                settings.app_id = app_id;
             }
-            if let Some(installation) = input.installation_id {
-                if installation <= 0 {
-                    return Err(ServiceError::Invalid("installationId must be a positive number".into()));
-                }
-                settings.installation_id = Some(installation);
+            if input.installation_id.is_some() {
+                settings.installation_id = input.installation_id;
             }
             if settings.app_id.is_none() || settings.installation_id.is_none() {
                 return Err(ServiceError::Invalid("appId and installationId are required to connect an app".into()));
             }
-            match input.private_key.as_deref().filter(|k| !k.trim().is_empty()) {
-                Some(key) => tracker::parse_private_key(key)?,
-                None if same_auth => existing.as_ref().map(|c| c.credential.clone()).unwrap_or_else(|| Secret::new("")),
-                None => return Err(ServiceError::Invalid("privateKey is required to connect an app".into())),
-            }
+            private_key
+                .or_else(kept)
+                .ok_or_else(|| ServiceError::Invalid("privateKey is required to connect an app".into()))?
         }
     };
     let mut new_webhook_secret = None;
-    let webhook_secret = match (input.webhook_secret.as_deref().filter(|s| !s.is_empty()), &existing) {
+    let webhook_secret = match (input.webhook_secret.as_deref(), &existing) {
         (Some(secret), _) => tracker::parse_webhook_secret(secret)?,
         (None, Some(existing)) => existing.webhook_secret.clone(),
         (None, None) => {
