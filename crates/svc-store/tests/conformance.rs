@@ -2183,3 +2183,7 @@ mod reporters;
 // Whole changes and the event feed.
 #[path = "conformance/events.rs"]
 mod events;
+
+// Issue trackers: connections, links and handled deliveries.
+#[path = "conformance/trackers.rs"]
+mod trackers;

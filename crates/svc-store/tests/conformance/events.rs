@@ -169,7 +169,11 @@ conformance! {
         // Nor have the webhook deliveries (they too read from the feed's start).
         assert_eq!(store.delete_events_before(now_ms() + 60_000).await.unwrap(), 0);
         assert_eq!(store.lease_consumer(consumer::WEBHOOKS, "A", now, now + 1000).await.unwrap(), Some(0));
-        store.apply(&Change::anywhere(by, now, vec![Write::AdvanceConsumer { name: consumer::WEBHOOKS.into(), owner: "A".into(), to: next }])).await.unwrap();
+        store.apply(&Change::anywhere(by.clone(), now, vec![Write::AdvanceConsumer { name: consumer::WEBHOOKS.into(), owner: "A".into(), to: next }])).await.unwrap();
+        // Nor has the issue trackers' consumer.
+        assert_eq!(store.delete_events_before(now_ms() + 60_000).await.unwrap(), 0);
+        assert_eq!(store.lease_consumer(consumer::TRACKERS, "A", now, now + 1000).await.unwrap(), Some(0));
+        store.apply(&Change::anywhere(by, now, vec![Write::AdvanceConsumer { name: consumer::TRACKERS.into(), owner: "A".into(), to: next }])).await.unwrap();
         assert_eq!(store.delete_events_before(now_ms() + 60_000).await.unwrap(), 3);
         assert!(store.list_events(None, 0, 10).await.unwrap().is_empty());
         assert_eq!(store.last_event_id().await.unwrap(), 0, "the newest is gone too; ids never repeat though");
