@@ -148,8 +148,15 @@ describe('hostile reports', () => {
 
 describe('pages', () => {
   test('the inbox lists them as text', async () => {
-    await openSafely(owner.page, '/', { expectText: [`Everything hostile ${SCRIPT}`.slice(0, 60), `Second line ${SCRIPT}`, `Agent report ${SCRIPT}`.slice(0, 60), MD_LINK] });
+    await openSafely(owner.page, '/', { expectText: [`Everything hostile ${SCRIPT}`.slice(0, 40), `Agent report ${SCRIPT}`.slice(0, 40)] });
     assert.equal(await owner.page.locator('.list .item').count(), reports.length);
+    // While searching, a row also shows the words around the match: as text too.
+    for (const [q, expected] of [['Second', `Second line ${SCRIPT}`], ['click', MD_LINK]]) {
+      await until(async () => {
+        await openSafely(owner.page, `/?q=${q}`);
+        return (await owner.page.locator('.list').innerText()).includes(expected);
+      }, 15000, `the search for ${q} to show its snippet`);
+    }
     assertNothingRan('inbox');
   });
 

@@ -44,6 +44,11 @@ pub async fn add(
     Ok(comment)
 }
 
+/// Which of these reports have an agent's draft waiting to be published (the inbox's mark).
+pub async fn with_drafts(svc: &Service, report_ids: &[String]) -> ServiceResult<Vec<String>> {
+    Ok(svc.store().reports_with_drafts(report_ids).await?)
+}
+
 /// The report's comments, oldest first, drafts included.
 pub async fn list(svc: &Service, report: &Report) -> ServiceResult<Vec<Comment>> {
     let store = svc.store();

@@ -427,6 +427,8 @@ pub trait HintStore: Send + Sync {
 pub trait CommentStore: Send + Sync {
     /// Oldest first, drafts included.
     async fn list_comments(&self, report_id: &str) -> StoreResult<Vec<Comment>>;
+    /// Which of these reports have a draft waiting to be published.
+    async fn reports_with_drafts(&self, report_ids: &[String]) -> StoreResult<Vec<String>>;
 }
 
 #[async_trait]

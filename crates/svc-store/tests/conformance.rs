@@ -2184,6 +2184,6 @@ mod reporters;
 #[path = "conformance/events.rs"]
 mod events;
 
-// Issue trackers: connections, links and handled deliveries.
+// Issue trackers (connections, links, handled deliveries) and the inbox's draft marks.
 #[path = "conformance/trackers.rs"]
 mod trackers;

@@ -137,10 +137,16 @@ struct Item {
     id: String,
     href: String,
     title: Vec<Segment>,
+    /// The reporter's first line whole, for the row's tooltip.
+    full_title: String,
+    /// The words around a search's hits (only while searching: the title says the rest).
     snippet: Vec<Segment>,
+    /// What the report holds or waits for, as marks: (icon id, what it says).
+    marks: Vec<(&'static str, String)>,
     who: String,
     when: When,
-    project: String,
+    /// The project's name, when the list shows several projects.
+    project: Option<String>,
     status: String,
     channel: String,
     assignee: Option<String>,
@@ -159,6 +165,9 @@ struct Detail {
     facts: Vec<Fact>,
     artifact: Vec<Fact>,
     console: Vec<String>,
+    failed: Vec<view::FailedRequest>,
+    /// The first line of the reporter's words, whole.
+    heading: String,
     reporter: Reporter,
     author: Option<String>,
     comments: Vec<CommentView>,
@@ -231,6 +240,8 @@ pub async fn page(
     let ids: Vec<String> = page.items.iter().map(|r| r.id.clone()).collect();
     let seen: HashSet<String> = accounts::viewed_among(store, &viewer, &ids).await?.into_iter().collect();
     let issues = svc_service::trackers::links(store, &ids).await?;
+    let drafts: HashSet<String> = comments::with_drafts(store, &ids).await?.into_iter().collect();
+    let several_projects = projects.len() > 1 && query.project.is_empty();
     let project_name = |id: &str| projects.iter().find(|p| p.id == id).map(|p| p.name.clone()).unwrap_or_default();
     let members = people(store, &projects).await?;
 
@@ -253,14 +264,20 @@ pub async fn page(
         .map(|report| Item {
             id: report.id.clone(),
             href: query.with_selection(Some(&report.id)),
-            title: view::highlight(&report.title, &query.q),
-            snippet: view::highlight(&view::snippet(report), &query.q),
+            title: view::highlight(&view::cut_at_word(&report.title, 90), &query.q),
+            full_title: view::heading(report),
+            snippet: if query.q.trim().is_empty() {
+                Vec::new()
+            } else {
+                view::highlight(&view::snippet(report), &query.q)
+            },
+            marks: view::marks(report, drafts.contains(&report.id)),
             assignee: report.assignee.as_ref().map(|id| member_name(&members, id)),
             labels: report.labels.clone(),
             issue: issues.iter().find(|link| link.report_id == report.id).map(|link| link.reference()),
             who: view::reporter(report).name,
             when: When::at(report.created_at, now),
-            project: project_name(&report.project_id),
+            project: several_projects.then(|| project_name(&report.project_id)),
             status: report.status.as_str().into(),
             channel: report.channel_key.clone(),
             unread: !seen.contains(&report.id) && selected.as_deref() != Some(report.id.as_str()),
@@ -379,6 +396,8 @@ async fn detail(
         facts: view::context_facts(&report),
         artifact: view::artifact_facts(&report),
         console: view::console_errors(&report),
+        failed: view::failed_requests(&report),
+        heading: view::heading(&report),
         reporter: view::reporter(&report),
         author: (report.author.kind == svc_core::model::AuthorKind::Agent)
             .then(|| report.author.label.clone().unwrap_or_default()),

@@ -92,6 +92,9 @@ fn shown(text: Option<&str>) -> Option<&str> {
 /// A CSS selector and what else the widget recorded about the element.
 pub struct Selector {
     pub css: String,
+    /// What the element showed, and its accessible name (what an agent greps for first).
+    pub text: Option<String>,
+    pub name: Option<String>,
     pub xpath: Option<String>,
     pub test_ids: Vec<String>,
     pub component: Option<String>,
@@ -103,6 +106,8 @@ impl Selector {
         let css = shown(target.map(|t| t.css.as_str())).or(shown(selector))?;
         Some(Selector {
             css: css.to_string(),
+            text: shown(target.and_then(|t| t.text.as_deref())).map(str::to_string),
+            name: shown(target.and_then(|t| t.accessible_name.as_deref())).map(str::to_string),
             xpath: shown(target.and_then(|t| t.xpath.as_deref())).map(str::to_string),
             test_ids: target.map(|t| t.test_ids().to_vec()).unwrap_or_default(),
             component: shown(target.and_then(|t| t.react_component.as_deref())).map(str::to_string),
@@ -119,9 +124,54 @@ pub struct Marker {
     pub radius: f64,
 }
 
+/// A shape the reporter drew on a screenshot, in the screenshot's own pixels, for the SVG overlay:
+/// a rectangle (`rect`, or `blur` drawn as a hatched rectangle) or a line through `points`
+/// (`pen`, or `arrow` with its head).
+pub struct Drawn {
+    pub kind: &'static str,
+    pub x: f64,
+    pub y: f64,
+    pub width: f64,
+    pub height: f64,
+    /// `x,y x,y ...` for a line.
+    pub points: String,
+    /// `#rrggbb` (checked; the reporter's colour or the default red).
+    pub color: String,
+}
+
+fn drawn(annotations: &[svc_core::block::Annotation]) -> Vec<Drawn> {
+    use svc_core::picture::{self, ShapeKind};
+    picture::shapes(annotations)
+        .into_iter()
+        .map(|shape| {
+            let [r, g, b] = shape.color.as_deref().and_then(picture::parse_color).unwrap_or(picture::DEFAULT_COLOR);
+            let color = format!("#{r:02x}{g:02x}{b:02x}");
+            let (x0, y0) = shape.points[0];
+            let (x1, y1) = *shape.points.last().unwrap_or(&shape.points[0]);
+            let mut line: Vec<(f64, f64)> = shape.points.clone();
+            if shape.kind == ShapeKind::Arrow {
+                // Two strokes back from the tip make the head.
+                let angle = (y1 - y0).atan2(x1 - x0);
+                let length = ((x1 - x0).hypot(y1 - y0) / 4.0).clamp(8.0, 40.0);
+                let wing = |turn: f64| (x1 - length * (angle + turn).cos(), y1 - length * (angle + turn).sin());
+                line = vec![(x0, y0), (x1, y1), wing(0.5), (x1, y1), wing(-0.5)];
+            }
+            Drawn {
+                kind: shape.kind.as_str(),
+                x: x0.min(x1).round(),
+                y: y0.min(y1).round(),
+                width: (x1 - x0).abs().round(),
+                height: (y1 - y0).abs().round(),
+                points: line.iter().map(|(x, y)| format!("{:.0},{:.0}", x, y)).collect::<Vec<_>>().join(" "),
+                color,
+            }
+        })
+        .collect()
+}
+
 pub enum BlockView {
     Text { text: String },
-    Screenshot { url: String, width: i64, height: i64, markers: Vec<Marker>, annotations: usize },
+    Screenshot { url: String, width: i64, height: i64, markers: Vec<Marker>, annotations: usize, drawn: Vec<Drawn> },
     Audio { url: String, duration: Option<String>, transcript: Option<String> },
     Selection { text: String, selector: Option<Selector> },
     Quote { text: String, comment: String, selector: Option<Selector> },
@@ -187,6 +237,7 @@ pub fn blocks(report: &Report) -> Vec<BlockView> {
                     height,
                     markers,
                     annotations: b.annotations.as_ref().map_or(0, Vec::len),
+                    drawn: b.annotations.as_deref().map(drawn).unwrap_or_default(),
                 }
             }
             Block::Audio(b) => BlockView::Audio {
@@ -267,6 +318,82 @@ pub fn context_facts(report: &Report) -> Vec<Fact> {
     facts
 }
 
+/// A request of the reporter's page that failed, as the widget recorded it.
+pub struct FailedRequest {
+    pub method: String,
+    pub url: String,
+    /// The status code, or "no answer".
+    pub status: String,
+    pub duration: String,
+    pub time: String,
+}
+
+pub fn failed_requests(report: &Report) -> Vec<FailedRequest> {
+    report
+        .context
+        .network()
+        .iter()
+        .map(|entry| FailedRequest {
+            method: entry.method.clone(),
+            url: entry.url.clone(),
+            status: if entry.status == 0 { "no answer".into() } else { entry.status.to_string() },
+            duration: format!("{:.0} ms", number(&entry.duration_ms)),
+            time: entry.time.clone(),
+        })
+        .collect()
+}
+
+/// The report's heading: the first line of the reporter's words whole (the stored title is cut at
+/// 80 characters for lists), else the title.
+pub fn heading(report: &Report) -> String {
+    let first_line = report.blocks.iter().find_map(|block| match block {
+        Block::Text(text) => text.text.lines().map(str::trim).find(|line| !line.is_empty()),
+        _ => None,
+    });
+    match first_line {
+        Some(line) if line.chars().count() > report.title.chars().count() => {
+            line.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(1000).collect()
+        }
+        _ => report.title.clone(),
+    }
+}
+
+/// `text` cut to at most `max` characters at a word, with an ellipsis when cut.
+pub fn cut_at_word(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max).collect();
+    let at_word = cut.rfind(char::is_whitespace).filter(|at| *at > max / 2).map_or(cut.as_str(), |at| &cut[..at]);
+    format!("{}…", at_word.trim_end())
+}
+
+/// The marks of a report in the list: what evidence it holds and what waits on it. Each is an
+/// icon (`#i-<id>` in the page) and the words a screen reader and a tooltip say.
+pub fn marks(report: &Report, draft_waiting: bool) -> Vec<(&'static str, String)> {
+    let mut marks = Vec::new();
+    let count = |matches: fn(&Block) -> bool| report.blocks.iter().filter(|&b| matches(b)).count();
+    let shots = count(|b| matches!(b, Block::Screenshot(_)));
+    if shots > 0 {
+        marks.push(("shot", if shots == 1 { "A screenshot".to_string() } else { format!("{shots} screenshots") }));
+    }
+    if count(|b| matches!(b, Block::Audio(_))) > 0 {
+        marks.push(("voice", "A voice note".to_string()));
+    }
+    let errors = report.context.console_errors().len();
+    if errors > 0 {
+        marks.push(("console", format!("{errors} console error{}", if errors == 1 { "" } else { "s" })));
+    }
+    let failed = report.context.network().len();
+    if failed > 0 {
+        marks.push(("network", format!("{failed} failed request{}", if failed == 1 { "" } else { "s" })));
+    }
+    if draft_waiting {
+        marks.push(("draft", "A draft waits to be published".to_string()));
+    }
+    marks
+}
+
 /// Console errors the widget captured.
 pub fn console_errors(report: &Report) -> Vec<String> {
     report.context.console_errors().to_vec()
@@ -299,7 +426,8 @@ pub fn artifact_facts(report: &Report) -> Vec<Fact> {
 pub struct Reporter {
     pub name: String,
     pub detail: Option<String>,
-    pub verified: bool,
+    /// How a verified reporter proved who they are (`None`: not verified).
+    pub method: Option<&'static str>,
 }
 
 pub fn reporter(report: &Report) -> Reporter {
@@ -309,15 +437,20 @@ pub fn reporter(report: &Report) -> Reporter {
             .or(shown(Some(&identity.user_id)))
             .unwrap_or("Reporter");
         let detail = shown(identity.email.as_deref()).filter(|e| *e != name).map(str::to_string);
-        return Reporter { name: name.to_string(), detail, verified: identity.verified };
+        let method = identity.verified.then(|| match identity.method {
+            Some(svc_core::reporter::SignInMethod::Email) => "signed in with a code mailed to them",
+            Some(svc_core::reporter::SignInMethod::Oidc) => "signed in with the project's identity provider",
+            Some(svc_core::reporter::SignInMethod::Token) | None => "the site's signed identity token",
+        });
+        return Reporter { name: name.to_string(), detail, method };
     }
     if report.author.kind == svc_core::model::AuthorKind::Agent {
         let label = report.author.label.clone().unwrap_or_else(|| "an agent".into());
-        return Reporter { name: label, detail: Some("agent".into()), verified: false };
+        return Reporter { name: label, detail: Some("agent".into()), method: None };
     }
     match shown(report.context.user_id.as_deref()) {
-        Some(user_id) => Reporter { name: user_id.to_string(), detail: Some("user id".into()), verified: false },
-        None => Reporter { name: "Anonymous".into(), detail: None, verified: false },
+        Some(user_id) => Reporter { name: user_id.to_string(), detail: Some("user id".into()), method: None },
+        None => Reporter { name: "Anonymous".into(), detail: None, method: None },
     }
 }
 
@@ -366,6 +499,9 @@ pub struct CommentView {
     pub author_kind: String,
     pub kind: Option<String>,
     pub text: String,
+    /// An agent's words rendered from Markdown (sanitised: no raw HTML, only http(s) links);
+    /// `None` for everyone else's, shown as text.
+    pub html: Option<String>,
     pub draft: bool,
     pub when: When,
     pub published: Option<When>,
@@ -380,11 +516,45 @@ pub fn comments(comments: &[Comment], now: i64) -> Vec<CommentView> {
             author_kind: c.author.kind.to_string(),
             kind: c.kind.clone(),
             text: c.text.clone(),
+            html: (c.author.kind == svc_core::model::AuthorKind::Agent).then(|| markdown_html(&c.text)),
             draft: c.draft,
             when: When::at(c.created_at, now),
             published: c.published_at.filter(|at| *at != c.created_at).map(|at| When::at(at, now)),
         })
         .collect()
+}
+
+/// CommonMark as HTML that cannot carry markup of its own: raw HTML in the text is shown as text,
+/// a link or image becomes a link only to an `http(s)` address (`rel="noopener nofollow
+/// noreferrer"`, images never loaded), and everything else is escaped by the renderer.
+pub fn markdown_html(text: &str) -> String {
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+    let options = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES | Options::ENABLE_TASKLISTS;
+    let mut links: Vec<bool> = Vec::new();
+    let events = Parser::new_ext(text, options).filter_map(|event| match event {
+        Event::Html(raw) | Event::InlineHtml(raw) => Some(Event::Text(raw)),
+        Event::Start(Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. }) => {
+            let safe = svc_core::report::link_url(&dest_url).is_some();
+            links.push(safe);
+            safe.then(|| {
+                let href = escape_attribute(&dest_url);
+                Event::InlineHtml(
+                    format!("<a href=\"{href}\" rel=\"noopener nofollow noreferrer\" target=\"_blank\">").into(),
+                )
+            })
+        }
+        Event::End(TagEnd::Link | TagEnd::Image) => {
+            links.pop().unwrap_or(false).then(|| Event::InlineHtml("</a>".into()))
+        }
+        other => Some(other),
+    });
+    let mut html = String::with_capacity(text.len() * 2);
+    pulldown_cmark::html::push_html(&mut html, events);
+    html
+}
+
+fn escape_attribute(text: &str) -> String {
+    text.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;").replace('>', "&gt;").replace('\'', "&#39;")
 }
 
 pub struct ChangeView {
@@ -410,6 +580,30 @@ pub fn history(changes: &[StatusChange], now: i64) -> Vec<ChangeView> {
 mod tests {
     use super::*;
     use svc_core::context::browser_and_os;
+
+    #[test]
+    fn titles_are_cut_at_a_word() {
+        assert_eq!(cut_at_word("short", 10), "short");
+        assert_eq!(cut_at_word("The pay button does nothing at all", 20), "The pay button does…");
+        assert_eq!(cut_at_word("Averyveryverylongwordwithoutspaces", 10), "Averyveryv…");
+    }
+
+    #[test]
+    fn agent_markdown_renders_without_markup_of_its_own() {
+        let html = markdown_html(
+            "**502** from `/api/pay`\n\n<script>alert(1)</script> <img src=x onerror=alert(1)>\n\n\
+             [docs](https://example.com/a\"b) [bad](javascript:alert(1)) ![pic](https://t.example/p.png)",
+        );
+        assert!(html.contains("<strong>502</strong>") && html.contains("<code>/api/pay</code>"), "{html}");
+        assert!(!html.contains("<script") && !html.contains("<img"), "{html}");
+        assert!(html.contains("&lt;script&gt;"), "raw HTML is shown as text: {html}");
+        assert!(
+            html.contains(r#"<a href="https://example.com/a&quot;b" rel="noopener nofollow noreferrer""#),
+            "{html}"
+        );
+        assert!(!html.contains("javascript:"), "an unsafe link is text: {html}");
+        assert!(html.contains(" bad ") && html.contains(">pic</a>"), "{html}");
+    }
 
     #[test]
     fn highlight_marks_each_word_case_insensitively() {

@@ -452,3 +452,77 @@ async fn rest_assigns_only_members_and_unassigns_with_null() {
     assert_eq!(cleared.ok(200)["assignee"], Value::Null);
     assert_eq!(app.stored(&id).await["assignee"], Value::Null);
 }
+
+#[tokio::test]
+async fn the_report_view_shows_every_fact_the_agents_document_has() {
+    let app = TestApp::new().await;
+    let browser = Browser::sign_in(&app, Role::Member).await;
+    app.set_identity_secret(Some("a-long-identity-secret")).await;
+    let now = svc_core::time::now_ms() / 1000;
+    let token = svc_core::identity::sign(
+        &json!({"sub": "u-7", "email": "grace@example.com", "name": "Grace Hopper", "exp": now + 600}),
+        "a-long-identity-secret",
+    );
+    let shot = app.blob("screenshot", "image/png", &png(400, 300)).await;
+    let long =
+        format!("When I apply the coupon SAVE10 on the checkout page the total {}", "does not change ".repeat(8));
+    let body = json!({
+        "blocks": [
+            {"type": "text", "text": long},
+            {"type": "screenshot", "blobId": shot, "annotations": [
+                {"kind": "rect", "points": [[10, 20], [110, 70]], "color": "#00ff00"},
+                {"kind": "arrow", "points": [[200, 200], [150, 120]]},
+                {"kind": "pen", "points": [[5, 5], [9, 12], [14, 20]], "color": "purple"}
+            ]},
+            {"type": "pinpoint", "selector": "#apply", "target": {"css": "form > button#apply", "text": "Apply coupon", "accessibleName": "Apply the coupon code"}}
+        ],
+        "context": {"network": [{"method": "POST", "url": "https://shop.example/api/coupons", "status": 422,
+                                 "durationMs": 84, "time": "2026-11-28T10:00:00.000Z"}]}
+    });
+    let id = app.file_report_with(&[("x-svc-identity", &token)], body).await;
+    let draft = app
+        .seed_comment(
+            &id,
+            "The coupon API answers **422**; see [the log](https://logs.example/x).\n\n<script>alert(2)</script>",
+            true,
+        )
+        .await;
+
+    let page = browser.get(&app, &format!("/?r={id}")).await;
+    let html = &page.text;
+    assert_eq!(page.status.as_u16(), 200);
+    // The heading is the reporter's first line whole (the list's title is cut at 80 characters).
+    let heading = html.split("<h1>").nth(1).unwrap().split("</h1>").next().unwrap();
+    assert!(heading.starts_with("When I apply the coupon") && heading.ends_with("does not change"), "{heading}");
+    // The failed request, method, address, status and time.
+    assert!(html.contains("Failed requests") && html.contains("https://shop.example/api/coupons"), "{html}");
+    assert!(html.contains("<td>422</td>") && html.contains("84 ms") && html.contains("2026-11-28T10:00:00.000Z"));
+    // The element's text and accessible name.
+    assert!(html.contains("Apply coupon") && html.contains("Apply the coupon code"));
+    // The reporter, their email and how they were verified.
+    assert!(html.contains("Grace Hopper") && html.contains("grace@example.com"));
+    assert!(
+        html.contains("the site&#39;s signed identity token") || html.contains("the site's signed identity token"),
+        "{html}"
+    );
+    // What the reporter drew, over the screenshot, in the colours given (a bad colour is the default).
+    assert!(
+        html.contains(r##"<rect class="drawn" x="10" y="20" width="100" height="50" stroke="#00ff00">"##),
+        "{html}"
+    );
+    assert!(html.contains(r#"<polyline class="drawn" points="200,200 150,120"#), "the arrow with its head");
+    assert!(html.contains(r##"points="5,5 9,12 14,20" stroke="#e53935""##), "{html}");
+    assert!(!html.contains("onload=\"alert"), "a colour is never markup");
+    // The agent's draft as Markdown, without markup of its own; Discard asks first.
+    assert!(
+        html.contains("<strong>422</strong>")
+            && html.contains(r#"href="https://logs.example/x" rel="noopener nofollow noreferrer""#)
+    );
+    assert!(!html.contains("<script>alert(2)"));
+    let discard = html.split(&format!("/comments/{}/discard", draft.id)).next().unwrap();
+    assert!(
+        discard.ends_with("<summary>Discard…</summary>\n            <form method=\"post\" action=\"/reports/")
+            || discard.contains("Discard…"),
+        "Discard sits behind a confirmation"
+    );
+}

@@ -745,6 +745,17 @@ impl CommentStore for ThisStore {
         .await?;
         rows::all(&rows, rows::comment)
     }
+
+    async fn reports_with_drafts(&self, report_ids: &[String]) -> StoreResult<Vec<String>> {
+        if report_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut query = sqlx::QueryBuilder::<Db>::new(
+            "SELECT DISTINCT report_id FROM comments WHERE draft = TRUE AND report_id IN ",
+        );
+        push_list(&mut query, report_ids);
+        Ok(query.build_query_scalar().fetch_all(self.read_pool()).await?)
+    }
 }
 
 #[async_trait]

@@ -97,3 +97,18 @@ conformance! {
         store.apply(&handled(svc_core::status::Status::Canceled)).await.unwrap();
     }
 }
+
+conformance! {
+    async fn the_reports_with_a_draft_waiting_are_found_among_many(store: DynStore) {
+        let project = project(&store).await;
+        let with_draft = create(&store, filed(report(&project.id))).await;
+        let published = create(&store, filed(report(&project.id))).await;
+        let quiet = create(&store, filed(report(&project.id))).await;
+        create_comment(&store, &comment(&with_draft, "a draft", true, 10)).await.unwrap();
+        create_comment(&store, &comment(&with_draft, "another", true, 11)).await.unwrap();
+        create_comment(&store, &comment(&published, "published", false, 12)).await.unwrap();
+        let ids = vec![with_draft.id.clone(), published.id.clone(), quiet.id.clone()];
+        assert_eq!(store.reports_with_drafts(&ids).await.unwrap(), vec![with_draft.id.clone()]);
+        assert!(store.reports_with_drafts(&[]).await.unwrap().is_empty());
+    }
+}
