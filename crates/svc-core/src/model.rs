@@ -347,6 +347,10 @@ pub struct Blob {
 pub struct ReportFilter {
     pub project_ids: Vec<String>,
     pub status: Option<String>,
+    /// Any of these statuses (a view such as "open"); empty: any.
+    pub statuses: Vec<String>,
+    /// Only reports with an agent's draft waiting to be published.
+    pub drafts_waiting: bool,
     pub channel_key: Option<String>,
     pub artifact_id: Option<String>,
     pub assignee: Option<AssigneeFilter>,
@@ -380,7 +384,8 @@ impl ReportFilter {
             Some(AssigneeFilter::User(id)) => id.contains('\0'),
             _ => false,
         };
-        !assignee && !exact.iter().any(|value| value.as_deref().is_some_and(|v| v.contains('\0')))
+        let statuses = self.statuses.iter().any(|status| status.contains('\0'));
+        !assignee && !statuses && !exact.iter().any(|value| value.as_deref().is_some_and(|v| v.contains('\0')))
     }
 }
 

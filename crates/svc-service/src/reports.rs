@@ -58,6 +58,11 @@ fn cut_page<T>(items: &mut Vec<T>, limit: u32, id: impl Fn(&T) -> &String) -> Op
 }
 
 /// A report of one of `project_ids` by full id; `None` for a malformed, unknown or foreign id.
+/// How many reports each filter keeps, counted up to `cap` (an inbox's view counts), at once.
+pub async fn count_up_to(svc: &Service, filters: &[ReportFilter], cap: u32) -> ServiceResult<Vec<i64>> {
+    Ok(svc.store().count_reports_up_to(filters, cap).await?)
+}
+
 pub async fn get_in(svc: &Service, project_ids: &[String], id: &str) -> ServiceResult<Option<Report>> {
     let store = svc.store();
     if !ids::is_object_id(id) {

@@ -357,6 +357,9 @@ pub trait ReportStore: Send + Sync {
     /// order but for reports filed within the same moment), and `before` must then be the id of a
     /// stored report (a page's last id, as the cursor always is).
     async fn list_reports(&self, filter: &ReportFilter) -> StoreResult<Vec<Report>>;
+    /// How many reports each filter keeps, counting no further than `cap` (the inbox's view counts:
+    /// "99+" needs no exact figure), in one statement. `search` and `before` are not looked at.
+    async fn count_reports_up_to(&self, filters: &[ReportFilter], cap: u32) -> StoreResult<Vec<i64>>;
     /// [`ReportStore::list_reports`] with the JSON fields as the JSON text the database holds.
     async fn list_reports_text(&self, filter: &ReportFilter) -> StoreResult<Vec<ListedReport>>;
     /// Reports of these projects whose id ends with `short_id` (at most `limit`).

@@ -60,6 +60,8 @@ impl FeedbackQuery {
         Ok(ReportFilter {
             project_ids: vec![project_id],
             status: self.status,
+            statuses: Vec::new(),
+            drafts_waiting: false,
             channel_key: self.channel_key,
             artifact_id: self.artifact_id,
             assignee: self.assignee.as_deref().map(AssigneeFilter::parse),

@@ -25,6 +25,78 @@ use svc_service::triage::Triage;
 use svc_service::{accounts, comments, projects, reports, triage};
 
 const PAGE_SIZE: u32 = 50;
+/// A view's count stops here ("99+").
+const VIEW_COUNT_CAP: u32 = 100;
+/// The cookie that remembers the person's last view (on this browser).
+const VIEW_COOKIE: &str = "svc_view";
+
+/// The inbox's views across its top: what needs a person, with counts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// New reports nobody has looked at as a team.
+    Triage,
+    /// Triaged or in progress.
+    Open,
+    /// An agent's draft waits to be published.
+    Drafts,
+    /// Fixed; the reporter has not confirmed yet.
+    Waiting,
+    /// Assigned to the person.
+    Mine,
+    All,
+}
+
+impl View {
+    const ALL: [View; 6] = [View::Triage, View::Open, View::Drafts, View::Waiting, View::Mine, View::All];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            View::Triage => "triage",
+            View::Open => "open",
+            View::Drafts => "drafts",
+            View::Waiting => "waiting",
+            View::Mine => "mine",
+            View::All => "all",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            View::Triage => "Needs triage",
+            View::Open => "Open",
+            View::Drafts => "Drafts to review",
+            View::Waiting => "Waiting on reporter",
+            View::Mine => "Mine",
+            View::All => "All",
+        }
+    }
+
+    fn parse(text: &str) -> Option<View> {
+        View::ALL.into_iter().find(|view| view.key() == text)
+    }
+
+    /// Narrows `filter` to the view.
+    fn apply(self, filter: &mut ReportFilter, me: &str) {
+        let statuses = |list: &[&str]| list.iter().map(|s| s.to_string()).collect();
+        match self {
+            View::Triage => filter.statuses = statuses(&["new"]),
+            View::Open => filter.statuses = statuses(&["triaged", "in-progress"]),
+            View::Drafts => filter.drafts_waiting = true,
+            View::Waiting => filter.statuses = statuses(&["fixed"]),
+            View::Mine => filter.assignee = Some(AssigneeFilter::User(me.to_string())),
+            View::All => {}
+        }
+    }
+}
+
+/// A view's tab: where it leads, its count ("99+" past the cap) and whether it is the one shown.
+struct ViewTab {
+    key: &'static str,
+    label: &'static str,
+    href: String,
+    count: String,
+    current: bool,
+}
 
 #[derive(Deserialize, Default, Clone)]
 pub struct InboxQuery {
@@ -55,15 +127,28 @@ pub struct InboxQuery {
     /// The selected report.
     #[serde(default)]
     r: String,
+    /// One of the views (`triage`, `open`, `drafts`, `waiting`, `mine`, `all`).
+    #[serde(default)]
+    view: String,
 }
 
 impl InboxQuery {
     /// Whether this view narrows the inbox (a filter, a search or an older page).
     fn narrows(&self) -> bool {
-        [&self.project, &self.status, &self.channel, &self.room, &self.assignee, &self.label, &self.reporter, &self.q]
-            .iter()
-            .chain([&&self.before])
-            .any(|value| !value.trim().is_empty())
+        let view = View::parse(&self.view).is_some_and(|view| view != View::All);
+        view || [
+            &self.project,
+            &self.status,
+            &self.channel,
+            &self.room,
+            &self.assignee,
+            &self.label,
+            &self.reporter,
+            &self.q,
+        ]
+        .iter()
+        .chain([&&self.before])
+        .any(|value| !value.trim().is_empty())
     }
 
     /// The store filter of this view over the person's projects.
@@ -72,9 +157,11 @@ impl InboxQuery {
             Some(project) => vec![project.id.clone()],
             None => projects.iter().map(|p| p.id.clone()).collect(),
         };
-        ReportFilter {
+        let mut filter = ReportFilter {
             project_ids,
             status: non_empty(&self.status),
+            statuses: Vec::new(),
+            drafts_waiting: false,
             channel_key: non_empty(&self.channel),
             artifact_id: non_empty(&self.room),
             assignee: non_empty(&self.assignee).map(|who| match who.as_str() {
@@ -88,12 +175,57 @@ impl InboxQuery {
             search: non_empty(&self.q).map(|q| q.chars().take(svc_core::search::MAX_QUERY_CHARS).collect()),
             before: non_empty(&self.before),
             limit,
+        };
+        if let Some(view) = View::parse(&self.view) {
+            view.apply(&mut filter, me);
         }
+        filter
+    }
+
+    /// The view's tabs with their counts, within the projects the list shows.
+    async fn view_tabs(
+        &self,
+        store: &svc_service::Service,
+        projects: &[Project],
+        me: &str,
+    ) -> PageResult<Vec<ViewTab>> {
+        let current = View::parse(&self.view).unwrap_or(View::All);
+        let scope = ReportFilter { project_ids: self.filter(projects, me, 1).project_ids, ..Default::default() };
+        let filters: Vec<ReportFilter> = View::ALL
+            .iter()
+            .map(|view| {
+                let mut filter = scope.clone();
+                view.apply(&mut filter, me);
+                filter
+            })
+            .collect();
+        let counts = reports::count_up_to(store, &filters, VIEW_COUNT_CAP).await?;
+        let mut tabs = Vec::with_capacity(View::ALL.len());
+        for (view, count) in View::ALL.into_iter().zip(counts) {
+            let mut pairs = url::form_urlencoded::Serializer::new(String::new());
+            pairs.append_pair("view", view.key());
+            if !self.project.is_empty() {
+                pairs.append_pair("project", &self.project);
+            }
+            tabs.push(ViewTab {
+                key: view.key(),
+                label: view.label(),
+                href: format!("/?{}", pairs.finish()),
+                count: if count >= i64::from(VIEW_COUNT_CAP) {
+                    format!("{}+", VIEW_COUNT_CAP - 1)
+                } else {
+                    count.to_string()
+                },
+                current: view == current,
+            });
+        }
+        Ok(tabs)
     }
 
     /// The filters of this view by their query names (the cursor and selection apart).
-    fn filters(&self) -> [(&'static str, &String); 8] {
+    fn filters(&self) -> [(&'static str, &String); 9] {
         [
+            ("view", &self.view),
             ("project", &self.project),
             ("status", &self.status),
             ("channel", &self.channel),
@@ -193,6 +325,8 @@ struct Detail {
 #[derive(Template)]
 #[template(path = "dashboard/inbox.html")]
 struct InboxPage<'a> {
+    /// The views across the top, with their counts.
+    views: Vec<ViewTab>,
     assets: &'static Assets,
     section: &'static str,
     csrf: &'a str,
@@ -224,12 +358,34 @@ struct GettingStarted {
     install: Option<String>,
 }
 
-/// `GET /`: the inbox.
+/// The view a browser last chose (its cookie), if it names one.
+fn remembered_view(headers: &axum::http::HeaderMap) -> Option<View> {
+    headers
+        .get_all(axum::http::header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == VIEW_COOKIE)
+        .and_then(|(_, value)| View::parse(value))
+}
+
+/// `GET /`: the inbox. A bare `/` opens the view last chosen on this browser; choosing one
+/// remembers it.
 pub async fn page(
     State(state): State<AppState>,
     person: Person,
-    Query(query): Query<InboxQuery>,
+    headers: axum::http::HeaderMap,
+    uri: axum::http::Uri,
+    Query(mut query): Query<InboxQuery>,
 ) -> PageResult<Response> {
+    let chosen = View::parse(&query.view);
+    if chosen.is_none()
+        && uri.query().is_none_or(str::is_empty)
+        && let Some(view) = remembered_view(&headers)
+    {
+        query.view = view.key().to_string();
+    }
     let principal = person.principal();
     let store = &state.service;
     let projects = projects::reachable(store, &principal).await?;
@@ -301,7 +457,9 @@ pub async fn page(
             .find(|p| permissions::check(&principal, Operation::ReadProject, p).is_ok())
             .map(|p| format!("/projects/{}/install", p.id)),
     });
+    let views = query.view_tabs(store, &projects, &person.signed_in.user.id).await?;
     let inbox = InboxPage {
+        views,
         assets: assets::get(),
         section: "inbox",
         csrf: &person.csrf,
@@ -321,7 +479,16 @@ pub async fn page(
         export_csv: query.export("csv"),
         getting_started,
     };
-    Ok(render(StatusCode::OK, &inbox))
+    let mut response = render(StatusCode::OK, &inbox);
+    if let Some(view) = chosen
+        && let Ok(cookie) = axum::http::HeaderValue::from_str(&format!(
+            "{VIEW_COOKIE}={}; Path=/; SameSite=Lax; Max-Age=31536000",
+            view.key()
+        ))
+    {
+        response.headers_mut().append(axum::http::header::SET_COOKIE, cookie);
+    }
+    Ok(response)
 }
 
 /// The people of the projects' organizations: (user id, name), by name, each once.

@@ -526,3 +526,69 @@ async fn the_report_view_shows_every_fact_the_agents_document_has() {
         "Discard sits behind a confirmation"
     );
 }
+
+#[tokio::test]
+async fn views_across_the_inbox_count_and_list_what_needs_a_person_and_are_remembered() {
+    let app = TestApp::new().await;
+    let browser = Browser::sign_in(&app, Role::Member).await;
+    let ada = accounts::find_user(app.service(), "ada@example.com").await.unwrap().unwrap();
+    let mut ids = Vec::new();
+    for (text, status) in [
+        ("Fresh one", "new"),
+        ("Fresh two", "new"),
+        ("Looked at", "triaged"),
+        ("Being fixed", "in-progress"),
+        ("Fixed it", "fixed"),
+        ("Gone", "canceled"),
+    ] {
+        let id = app.file_report(text_report(text)).await;
+        if status != "new" {
+            app.rest("PATCH", &app.p(&format!("/feedback/{id}")), Some(json!({"status": status}))).await.ok(200);
+        }
+        ids.push(id);
+    }
+    app.rest("PATCH", &app.p(&format!("/feedback/{}", ids[2])), Some(json!({"assignee": ada.id}))).await.ok(200);
+    app.seed_comment(&ids[3], "A fix is ready", true).await;
+
+    let titles = |html: &str| -> Vec<String> {
+        html.split("<span class=\"title\">")
+            .skip(1)
+            .map(|rest| rest.split("</span>").next().unwrap().to_string())
+            .collect()
+    };
+    let count = |html: &str, view: &str| -> String {
+        let tab = html.split(&format!("data-view=\"{view}\"")).nth(1).unwrap();
+        tab.split("<span class=\"view-count\">").nth(1).unwrap().split("</span>").next().unwrap().to_string()
+    };
+    let page = browser.get(&app, "/").await;
+    for (view, expected) in
+        [("triage", "2"), ("open", "2"), ("drafts", "1"), ("waiting", "1"), ("mine", "1"), ("all", "6")]
+    {
+        assert_eq!(count(&page.text, view), expected, "{view}");
+    }
+    for (view, expected) in [
+        ("triage", vec!["Fresh two", "Fresh one"]),
+        ("open", vec!["Being fixed", "Looked at"]),
+        ("drafts", vec!["Being fixed"]),
+        ("waiting", vec!["Fixed it"]),
+        ("mine", vec!["Looked at"]),
+    ] {
+        let shown = browser.get(&app, &format!("/?view={view}")).await;
+        assert_eq!(titles(&shown.text), expected, "{view}");
+        assert!(
+            shown.header("set-cookie").is_some_and(|c| c.starts_with(&format!("svc_view={view};"))),
+            "the view is remembered"
+        );
+        assert!(shown.text.contains(&format!("data-view=\"{view}\" aria-current=\"page\"")));
+    }
+    // A bare `/` opens the view last chosen on this browser.
+    let remembered = app
+        .send(
+            Request::get("/")
+                .header(header::COOKIE, format!("{}; svc_view=open", browser.cookie))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(titles(&remembered.text), vec!["Being fixed", "Looked at"]);
+}

@@ -131,6 +131,14 @@ pub(super) fn push_optional_filters(query: &mut sqlx::QueryBuilder<Db>, filter: 
     if let Some(status) = &filter.status {
         query.push(" AND status = ").push_bind(status.clone());
     }
+    if !filter.statuses.is_empty() {
+        query.push(" AND status IN ");
+        push_list(query, &filter.statuses);
+    }
+    if filter.drafts_waiting {
+        // The partial index of drafts (few at any time) answers the subquery.
+        query.push(" AND id IN (SELECT report_id FROM comments WHERE draft = TRUE)");
+    }
     if let Some(channel_key) = &filter.channel_key {
         query.push(" AND channel_key = ").push_bind(channel_key.clone());
     }
@@ -408,6 +416,32 @@ impl ReportStore for ThisStore {
         let Some(mut query) = list_query(filter) else { return Ok(Vec::new()) };
         let rows = query.build().persistent(list_is_prepared(filter)).fetch_all(self.read_pool()).await?;
         rows::all(&rows, rows::report)
+    }
+
+    async fn count_reports_up_to(&self, filters: &[ReportFilter], cap: u32) -> StoreResult<Vec<i64>> {
+        // One statement for every count (an inbox's views): one round trip, however many.
+        let mut query = sqlx::QueryBuilder::<Db>::new("SELECT ");
+        let mut counted = 0;
+        for filter in filters {
+            let mut filter = filter.clone();
+            if counted > 0 {
+                query.push(", ");
+            }
+            counted += 1;
+            if filter.project_ids.is_empty() || !filter.sanitize() {
+                query.push("CAST(0 AS BIGINT)");
+                continue;
+            }
+            query.push("(SELECT count(*) FROM (SELECT 1 FROM reports WHERE project_id IN ");
+            push_list(&mut query, &filter.project_ids);
+            push_optional_filters(&mut query, &filter);
+            query.push(" LIMIT ").push_bind(i64::from(cap)).push(") AS capped)");
+        }
+        if counted == 0 {
+            return Ok(Vec::new());
+        }
+        let row = query.build().fetch_one(self.read_pool()).await?;
+        (0..counted).map(|i| Ok(sqlx::Row::try_get::<i64, _>(&row, i)?)).collect()
     }
 
     async fn list_reports_text(&self, filter: &ReportFilter) -> StoreResult<Vec<ListedReport>> {

@@ -112,3 +112,25 @@ conformance! {
         assert!(store.reports_with_drafts(&[]).await.unwrap().is_empty());
     }
 }
+
+conformance! {
+    async fn a_views_count_stops_at_its_cap_and_follows_its_filters(store: DynStore) {
+        let project = project(&store).await;
+        for _ in 0..5 {
+            create(&store, filed(report(&project.id))).await;
+        }
+        let triaged = create(&store, filed(report(&project.id))).await;
+        set_report_status(&store, &triaged.id, svc_core::status::Status::Triaged, &system(), 20).await.unwrap();
+        create_comment(&store, &comment(&triaged, "draft", true, 21)).await.unwrap();
+        let scope = ReportFilter { project_ids: vec![project.id.clone()], ..Default::default() };
+        let open = ReportFilter { statuses: vec!["triaged".into(), "in-progress".into()], ..scope.clone() };
+        let drafts = ReportFilter { drafts_waiting: true, ..scope.clone() };
+        let nowhere = ReportFilter { project_ids: vec![], ..scope.clone() };
+        let counts = store.count_reports_up_to(&[scope.clone(), open, drafts.clone(), nowhere], 100).await.unwrap();
+        assert_eq!(counts, vec![6, 1, 1, 0]);
+        assert_eq!(store.count_reports_up_to(&[scope], 3).await.unwrap(), vec![3], "no further than the cap");
+        assert!(store.count_reports_up_to(&[], 3).await.unwrap().is_empty());
+        let listed = store.list_reports(&ReportFilter { limit: 10, ..drafts }).await.unwrap();
+        assert_eq!(listed.iter().map(|r| r.id.clone()).collect::<Vec<_>>(), vec![triaged.id.clone()]);
+    }
+}

@@ -103,6 +103,9 @@ if (list && 'EventSource' in window) {
       const fresh = new DOMParser().parseFromString(await response.text(), 'text/html');
       const freshList = fresh.querySelector('.list');
       if (freshList) list.replaceChildren(...[...freshList.childNodes].map((node) => document.importNode(node, true)));
+      const freshViews = fresh.querySelector('.views');
+      const views = document.querySelector('.views');
+      if (freshViews && views) views.replaceChildren(...[...freshViews.childNodes].map((node) => document.importNode(node, true)));
       const freshCount = fresh.querySelector('.filters .count');
       const count = document.querySelector('.filters .count');
       if (freshCount && count) count.textContent = freshCount.textContent;

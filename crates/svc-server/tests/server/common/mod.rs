@@ -266,9 +266,11 @@ impl TestApp {
     }
 
     /// Sends a prepared request. Only the dashboard's sign-in, setup and sign-out answers set a
-    /// cookie (its session); no answer of the API, ingest or the tool endpoint ever does.
+    /// cookie (its session), and the inbox the view it remembers; no answer of the API, ingest or
+    /// the tool endpoint ever does.
     pub async fn send(&self, request: Request<Body>) -> Resp {
-        let sets_session = ["/sign-in", "/sign-out", "/sign-out-everywhere", "/setup"].contains(&request.uri().path());
+        let sets_session =
+            ["/sign-in", "/sign-out", "/sign-out-everywhere", "/setup", "/"].contains(&request.uri().path());
         let response = self.router.clone().oneshot(request).await.expect("the router is infallible");
         if sets_session { read_resp(response).await } else { into_resp(response).await }
     }
