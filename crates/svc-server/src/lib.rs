@@ -47,6 +47,12 @@ impl MakeRequestId for NewRequestId {
 }
 
 /// The whole application.
+/// Text made safe inside HTML, in an element or a quoted attribute (for the few pages and fragments
+/// written without a template).
+pub(crate) fn escape_html(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
+}
+
 pub fn app(state: AppState) -> axum::Router {
     let metrics = state.metrics.clone();
     let routes = axum::Router::new()

@@ -759,6 +759,11 @@ pub(crate) fn report_link(public_url: &str, report_id: &str) -> String {
     format!("{}/reports/{report_id}", base(public_url))
 }
 
+/// A report's file in the dashboard (it needs a sign-in): what webhooks and issues link to.
+pub(crate) fn blob_link(public_url: &str, blob_id: &str) -> String {
+    format!("{}/dashboard/blobs/{blob_id}", base(public_url))
+}
+
 fn reports_count(count: i64) -> String {
     if count == 1 { "1 new report".into() } else { format!("{count} new reports") }
 }

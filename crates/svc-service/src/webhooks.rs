@@ -126,7 +126,7 @@ impl Webhooks {
     }
 
     fn blob_link(&self, blob_id: &str) -> String {
-        format!("{}/dashboard/blobs/{blob_id}", self.public_url)
+        mail::blob_link(&self.public_url, blob_id)
     }
 
     /// The report's REST form, with each file's dashboard link beside its id (never the bytes).

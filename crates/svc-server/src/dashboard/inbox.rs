@@ -360,14 +360,7 @@ struct GettingStarted {
 
 /// The view a browser last chose (its cookie), if it names one.
 fn remembered_view(headers: &axum::http::HeaderMap) -> Option<View> {
-    headers
-        .get_all(axum::http::header::COOKIE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == VIEW_COOKIE)
-        .and_then(|(_, value)| View::parse(value))
+    super::session::cookie(headers, VIEW_COOKIE).and_then(View::parse)
 }
 
 /// `GET /`: the inbox. A bare `/` opens the view last chosen on this browser; choosing one

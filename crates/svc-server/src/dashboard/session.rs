@@ -50,7 +50,11 @@ pub fn cleared_cookie(state: &AppState) -> HeaderValue {
 
 /// The session token from the `Cookie` header, if any.
 pub fn session_token<'a>(state: &AppState, headers: &'a HeaderMap) -> Option<&'a str> {
-    let wanted = cookie_name(state);
+    cookie(headers, cookie_name(state))
+}
+
+/// The value of the cookie `wanted` in the `Cookie` header, if any.
+pub fn cookie<'a>(headers: &'a HeaderMap, wanted: &str) -> Option<&'a str> {
     headers
         .get_all(header::COOKIE)
         .iter()

@@ -537,7 +537,7 @@ pub fn markdown_html(text: &str) -> String {
             let safe = svc_core::report::link_url(&dest_url).is_some();
             links.push(safe);
             safe.then(|| {
-                let href = escape_attribute(&dest_url);
+                let href = crate::escape_html(&dest_url);
                 Event::InlineHtml(
                     format!("<a href=\"{href}\" rel=\"noopener nofollow noreferrer\" target=\"_blank\">").into(),
                 )
@@ -551,10 +551,6 @@ pub fn markdown_html(text: &str) -> String {
     let mut html = String::with_capacity(text.len() * 2);
     pulldown_cmark::html::push_html(&mut html, events);
     html
-}
-
-fn escape_attribute(text: &str) -> String {
-    text.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;").replace('>', "&gt;").replace('\'', "&#39;")
 }
 
 pub struct ChangeView {

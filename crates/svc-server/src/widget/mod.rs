@@ -206,23 +206,23 @@ async fn demo(State(state): State<AppState>) -> Response {
     response
 }
 
-fn escape_html(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
 /// What the demo page says when the project's `urlPatterns` do not match it: its launcher shows
 /// anyway (it is the service's own page), but on the site's own pages it would be hidden here.
 fn patterns_notice(project: &svc_core::model::Project, page_url: &str) -> String {
-    let patterns =
-        project.url_patterns.iter().map(|p| format!("<code>{}</code>", escape_html(p))).collect::<Vec<_>>().join(", ");
+    let patterns = project
+        .url_patterns
+        .iter()
+        .map(|p| format!("<code>{}</code>", crate::escape_html(p)))
+        .collect::<Vec<_>>()
+        .join(", ");
     format!(
         r#"<p class="notice" role="status" data-testid="url-patterns-notice">Your <code>urlPatterns</code> ({patterns}) do
 not match this page (<code>{url}</code>): on your own pages the launcher would be hidden here. This demo page shows
 it anyway, because it is the service's own page (<code>data-ignore-url-patterns</code> on its script tag). Change the
 patterns on the project's <a href="/projects/{id}/widget">Widget</a> tab in the dashboard, or with
 <code>PATCH /api/v1/projects/{id}</code>.</p>"#,
-        url = escape_html(page_url),
-        id = escape_html(&project.id),
+        url = crate::escape_html(page_url),
+        id = crate::escape_html(&project.id),
     )
 }
 
@@ -230,8 +230,8 @@ patterns on the project's <a href="/projects/{id}/widget">Widget</a> tab in the 
 /// project's `urlPatterns` say, with `notice` when they would hide it), and a few buttons that
 /// call `Svc`.
 pub fn demo_page(project_name: &str, project_key: &str, notice: Option<&str>) -> String {
-    let name = escape_html(project_name);
-    let key = escape_html(project_key);
+    let name = crate::escape_html(project_name);
+    let key = crate::escape_html(project_key);
     let notice = notice.unwrap_or_default();
     format!(
         r#"<!doctype html>

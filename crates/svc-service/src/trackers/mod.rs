@@ -133,7 +133,7 @@ impl tracker::DashboardLinks for Trackers {
     }
 
     fn blob(&self, blob_id: &str) -> String {
-        format!("{}/dashboard/blobs/{blob_id}", self.public_url)
+        crate::mail::blob_link(&self.public_url, blob_id)
     }
 }
 
