@@ -663,7 +663,8 @@ fn not_found() -> ServiceError {
 }
 
 /// Follows the event feed and sends Svc's changes to the linked issues (and makes the issues of
-/// channel rules): one round, until caught up or for a few seconds. The events handled.
+/// channel rules): one round, until caught up or for a few seconds. The events that sent
+/// something (or failed to).
 pub async fn sync_events(svc: &Service, trackers: &Trackers, now: i64) -> ServiceResult<usize> {
     let store = svc.store();
     let last_event = store.last_event_id().await?;
@@ -690,6 +691,7 @@ pub async fn sync_events(svc: &Service, trackers: &Trackers, now: i64) -> Servic
     };
     let started = std::time::Instant::now();
     let mut handled = 0;
+    let mut cleared = std::collections::HashSet::new();
     while started.elapsed() < Duration::from_secs(5) {
         let events = store.list_events(None, position, EVENTS_PER_ROUND).await?;
         let Some(last) = events.last().map(|event| event.id) else { break };
@@ -699,21 +701,27 @@ pub async fn sync_events(svc: &Service, trackers: &Trackers, now: i64) -> Servic
             if event.at < connection.created_at || came_from(connection.tracker, &event.by) {
                 continue;
             }
-            match send_event(svc, trackers, connection, event).await {
+            let sent = match send_event(svc, trackers, connection, event).await {
                 Err(error) => {
                     tracing::warn!(project = %connection.project_id, event = event.id, %error, "sending a change to the issue tracker failed");
                     store.set_tracker_error(&connection.project_id, Some(&error), time::now_ms()).await?;
+                    true
                 }
-                // A change that went through clears the last failure's message.
-                Ok(true) if connection.last_error.is_some() => {
-                    store.set_tracker_error(&connection.project_id, None, time::now_ms()).await?;
+                Ok(sent) => {
+                    // A change that went through clears the last failure's message (once a round).
+                    if sent && connection.last_error.is_some() && cleared.insert(connection.project_id.as_str()) {
+                        store.set_tracker_error(&connection.project_id, None, time::now_ms()).await?;
+                    }
+                    sent
                 }
-                Ok(_) => {}
-            }
-            handled += 1;
-            // Each event that sent something is passed at once: a crash repeats at most one.
-            if !advance(svc, event.id, now).await? {
-                return Ok(handled);
+            };
+            // An event that sent something is passed at once (a crash repeats at most that one);
+            // the rest are passed with the batch, not one write each.
+            if sent {
+                handled += 1;
+                if !advance(svc, event.id, now).await? {
+                    return Ok(handled);
+                }
             }
         }
         position = last;
