@@ -3,6 +3,7 @@
 // reporter content as text only.
 
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { launchBrowser, until } from '../lib/browser.mjs';
 
 export * from '../lib/browser.mjs';
@@ -40,6 +41,13 @@ export function watch(page) {
   page.on('console', (message) => seen.console.push(`${message.type()}: ${message.text()}`));
   page.on('pageerror', (error) => seen.errors.push(String(error)));
   return seen;
+}
+
+/** An identity token (HS256 JWT) as the app's server would mint it. */
+export function identityToken(claims, secret) {
+  const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const head = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ ...claims, exp: Math.floor(Date.now() / 1000) + 3600 })}`;
+  return `${head}.${createHmac('sha256', secret).update(head).digest('base64url')}`;
 }
 
 /** Ingest calls with the project's public key. */

@@ -6,10 +6,9 @@
 // reporting works, so the silence before it means something).
 
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import {
-  PASSWORD, callTool, cspViolations, ingest, launchChromium, logged, makeScreenshot, makeVoice, ownerPage, rest,
+  PASSWORD, callTool, cspViolations, identityToken, ingest, launchChromium, logged, makeScreenshot, makeVoice, ownerPage, rest,
   signIn, startSvc, unsafeMarkup, until, watch,
 } from './lib.mjs';
 
@@ -48,13 +47,6 @@ after(async () => {
   await chrome?.close();
   await svc?.stop();
 });
-
-/** An identity token (HS256 JWT) as the app's server would mint it. */
-function identityToken(claims, secret) {
-  const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  const head = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ ...claims, exp: Math.floor(Date.now() / 1000) + 3600 })}`;
-  return `${head}.${createHmac('sha256', secret).update(head).digest('base64url')}`;
-}
 
 /** Opens a page of the dashboard and checks that it shows the payloads only as text. */
 async function openSafely(page, path, { expectText = [] } = {}) {

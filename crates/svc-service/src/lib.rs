@@ -12,6 +12,7 @@ pub mod blobs;
 pub mod bootstrap;
 pub mod channels;
 pub mod comments;
+pub mod duplicates;
 pub mod events;
 pub mod flags;
 pub mod housekeeping;

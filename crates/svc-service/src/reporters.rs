@@ -375,9 +375,20 @@ pub async fn thread(
     found.sort_by(|a, b| b.id.cmp(&a.id));
     found.truncate(THREAD_REPORTS);
     let mut thread = Vec::with_capacity(found.len());
-    for report in found {
-        let comments = comments::list(svc, &report).await?.into_iter().filter(|c| !c.draft).collect();
-        let history = reports::history(svc, &report).await?;
+    for mut report in found {
+        let mut comments: Vec<Comment> = comments::list(svc, &report).await?.into_iter().filter(|c| !c.draft).collect();
+        // A duplicate's reporter follows the original as if it were their own: its status, its
+        // history and the team's answers there (not its other reporters' words).
+        let history = match super::duplicates::original_of(svc, &report).await? {
+            Some(original) => {
+                let team = comments::list(svc, &original).await?.into_iter();
+                comments.extend(team.filter(|c| !c.draft && c.author.kind != svc_core::model::AuthorKind::Reporter));
+                comments.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.id.cmp(&b.id)));
+                report.status = original.status;
+                reports::history(svc, &original).await?
+            }
+            None => reports::history(svc, &report).await?,
+        };
         thread.push(ThreadReport { report, comments, history });
     }
     Ok(thread)
@@ -418,6 +429,8 @@ pub async fn confirm(
     note: Option<&str>,
 ) -> ReporterResult<(StatusChange, Option<Comment>)> {
     let report = own_report(svc, project, principal, report_id).await?;
+    // On a duplicate, the answer is about the original's fix.
+    let report = super::duplicates::original_of(svc, &report).await?.unwrap_or(report);
     if report.status != Status::Fixed {
         return Err(ReporterError::NotFixed);
     }

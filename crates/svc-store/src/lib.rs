@@ -232,6 +232,13 @@ pub enum Write {
         report_id: String,
         comment_id: String,
     },
+    /// Marks a report a duplicate of `of`, another report of its project (replacing an earlier
+    /// mark), or with `None` takes the mark away. `NotFound` when either report is out of reach or
+    /// they are of different projects.
+    Duplicate {
+        report_id: String,
+        of: Option<String>,
+    },
     /// An event no other write causes (a reporter's confirmation, a room created).
     Event(svc_core::event::NewEvent),
     Audit(AuditEvent),
@@ -383,6 +390,10 @@ pub trait TriageStore: Send + Sync {
     /// Every label of the project's reports with the number of reports holding it, by label
     /// (compared as `svc_core::triage::key` does).
     async fn list_labels(&self, project_id: &str) -> StoreResult<Vec<LabelCount>>;
+    /// The duplicate marks among these reports: (duplicate, original) for each one marked.
+    async fn duplicate_marks(&self, report_ids: &[String]) -> StoreResult<Vec<(String, String)>>;
+    /// The reports marked as duplicates of this one, oldest mark first.
+    async fn duplicates_of(&self, original_id: &str) -> StoreResult<Vec<String>>;
 }
 
 #[async_trait]

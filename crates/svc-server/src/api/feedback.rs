@@ -11,7 +11,7 @@ use super::query::FeedbackQuery;
 use super::views::{CommentList, ListedPage, ListedReportView, ReportPage, ReportPatch, ReportPatchView, ReportView};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
-use svc_service::{comments, reports, triage};
+use svc_service::{comments, duplicates, reports, triage};
 
 /// Reports newest first. `limit` (default 20, over 100 is cut to 100), filters `channelKey`,
 /// `status`, `artifactId`, `assignee`, `label`, `reporter` (any string; unknown values give an
@@ -81,6 +81,9 @@ pub async fn get_feedback(
     let mut view = ReportView::from(&report);
     view.status_history = Some(history.iter().map(Into::into).collect());
     view.links = Some(links.iter().map(Into::into).collect());
+    let duplication = duplicates::of(&state.service, &report).await?;
+    view.duplicate_of = Some(duplication.duplicate_of);
+    view.duplicates = Some(duplication.duplicates);
     Ok(Json(view))
 }
 
@@ -99,15 +102,28 @@ pub async fn patch_feedback(
 ) -> ApiResult<Json<ReportPatchView>> {
     let project = key.project(&state, &project_id, Operation::Triage).await?;
     let report = report_in(&state, &project, &report_id).await?;
-    // One operation: status, labels and assignee change together or not at all.
-    let changes = body.parse::<ReportPatch>()?.triage()?;
+    // One operation: status, labels, assignee and the duplicate mark change together or not at all.
+    let patch = body.parse::<ReportPatch>()?;
+    let duplicate_of = patch.duplicate_of.clone();
+    let changes = patch.triage()?;
     let assignee = changes.assignee.clone();
-    let project = std::slice::from_ref(&project);
-    let triaged = triage::triage(&state.service, &key.0, project, std::slice::from_ref(&report), changes).await?;
+    let (triaged, duplicate_of) = match duplicate_of {
+        Some(Some(original_id)) => {
+            let original = report_in(&state, &project, &original_id).await?;
+            let (original, triaged) =
+                duplicates::mark(&state.service, &key.0, &project, &report, &original, changes).await?;
+            (triaged, Some(Some(original.id)))
+        }
+        Some(None) => (duplicates::unmark(&state.service, &key.0, &project, &report, changes).await?, Some(None)),
+        None => {
+            let project = std::slice::from_ref(&project);
+            (triage::triage(&state.service, &key.0, project, std::slice::from_ref(&report), changes).await?, None)
+        }
+    };
     let done = triaged.into_iter().next();
     let status = done.as_ref().and_then(|d| d.status_change.as_ref()).map_or(report.status, |c| c.to_status);
     let labels = done.and_then(|d| d.labels);
-    Ok(Json(ReportPatchView { id: report.id, status: status.as_str().into(), labels, assignee }))
+    Ok(Json(ReportPatchView { id: report.id, status: status.as_str().into(), labels, assignee, duplicate_of }))
 }
 
 /// The report's comments, oldest first, drafts included (`draft: true`).

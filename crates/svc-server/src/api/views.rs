@@ -294,6 +294,13 @@ pub struct ReportView {
     /// On `GET .../feedback/:reportId` only: the report's issues in trackers (`[]` when none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub links: Option<Vec<IssueLinkView>>,
+    /// On `GET .../feedback/:reportId` only: the report this one duplicates (null when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, nullable = true)]
+    pub duplicate_of: Option<Option<String>>,
+    /// On `GET .../feedback/:reportId` only: the reports marked as duplicates of this one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicates: Option<Vec<String>>,
 }
 
 impl From<&Report> for ReportView {
@@ -318,6 +325,8 @@ impl From<&Report> for ReportView {
             updated_at: iso(r.updated_at),
             status_history: None,
             links: None,
+            duplicate_of: None,
+            duplicates: None,
         }
     }
 }
@@ -413,7 +422,7 @@ pub struct ReportPage {
     pub next_cursor: Option<String>,
 }
 
-/// PATCH body of a report: `status`, `labels` or both.
+/// PATCH body of a report: any of `status`, `labels`, `assignee`, `duplicateOf`, as one change.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReportPatch {
@@ -430,14 +439,20 @@ pub struct ReportPatch {
     #[serde(default, deserialize_with = "field::nullable")]
     #[schema(value_type = Option<String>, nullable = true)]
     pub assignee: Option<Option<String>>,
+    /// The id of another report of the project this one duplicates: the report is canceled
+    /// (unless `status` says otherwise) and its reporter follows the original. null takes the
+    /// mark away.
+    #[serde(default, rename = "duplicateOf", deserialize_with = "field::nullable")]
+    #[schema(value_type = Option<String>, nullable = true)]
+    pub duplicate_of: Option<Option<String>>,
 }
 
 impl ReportPatch {
     /// The one triage operation the body asks for, checked (labels replaced when given).
     pub fn triage(self) -> Result<Triage, svc_core::Invalid> {
         let body = self;
-        if body.status.is_none() && body.labels.is_none() && body.assignee.is_none() {
-            return Err(svc_core::Invalid::new("give any of status, labels, assignee"));
+        if body.status.is_none() && body.labels.is_none() && body.assignee.is_none() && body.duplicate_of.is_none() {
+            return Err(svc_core::Invalid::new("give any of status, labels, assignee, duplicateOf"));
         }
         Ok(Triage {
             status: body.status,
@@ -460,6 +475,10 @@ pub struct ReportPatchView {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>, nullable = true)]
     pub assignee: Option<Option<String>>,
+    /// The original the report duplicates (or null), when the PATCH set it.
+    #[serde(rename = "duplicateOf", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, nullable = true)]
+    pub duplicate_of: Option<Option<String>>,
 }
 
 #[derive(Serialize, ToSchema)]

@@ -320,6 +320,36 @@ struct Detail {
     issue: Option<(String, String)>,
     /// The project has a connected repository, and the person may triage: "Create GitHub issue".
     can_push: bool,
+    /// The report this one duplicates.
+    duplicate_of: Option<Related>,
+    /// The reports marked as duplicates of this one.
+    duplicates: Vec<Related>,
+    /// The reports most like this one, with why.
+    similar: Vec<Related>,
+}
+
+/// Another report beside this one (its original, a duplicate, a similar one).
+struct Related {
+    id: String,
+    short_id: String,
+    href: String,
+    title: String,
+    status: String,
+    /// Why it is shown (similar reports only).
+    why: String,
+}
+
+impl Related {
+    fn of(report: &Report, why: String) -> Self {
+        Related {
+            id: report.id.clone(),
+            short_id: svc_core::ids::short_id(&report.id).to_string(),
+            href: format!("/reports/{}", report.id),
+            title: view::cut_at_word(&report.title, 90),
+            status: report.status.as_str().into(),
+            why,
+        }
+    }
 }
 
 #[derive(Template)]
@@ -383,6 +413,9 @@ pub async fn page(
     let store = &state.service;
     let projects = projects::reachable(store, &principal).await?;
     let now = time::now_ms();
+    if headers.get(FRAGMENT_HEADER).is_some_and(|value| value == "report") {
+        return report_pane(&state, &person, &query, &projects, now).await;
+    }
     let filter = query.filter(&projects, &person.signed_in.user.id, PAGE_SIZE);
     let page = reports::list_page(store, filter).await?;
     let viewer = principal.viewer();
@@ -394,18 +427,7 @@ pub async fn page(
     let project_name = |id: &str| projects.iter().find(|p| p.id == id).map(|p| p.name.clone()).unwrap_or_default();
     let members = people(store, &projects).await?;
 
-    let detail = match non_empty(&query.r) {
-        Some(id) => {
-            let all_ids: Vec<String> = projects.iter().map(|p| p.id.clone()).collect();
-            let report = reports::get_in(store, &all_ids, &id)
-                .await?
-                .ok_or_else(|| PageError::NotFound("No such report in your projects.".into()))?;
-            state.usage.record_views([report.id.clone()], &viewer, now);
-            let project = projects.iter().find(|p| p.id == report.project_id);
-            Some(detail(&state, &principal, report, project, now).await?)
-        }
-        None => None,
-    };
+    let detail = selected_detail(&state, &person, &query, &projects, now).await?;
     let selected = detail.as_ref().map(|d| d.report.id.clone());
     let items = page
         .items
@@ -473,6 +495,7 @@ pub async fn page(
         getting_started,
     };
     let mut response = render(StatusCode::OK, &inbox);
+    response.headers_mut().insert(axum::http::header::VARY, axum::http::HeaderValue::from_static("svc-fragment"));
     if let Some(view) = chosen
         && let Ok(cookie) = axum::http::HeaderValue::from_str(&format!(
             "{VIEW_COOKIE}={}; Path=/; SameSite=Lax; Max-Age=31536000",
@@ -481,6 +504,61 @@ pub async fn page(
     {
         response.headers_mut().append(axum::http::header::SET_COOKIE, cookie);
     }
+    Ok(response)
+}
+
+/// The report a view selects (`?r=`), as the pane beside the list; opening it marks it viewed.
+async fn selected_detail(
+    state: &AppState,
+    person: &Person,
+    query: &InboxQuery,
+    projects: &[Project],
+    now: i64,
+) -> PageResult<Option<Detail>> {
+    let Some(id) = non_empty(&query.r) else { return Ok(None) };
+    let principal = person.principal();
+    let all_ids: Vec<String> = projects.iter().map(|p| p.id.clone()).collect();
+    let report = reports::get_in(&state.service, &all_ids, &id)
+        .await?
+        .ok_or_else(|| PageError::NotFound("No such report in your projects.".into()))?;
+    state.usage.record_views([report.id.clone()], &principal.viewer(), now);
+    let project = projects.iter().find(|p| p.id == report.project_id);
+    Ok(Some(detail(state, &principal, report, project, now).await?))
+}
+
+/// The request header with which the page's script asks for the report pane alone (`report`):
+/// moving through the list renders one report, not the list and its counts again.
+const FRAGMENT_HEADER: &str = "svc-fragment";
+
+/// The selected report's pane alone, as the inbox page would show it beside the list.
+#[derive(Template)]
+#[template(path = "dashboard/report_pane.html")]
+struct ReportPane<'a> {
+    detail: Option<Detail>,
+    csrf: &'a str,
+    statuses: &'a [&'static str],
+    back: String,
+    here: String,
+}
+
+async fn report_pane(
+    state: &AppState,
+    person: &Person,
+    query: &InboxQuery,
+    projects: &[Project],
+    now: i64,
+) -> PageResult<Response> {
+    let detail = selected_detail(state, person, query, projects, now).await?;
+    let selected = detail.as_ref().map(|d| d.report.id.clone());
+    let pane = ReportPane {
+        detail,
+        csrf: &person.csrf,
+        statuses: &STATUSES,
+        back: query.with_selection(None),
+        here: query.with_selection(selected.as_deref()),
+    };
+    let mut response = render(StatusCode::OK, &pane);
+    response.headers_mut().insert(axum::http::header::VARY, axum::http::HeaderValue::from_static("svc-fragment"));
     Ok(response)
 }
 
@@ -543,7 +621,27 @@ async fn detail(
             Some(project) => svc_service::trackers::connected(store, &project.id).await?,
             None => false,
         };
+    let ids_here = std::slice::from_ref(&report.project_id);
+    let duplication = svc_service::duplicates::of(store, &report).await?;
+    let duplicate_of = match &duplication.duplicate_of {
+        Some(id) => reports::get_in(store, ids_here, id).await?.map(|original| Related::of(&original, String::new())),
+        None => None,
+    };
+    let mut duplicates = Vec::with_capacity(duplication.duplicates.len());
+    for id in &duplication.duplicates {
+        if let Some(duplicate) = reports::get_in(store, ids_here, id).await? {
+            duplicates.push(Related::of(&duplicate, String::new()));
+        }
+    }
+    let similar = svc_service::duplicates::similar(store, &report)
+        .await?
+        .into_iter()
+        .map(|found| Related::of(&found.report, found.why))
+        .collect();
     Ok(Detail {
+        duplicate_of,
+        duplicates,
+        similar,
         issue,
         can_push,
         assignee,
@@ -749,6 +847,49 @@ pub async fn discard_comment(
     Ok(back_to(&form.back, &report.id))
 }
 
+#[derive(Deserialize)]
+pub struct DuplicateForm {
+    #[serde(rename = "_csrf")]
+    csrf: String,
+    /// The original: a report id or short id of the same project; empty takes the mark away.
+    #[serde(default)]
+    of: String,
+    #[serde(default)]
+    back: String,
+}
+
+/// `POST /reports/{id}/duplicate`: marks the report a duplicate of another (canceled, its
+/// reporter following the original), or with `of` empty, no longer one. The same operation as
+/// the REST PATCH's `duplicateOf`.
+pub async fn mark_duplicate(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Submitted(person, form): Submitted<DuplicateForm>,
+) -> PageResult<Response> {
+    let (report, project) = writable_report_in(&state, &person, &id).await?;
+    let principal = person.principal();
+    let of = form.of.trim();
+    if of.is_empty() {
+        svc_service::duplicates::unmark(&state.service, &principal, &project, &report, Triage::default()).await?;
+        return Ok(back_to(&form.back, &report.id));
+    }
+    let project_ids = std::slice::from_ref(&project.id);
+    let original = match reports::get_in(&state.service, project_ids, of).await? {
+        Some(original) => original,
+        None => {
+            let short = of.trim_start_matches('#');
+            let mut found = reports::find_by_short_id(&state.service, project_ids, short, 2).await?;
+            match found.len() {
+                1 => found.remove(0),
+                0 => return Err(PageError::BadRequest(format!("No report {of} in {}.", project.name))),
+                _ => return Err(PageError::BadRequest(format!("{of} names several reports: give more of its id."))),
+            }
+        }
+    };
+    svc_service::duplicates::mark(&state.service, &principal, &project, &report, &original, Triage::default()).await?;
+    Ok(back_to(&form.back, &report.id))
+}
+
 /// `GET /dashboard/blobs/{id}`: a screenshot, voice note or file of a report the person can see.
 pub async fn blob(State(state): State<AppState>, person: Person, Path(id): Path<String>) -> PageResult<Response> {
     let not_found = || PageError::NotFound("No such file.".into());
@@ -836,4 +977,4 @@ pub async fn bulk(State(state): State<AppState>, Submitted(person, form): Submit
     Ok(see_other_local(Some(if back.starts_with("/?") { &back } else { "/" })))
 }
 
-super::csrf_forms!(StatusForm, AssigneeForm, LabelForm, CommentForm, BulkForm);
+super::csrf_forms!(StatusForm, AssigneeForm, LabelForm, CommentForm, BulkForm, DuplicateForm);

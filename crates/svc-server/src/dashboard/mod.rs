@@ -66,6 +66,7 @@ pub fn router() -> Router<AppState> {
         .route("/reports/{id}", get(inbox::report_link))
         .route("/reports/bulk", post(inbox::bulk))
         .route("/reports/{id}/status", post(inbox::set_status))
+        .route("/reports/{id}/duplicate", post(inbox::mark_duplicate))
         .route("/reports/{id}/github-issue", post(integrations::push))
         .route("/reports/{id}/assignee", post(inbox::set_assignee))
         .route("/reports/{id}/labels", post(inbox::change_label))

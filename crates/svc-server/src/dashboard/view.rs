@@ -276,6 +276,8 @@ pub struct Fact {
     pub label: &'static str,
     pub value: String,
     pub link: Option<String>,
+    /// The value is a moment (ISO 8601): the page shows it in the reader's time zone.
+    pub time: bool,
 }
 
 /// The report's page context, as label and value pairs.
@@ -287,15 +289,16 @@ pub fn context_facts(report: &Report) -> Vec<Fact> {
             label: "Page",
             value: url.to_string(),
             link: svc_core::report::link_url(url).map(str::to_string),
+            time: false,
         });
     }
     if let Some(ua) = shown(context.user_agent.as_deref()) {
-        facts.push(Fact { label: "Browser", value: svc_core::context::browser_and_os(ua), link: None });
+        facts.push(Fact { label: "Browser", value: svc_core::context::browser_and_os(ua), link: None, time: false });
     }
     if let Some(viewport) = &context.viewport
         && let (Some(w), Some(h)) = (&viewport.width, &viewport.height)
     {
-        facts.push(Fact { label: "Viewport", value: format!("{:.0} × {:.0}", number(w), number(h)), link: None });
+        facts.push(Fact { label: "Viewport", value: format!("{:.0} × {:.0}", number(w), number(h)), link: None, time: false });
     }
     for (label, value) in [
         ("Device", context.device.map(Device::as_str)),
@@ -304,15 +307,15 @@ pub fn context_facts(report: &Report) -> Vec<Fact> {
         ("Sent at", context.timestamp.as_deref()),
     ] {
         if let Some(value) = value {
-            facts.push(Fact { label, value: value.to_string(), link: None });
+            facts.push(Fact { label, value: value.to_string(), link: None, time: label == "Sent at" });
         }
     }
     if !context.flags().is_empty() {
-        facts.push(Fact { label: "Flags", value: context.flags().join(", "), link: None });
+        facts.push(Fact { label: "Flags", value: context.flags().join(", "), link: None, time: false });
     }
     for (label, object) in [("Extra", &context.extra), ("Attributes", &context.custom)] {
         if let Some(object) = object.as_ref().filter(|o| !o.is_empty()) {
-            facts.push(Fact { label, value: serde_json::to_string_pretty(object).unwrap_or_default(), link: None });
+            facts.push(Fact { label, value: serde_json::to_string_pretty(object).unwrap_or_default(), link: None, time: false });
         }
     }
     facts
@@ -412,11 +415,11 @@ pub fn artifact_facts(report: &Report) -> Vec<Fact> {
         if let Some(value) = shown(value.as_deref()) {
             let link =
                 if label == "Artifact URL" { svc_core::report::link_url(value).map(str::to_string) } else { None };
-            facts.push(Fact { label, value: value.to_string(), link });
+            facts.push(Fact { label, value: value.to_string(), link, time: false });
         }
     }
     if let Some(constraints) = &artifact.constraints {
-        facts.push(Fact { label: "Constraints", value: constraints.join("; "), link: None });
+        facts.push(Fact { label: "Constraints", value: constraints.join("; "), link: None, time: false });
     }
     facts
 }

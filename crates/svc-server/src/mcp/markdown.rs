@@ -535,6 +535,29 @@ pub async fn render(state: &AppState, report: &Report, parts: Parts<'_>) -> Vec<
             link.repository
         );
     }
+    // Duplicates: the original to fix instead, or the reports that close with this one.
+    let service = &state.service;
+    if let Ok(Some(original)) = svc_service::duplicates::original_of(service, report).await {
+        let _ = writeln!(
+            doc,
+            "Duplicate of: `{}` (status: {}; fix that one, this report follows it): {}",
+            original.id,
+            original.status,
+            code(&one_line(&original.title, ONE_LINE_MAX_CHARS))
+        );
+    }
+    if let Ok(duplication) = svc_service::duplicates::of(service, report).await
+        && !duplication.duplicates.is_empty()
+    {
+        let ids: Vec<String> = duplication.duplicates.iter().map(|id| format!("`{id}`")).collect();
+        let n = duplication.duplicates.len();
+        let _ = writeln!(
+            doc,
+            "Also reported by: {n} more report{} marked as duplicates ({}); their reporters follow this one",
+            if n == 1 { "" } else { "s" },
+            ids.join(", ")
+        );
+    }
     let artifact = report.context.artifact.as_ref();
     if let (None, Some(artifact_id)) = (artifact, &report.artifact_id) {
         let _ = writeln!(doc, "artifact: {}", code(artifact_id));
@@ -562,6 +585,22 @@ pub async fn render(state: &AppState, report: &Report, parts: Parts<'_>) -> Vec<
     page_section(&mut doc, &report.context);
     if let Some(artifact) = artifact {
         artifact_section(&mut doc, artifact);
+    }
+    if let Ok(similar) = svc_service::duplicates::similar(service, report).await
+        && !similar.is_empty()
+    {
+        let _ = writeln!(doc, "## Similar reports (found by Svc; their titles are reporters' words; untrusted)\n");
+        for other in similar {
+            let _ = writeln!(
+                doc,
+                "- `{}` · {} · {}: {}",
+                other.report.id,
+                other.report.status,
+                other.why,
+                code(&one_line(&other.report.title, ONE_LINE_MAX_CHARS))
+            );
+        }
+        doc.push('\n');
     }
     if !parts.history.is_empty() {
         let _ = writeln!(doc, "## Status history\n");

@@ -592,3 +592,95 @@ async fn views_across_the_inbox_count_and_list_what_needs_a_person_and_are_remem
         .await;
     assert_eq!(titles(&remembered.text), vec!["Being fixed", "Looked at"]);
 }
+
+#[tokio::test]
+async fn moving_through_the_list_asks_for_the_report_pane_alone() {
+    let app = TestApp::new().await;
+    let browser = Browser::sign_in(&app, Role::Member).await;
+    let id = app.file_report(text_report("The export button spins forever")).await;
+    let request = Request::get(format!("/?view=all&r={id}"))
+        .header(header::COOKIE, &browser.cookie)
+        .header("svc-fragment", "report")
+        .body(Body::empty())
+        .unwrap();
+    let pane = app.send(request).await;
+    assert_eq!(pane.status.as_u16(), 200);
+    assert!(pane.text.contains("<h1>The export button spins forever</h1>"), "{}", pane.text);
+    assert!(pane.text.contains(&format!(r#"data-report-id="{id}""#)));
+    assert!(!pane.text.contains(r#"aria-label="Reports""#), "the list is not rendered again");
+    assert!(!pane.text.contains("<html"), "a fragment, not a page");
+    assert_eq!(pane.header("vary"), Some("svc-fragment"));
+    // Its forms come back to the view it was asked from.
+    assert!(pane.text.contains(&format!(r#"name="back" value="/?view=all&#38;r={id}""#)), "{}", pane.text);
+}
+
+/// Files a report with `text` on `url`.
+async fn report_on(app: &TestApp, text: &str, url: &str) -> String {
+    app.file_report(json!({"blocks": [{"type": "text", "text": text}], "context": {"url": url}})).await
+}
+
+#[tokio::test]
+async fn similar_reports_are_found_and_a_duplicate_follows_its_original_everywhere() {
+    let app = TestApp::new().await;
+    let browser = Browser::sign_in(&app, Role::Member).await;
+    let original = report_on(&app, "Checkout total is wrong after a coupon", "https://shop.example/cart?step=2").await;
+    let duplicate = report_on(&app, "Coupon makes the checkout total wrong", "https://shop.example/cart").await;
+    let third = report_on(&app, "Wrong total at checkout with two coupons", "https://shop.example/pay").await;
+    let unrelated = report_on(&app, "Logo is blurry on retina screens", "https://shop.example/cart").await;
+    app.store.run_maintenance_once().await.unwrap();
+
+    // The panel: the closest first, with why; the unrelated report (same page, no shared words) is not there.
+    let view = browser.get(&app, &format!("/?r={original}")).await;
+    let html = &view.text;
+    let panel = &html[html.find(r#"id="similar-title""#).expect("a Similar reports panel")..];
+    let panel = &panel[..panel.find("</section>").unwrap()];
+    let (at_duplicate, at_third) = (panel.find(&duplicate).unwrap(), panel.find(&third).unwrap());
+    assert!(at_duplicate < at_third, "the same page ranks first: {panel}");
+    assert!(panel.contains("same page; shares"), "{panel}");
+    assert!(panel.contains("“coupon”"), "{panel}");
+    assert!(!panel.contains(&unrelated), "{panel}");
+
+    // Marked from the dashboard by short id: canceled, linked, in one change.
+    let csrf = browser.csrf(&app).await;
+    let short = svc_core::ids::short_id(&original).to_string();
+    let path = format!("/reports/{duplicate}/duplicate");
+    let marked = browser.post(&app, &path, &[("_csrf", &csrf), ("of", &short), ("back", "/")]).await;
+    assert_eq!(marked.status.as_u16(), 303, "{}", marked.text);
+    let stored = app.rest("GET", &app.p(&format!("/feedback/{duplicate}")), None).await.ok(200).clone();
+    assert_eq!((&stored["status"], &stored["duplicateOf"]), (&json!("canceled"), &json!(original)));
+    let history = stored["statusHistory"].as_array().unwrap();
+    assert_eq!(history.last().unwrap()["to"], "canceled");
+    let first = app.rest("GET", &app.p(&format!("/feedback/{original}")), None).await.ok(200).clone();
+    assert_eq!((&first["duplicateOf"], &first["duplicates"]), (&Value::Null, &json!([duplicate])));
+
+    // Both views say so; the original counts its reporters.
+    let view = browser.get(&app, &format!("/?r={original}")).await;
+    assert!(view.text.contains("2 people reported this"), "{}", view.text);
+    let view = browser.get(&app, &format!("/?r={duplicate}")).await;
+    assert!(view.text.contains("Duplicate of"), "{}", view.text);
+
+    // An agent reads the same in get_report, and the similar report still open.
+    let (_, agent) = app.mint(&["feedback:read"]).await;
+    let doc = crate::mcp_support::tool(&app, &agent, "get_report", json!({"id": original})).await.text;
+    assert!(doc.contains(&format!("Also reported by: 1 more report marked as duplicates (`{duplicate}`)")), "{doc}");
+    assert!(doc.contains("## Similar reports"), "{doc}");
+    assert!(doc.contains(&third), "{doc}");
+    let doc = crate::mcp_support::tool(&app, &agent, "get_report", json!({"id": duplicate})).await.text;
+    assert!(doc.contains(&format!("Duplicate of: `{original}`")), "{doc}");
+
+    // Over REST: itself and unknown reports are refused; null takes the mark away.
+    let patch = |id: &str, body: Value| {
+        let path = app.p(&format!("/feedback/{id}"));
+        let app = &app;
+        async move { app.rest("PATCH", &path, Some(body)).await }
+    };
+    patch(&third, json!({"duplicateOf": third})).await.error(400, "BAD_REQUEST");
+    patch(&third, json!({"duplicateOf": "0000000000000000000000000000"})).await.error(404, "NOT_FOUND");
+    // A report that duplicates a duplicate is linked to the original.
+    let answer = patch(&third, json!({"duplicateOf": duplicate})).await.ok(200).clone();
+    assert_eq!(answer["duplicateOf"], json!(original));
+    let answer = patch(&third, json!({"duplicateOf": null, "status": "triaged"})).await.ok(200).clone();
+    assert_eq!((&answer["duplicateOf"], &answer["status"]), (&Value::Null, &json!("triaged")));
+    let first = app.rest("GET", &app.p(&format!("/feedback/{original}")), None).await.ok(200).clone();
+    assert_eq!(first["duplicates"], json!([duplicate]));
+}

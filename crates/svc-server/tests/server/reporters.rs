@@ -511,3 +511,33 @@ async fn the_identity_tab_sets_reporter_sign_in_for_owners_only() {
     let audit = app.store.list_audit(&app.project.id, None, 10).await.unwrap();
     assert!(audit.iter().any(|event| event.detail.to_string().contains("reporterAuth")));
 }
+
+#[tokio::test]
+async fn the_reporter_of_a_duplicate_follows_the_original_and_confirms_its_fix() {
+    let app = TestApp::new().await;
+    let ann = app.signed_in_reporter(ANN).await;
+    let original = app.file_report(text_report("Checkout total is wrong after a coupon")).await;
+    let hers = app.file_report_with(&[(IDENTITY, token(&ann))], text_report("Coupon breaks the total")).await;
+    let marked = app.rest("PATCH", &app.p(&format!("/feedback/{hers}")), Some(json!({"duplicateOf": original}))).await;
+    assert_eq!(marked.ok(200)["status"], "canceled");
+
+    // The team answers on the original and fixes it: she sees the answer and the fix as her own.
+    let (_, agent) = app.mint(&["feedback:read", "feedback:write"]).await;
+    let answer = json!({"report_id": original, "text": "Fixed: the coupon was applied twice.", "draft": false});
+    assert!(!tool(&app, &agent, "add_comment", answer).await.is_error);
+    assert!(!tool(&app, &agent, "set_status", json!({"id": original, "status": "fixed"})).await.is_error);
+    let thread = app.thread(token(&ann), &[&hers]).await.ok(200).clone();
+    let shown = &thread["reports"][0];
+    assert_eq!(shown["id"], json!(hers));
+    assert_eq!(shown["status"], "fixed", "{thread}");
+    assert_eq!(shown["awaitingConfirmation"], true);
+    assert!(shown.to_string().contains("the coupon was applied twice"), "{shown}");
+
+    // Her "works now" verifies the original, as her act.
+    app.confirm_fix(&ann, &hers, json!({"works": true})).await.ok(200);
+    let stored = app.rest("GET", &app.p(&format!("/feedback/{original}")), None).await.ok(200).clone();
+    assert_eq!(stored["status"], "verified");
+    assert_eq!(stored["duplicates"], json!([hers]));
+    let last = stored["statusHistory"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["by"]["kind"], "reporter");
+}

@@ -177,6 +177,27 @@ async fn apply_one(tx: &mut Tx, change: &Change, write: &Write, events: &mut Vec
             let made = super::webhooks::insert_delivery(tx, delivery).await?;
             Ok(if made { Applied::Done } else { Applied::Skipped })
         }
+        Write::Duplicate { report_id, of } => {
+            let project_id = reach(tx, change, report_id).await?;
+            sqlx::query("DELETE FROM report_duplicates WHERE report_id = $1")
+                .bind(report_id)
+                .execute(&mut **tx)
+                .await
+                .map_err(map_write_error)?;
+            if let Some(original_id) = of {
+                if original_id == report_id || reach(tx, change, original_id).await? != project_id {
+                    return Err(StoreError::NotFound);
+                }
+                sqlx::query("INSERT INTO report_duplicates (report_id, original_id, marked_at) VALUES ($1, $2, $3)")
+                    .bind(report_id)
+                    .bind(original_id)
+                    .bind(change.at)
+                    .execute(&mut **tx)
+                    .await
+                    .map_err(map_write_error)?;
+            }
+            Ok(Applied::Done)
+        }
         Write::TrackerDelivery { tracker, delivery_id } => {
             super::trackers::insert_delivery(tx, *tracker, delivery_id, change.at).await?;
             Ok(Applied::Done)

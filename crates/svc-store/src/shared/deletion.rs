@@ -83,6 +83,8 @@ async fn delete_these(
     run_with_list(conn, "DELETE FROM status_changes WHERE report_id IN ", ids).await?;
     run_with_list(conn, "DELETE FROM viewed_marks WHERE report_id IN ", ids).await?;
     run_with_list(conn, "DELETE FROM issue_links WHERE report_id IN ", ids).await?;
+    run_with_list(conn, "DELETE FROM report_duplicates WHERE report_id IN ", ids).await?;
+    run_with_list(conn, "DELETE FROM report_duplicates WHERE original_id IN ", ids).await?;
     // Deleting comments marks their reports stale for search (a trigger); those marks go next.
     run_with_list(conn, "DELETE FROM comments WHERE report_id IN ", ids).await?;
     run_with_list(conn, "DELETE FROM search_stale WHERE report_id IN ", ids).await?;

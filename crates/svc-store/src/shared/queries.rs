@@ -500,6 +500,25 @@ impl TriageStore for ThisStore {
         .await?;
         Ok(found.into_iter().map(|(label, count)| LabelCount { label, count }).collect())
     }
+
+    async fn duplicate_marks(&self, report_ids: &[String]) -> StoreResult<Vec<(String, String)>> {
+        if report_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut query =
+            sqlx::QueryBuilder::<Db>::new("SELECT report_id, original_id FROM report_duplicates WHERE report_id IN ");
+        push_list(&mut query, report_ids);
+        Ok(query.build_query_as().fetch_all(self.read_pool()).await?)
+    }
+
+    async fn duplicates_of(&self, original_id: &str) -> StoreResult<Vec<String>> {
+        Ok(sqlx::query_scalar(
+            "SELECT report_id FROM report_duplicates WHERE original_id = $1 ORDER BY marked_at, report_id",
+        )
+        .bind(original_id)
+        .fetch_all(self.read_pool())
+        .await?)
+    }
 }
 
 #[async_trait]
