@@ -43,7 +43,9 @@ document.addEventListener('change', (event) => {
 
 // Times: the server writes UTC; the exact moment on hover (and a moment shown whole, such as when
 // the reporter sent the report) reads in the person's own time zone.
-const exactTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short', timeZoneName: 'short' });
+const exactTime = new Intl.DateTimeFormat(undefined, {
+  year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short',
+});
 function localTimes(root) {
   for (const time of root.querySelectorAll('time[datetime]')) {
     const moment = new Date(time.dateTime);
