@@ -128,14 +128,16 @@ describe('reports', () => {
     const deadline = Date.now() + 15000;
     for (;;) {
       await page.getByLabel('Search reports').fill('nothing happens');
-      await Promise.all([page.waitForEvent('load'), page.getByLabel('Search reports').press('Enter')]);
+      // The list is swapped in without a page load; the bar at the top shows while it comes.
+      await page.getByLabel('Search reports').press('Enter');
+      await page.locator('body:not(.busy)').waitFor();
       if (await list.getByRole('link', { name: /Pay now does nothing/ }).count()) break;
       assert.ok(Date.now() < deadline, 'the report is found by search');
       await page.waitForTimeout(500);
     }
     assert.ok(await list.locator('mark').count(), 'the match is highlighted');
     await list.getByRole('link', { name: /Pay now does nothing/ }).click();
-    await page.waitForURL(new RegExp(`r=${id}`));
+    await page.waitForURL(new RegExp(`r=${id}`), { waitUntil: 'commit' });
     const report = page.locator('#report');
     await report.getByRole('heading', { name: 'Pay now does nothing' }).waitFor();
 
@@ -172,7 +174,6 @@ describe('reports', () => {
     // Status: the Status select and "Set status".
     await page.getByLabel('Status', { exact: true }).selectOption('in-progress');
     await report.getByRole('button', { name: 'Set status' }).click();
-    await page.waitForURL(new RegExp(`r=${id}`));
     await report.locator('.facts .badge', { hasText: 'in-progress' }).waitFor();
     await report.getByText('Ada Lovelace: new → in-progress').waitFor();
     const stored = await api.get(`${P}/feedback/${id}`);
@@ -182,7 +183,7 @@ describe('reports', () => {
     // Assigned to the person with the Assignee select and "Assign".
     await page.getByLabel('Assignee', { exact: true }).selectOption({ label: 'Ada Lovelace' });
     await report.getByRole('button', { name: 'Assign', exact: true }).click();
-    await page.waitForURL(new RegExp(`r=${id}`));
+    await page.locator('body:not(.busy)').waitFor();
     const assigned = await api.get(`${P}/feedback/${id}`);
     assert.ok(assigned.assignee, 'the report has an assignee');
     assert.equal(await page.getByLabel('Assignee', { exact: true }).evaluate((s) => s.selectedOptions[0].textContent), 'Ada Lovelace');
@@ -191,7 +192,6 @@ describe('reports', () => {
     const comment = report.locator('article.comment', { hasText: 'the pay handler awaited a stale promise' });
     assert.ok(await comment.getByText('Draft', { exact: true }).isVisible());
     await comment.getByRole('button', { name: 'Publish', exact: true }).click();
-    await page.waitForURL(new RegExp(`r=${id}`));
     await report.locator('article.comment', { hasText: 'the pay handler awaited a stale promise' }).getByText(/^published /).waitFor();
     assert.equal(await report.locator('article.comment.draft').count(), 0, 'no draft left');
     const { items } = await api.get(`${P}/feedback/${id}/comments`);
@@ -231,11 +231,13 @@ describe('filters', () => {
     const list = page.getByRole('navigation', { name: 'Reports' });
     assert.equal(await list.getByRole('link').count(), 2);
     await page.getByLabel('Filter by status').selectOption('in-progress');
-    await page.waitForURL(/status=in-progress/);
+    await page.locator('body:not(.busy)').waitFor();
+    assert.match(page.url(), /status=in-progress/);
     const titles = await list.locator('.item .title').allTextContents();
     assert.deepEqual(titles, ['Pay now does nothing'], 'only the report in progress');
     await page.getByRole('link', { name: 'Clear' }).click();
-    await page.waitForURL(svc.url + '/');
+    await page.waitForURL(svc.url + '/', { waitUntil: 'commit' });
+    await page.locator('body:not(.busy)').waitFor();
     assert.equal(await list.getByRole('link').count(), 2);
     assert.deepEqual(seen.errors, []);
   });
