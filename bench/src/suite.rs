@@ -1067,6 +1067,7 @@ fn scenario_lists(ctx: &mut Ctx, backend: &str, database: Option<(&str, &str)>) 
             measure_listing(ctx, &label, &scenario, svc.server(), &shape, inbox_target)?;
         }
         measure_triage_pages(ctx, backend, &svc, &cookie, reports)?;
+        measure_keyboard_status(ctx, backend, &svc, &session)?;
         let (rss, peak) = svc.rss();
         eprintln!("    RSS after listing: {rss:.1} MiB (peak {peak:.1} MiB)");
         anyhow::Ok(())
@@ -1144,6 +1145,39 @@ fn measure_triage_pages(ctx: &mut Ctx, backend: &str, svc: &Svc, cookie: &str, r
     let label = format!("{backend} dashboard status change");
     let scenario = format!("Dashboard status change (POST), {} reports, {backend}", number(reports as f64));
     measure_listing(ctx, &label, &scenario, svc.server(), &shape, TARGET_MS)
+}
+
+/// A keyboard status change in Chromium, from the keydown to the row showing it (issue 27: at most
+/// 100 ms), on the listing scenario's server.
+fn measure_keyboard_status(ctx: &mut Ctx, backend: &str, svc: &Svc, session: &str) -> anyhow::Result<()> {
+    let scenario = format!("Dashboard keyboard status change in Chromium, {backend}");
+    let chromium = std::env::var("SVC_BENCH_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    let script_dir = ctx.options.bench_dir.join("widget");
+    if !Path::new(&chromium).exists() || !script_dir.join("node_modules/playwright-core").exists() {
+        ctx.table.skip(&scenario, "needs Chromium and playwright-core (the widget scenario installs it)");
+        return Ok(());
+    }
+    let output = Command::new("node")
+        .arg(script_dir.join("keyboard.mjs"))
+        .env("SVC_URL", format!("http://{}", svc.addr))
+        .env("SVC_SESSION", session)
+        .env("SVC_BENCH_CHANGES", (4 * ctx.options.runs).to_string())
+        .env("SVC_BENCH_CHROMIUM", &chromium)
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    anyhow::ensure!(output.status.success(), "the keyboard scenario failed: {stdout}");
+    let result: Value = stdout.lines().find_map(|line| serde_json::from_str(line).ok()).context("no result")?;
+    if let Some(reason) = result["skipped"].as_str() {
+        ctx.table.skip(&scenario, reason);
+        return Ok(());
+    }
+    let times: Vec<f64> =
+        result["visible_ms"].as_array().context("no times")?.iter().filter_map(Value::as_f64).collect();
+    eprintln!("    keyboard status change visible after {times:?} ms");
+    ctx.table.add(&scenario, "ms from keydown to the row's new status", times, Some(Target::AtMost(100.0)), vec![]);
+    Ok(())
 }
 
 fn scenario_widget(ctx: &mut Ctx) -> anyhow::Result<()> {

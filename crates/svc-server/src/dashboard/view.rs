@@ -298,7 +298,12 @@ pub fn context_facts(report: &Report) -> Vec<Fact> {
     if let Some(viewport) = &context.viewport
         && let (Some(w), Some(h)) = (&viewport.width, &viewport.height)
     {
-        facts.push(Fact { label: "Viewport", value: format!("{:.0} × {:.0}", number(w), number(h)), link: None, time: false });
+        facts.push(Fact {
+            label: "Viewport",
+            value: format!("{:.0} × {:.0}", number(w), number(h)),
+            link: None,
+            time: false,
+        });
     }
     for (label, value) in [
         ("Device", context.device.map(Device::as_str)),
@@ -315,7 +320,12 @@ pub fn context_facts(report: &Report) -> Vec<Fact> {
     }
     for (label, object) in [("Extra", &context.extra), ("Attributes", &context.custom)] {
         if let Some(object) = object.as_ref().filter(|o| !o.is_empty()) {
-            facts.push(Fact { label, value: serde_json::to_string_pretty(object).unwrap_or_default(), link: None, time: false });
+            facts.push(Fact {
+                label,
+                value: serde_json::to_string_pretty(object).unwrap_or_default(),
+                link: None,
+                time: false,
+            });
         }
     }
     facts
