@@ -34,9 +34,15 @@ try {
     const seen = page.evaluate((want) => new Promise((resolve) => {
       const badge = document.querySelector('.list .item[aria-current="true"] [data-status]');
       let pressed = 0;
-      document.addEventListener('keydown', (event) => { if (event.key === want[0]) pressed = performance.now(); }, { capture: true, once: true });
+      // The status's letter, pressed in the chooser that `s` opens (the `s` itself is not it).
+      const letter = (event) => { if (event.key === want[0] && document.querySelector('dialog[open]')) pressed = performance.now(); };
+      document.addEventListener('keydown', letter, { capture: true });
       const observer = new MutationObserver(() => {
-        if (pressed && badge.textContent === want) { observer.disconnect(); resolve(performance.now() - pressed); }
+        if (pressed && badge.textContent === want) {
+          observer.disconnect();
+          document.removeEventListener('keydown', letter, { capture: true });
+          resolve(performance.now() - pressed);
+        }
       });
       observer.observe(badge, { childList: true, characterData: true, subtree: true, attributes: true });
     }), status);

@@ -40,6 +40,9 @@ pub struct Context {
     /// The page's last failed requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<Vec<NetworkEntry>>,
+    /// What the reporter did before the report, oldest first (the widget's recorder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<Vec<crate::steps::Step>>,
     /// The app's id for the user (unverified).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
@@ -132,6 +135,10 @@ impl Context {
 
     pub fn network(&self) -> &[NetworkEntry] {
         self.network.as_deref().unwrap_or_default()
+    }
+
+    pub fn steps(&self) -> &[crate::steps::Step] {
+        self.steps.as_deref().unwrap_or_default()
     }
 
     pub fn flags(&self) -> &[String] {

@@ -7,6 +7,7 @@ use serde_json::{Map, Number, Value};
 
 use crate::block::{Annotation, Block, SelectorInfo};
 use crate::context::{ArtifactMeta, Context, NetworkEntry};
+use crate::steps::{MAX_STEPS, STEP_TEXT_MAX_CHARS, STEP_URL_MAX_CHARS, Step};
 
 /// Limits the widget is told about through `GET /ingest/config`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -518,6 +519,46 @@ fn check_context(context: &Context) -> Result<(), Fault> {
     }
     if let Some(network) = &context.network {
         check_network(network).map_err(|(p, m)| (at("network", &p), m))?;
+    }
+    if let Some(steps) = &context.steps {
+        check_steps(steps).map_err(|(p, m)| (at("steps", &p), m))?;
+    }
+    Ok(())
+}
+
+/// `context.steps`: at most [`MAX_STEPS`] steps; `beforeMs` 0 to 86,400,000; texts at most
+/// [`STEP_TEXT_MAX_CHARS`] characters, addresses at most [`STEP_URL_MAX_CHARS`]; a target's `css`
+/// 1 to 2,000 characters and at most 10 test ids.
+fn check_steps(steps: &[Step]) -> Result<(), Fault> {
+    if steps.len() > MAX_STEPS {
+        return Err(fault("", format!("at most {MAX_STEPS} steps")));
+    }
+    for (i, step) in steps.iter().enumerate() {
+        let field = |name: &str| format!("[{i}].{name}");
+        within(&field("beforeMs"), Some(&step.before_ms), 0.0, 86_400_000.0)?;
+        for (name, value) in [
+            ("inputType", &step.input_type),
+            ("value", &step.value),
+            ("key", &step.key),
+            ("via", &step.via),
+            ("method", &step.method),
+            ("message", &step.message),
+        ] {
+            optional_chars(&field(name), value.as_deref(), STEP_TEXT_MAX_CHARS)?;
+        }
+        optional_chars(&field("url"), step.url.as_deref(), STEP_URL_MAX_CHARS)?;
+        for (name, value) in [("x", &step.x), ("y", &step.y), ("width", &step.width), ("height", &step.height)] {
+            within(&field(name), value.as_ref(), -1e9, 1e9)?;
+        }
+        if let Some(target) = &step.target {
+            chars(&field("target.css"), &target.css, 1, 2_000)?;
+            string_list(&field("target.testIds"), target.test_ids.as_deref(), 10, 200)?;
+            for (name, value) in
+                [("text", &target.text), ("accessibleName", &target.accessible_name), ("tag", &target.tag)]
+            {
+                optional_chars(&field(&format!("target.{name}")), value.as_deref(), STEP_TEXT_MAX_CHARS)?;
+            }
+        }
     }
     Ok(())
 }

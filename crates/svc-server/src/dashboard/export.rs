@@ -5,7 +5,7 @@ use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use svc_core::model::ReportFilter;
+use svc_core::model::{Project, Report, ReportFilter};
 
 use super::error::{PageError, PageResult};
 use super::inbox::InboxQuery;
@@ -139,11 +139,7 @@ pub async fn list(
 
 /// `GET /reports/{id}/markdown`: the report as the Markdown document an agent reads.
 pub async fn markdown(State(state): State<AppState>, person: Person, Path(id): Path<String>) -> PageResult<Response> {
-    let projects = projects::reachable(&state.service, &person.principal()).await?;
-    let ids: Vec<String> = projects.iter().map(|p| p.id.clone()).collect();
-    let report = reports::get_in(&state.service, &ids, &id)
-        .await?
-        .ok_or_else(|| PageError::NotFound("No such report in your projects.".into()))?;
+    let (report, projects) = readable_report(&state, &person, &id).await?;
     let thread = comments::list(&state.service, &report).await?;
     let history = reports::history(&state.service, &report).await?;
     let project = projects.iter().find(|p| p.id == report.project_id);
@@ -155,6 +151,38 @@ pub async fn markdown(State(state): State<AppState>, person: Person, Path(id): P
             (header::CONTENT_DISPOSITION, HeaderValue::from_str(&file).expect("a plain file name")),
         ],
         document,
+    )
+        .into_response())
+}
+
+/// A report of the person's projects, with those projects.
+async fn readable_report(state: &AppState, person: &Person, id: &str) -> PageResult<(Report, Vec<Project>)> {
+    let projects = projects::reachable(&state.service, &person.principal()).await?;
+    let ids: Vec<String> = projects.iter().map(|p| p.id.clone()).collect();
+    let report = reports::get_in(&state.service, &ids, id)
+        .await?
+        .ok_or_else(|| PageError::NotFound("No such report in your projects.".into()))?;
+    Ok((report, projects))
+}
+
+/// `GET /reports/{id}/reproduction.spec.ts`: the report's reproduction, a Playwright test (the
+/// same file as the tool endpoint's `svc://reports/<id>/reproduction.spec.ts`).
+pub async fn reproduction(
+    State(state): State<AppState>,
+    person: Person,
+    Path(id): Path<String>,
+) -> PageResult<Response> {
+    let (report, _) = readable_report(&state, &person, &id).await?;
+    let spec = svc_core::reproduction::playwright_spec(&report).ok_or_else(|| {
+        PageError::NotFound("This report has no page address to replay from, so there is no reproduction.".into())
+    })?;
+    let file = format!("attachment; filename=\"report-{}.spec.ts\"", svc_core::ids::short_id(&report.id));
+    Ok((
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8")),
+            (header::CONTENT_DISPOSITION, HeaderValue::from_str(&file).expect("a plain file name")),
+        ],
+        spec,
     )
         .into_response())
 }

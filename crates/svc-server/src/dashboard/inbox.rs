@@ -130,6 +130,10 @@ pub struct InboxQuery {
     /// One of the views (`triage`, `open`, `drafts`, `waiting`, `mine`, `all`).
     #[serde(default)]
     view: String,
+    /// `1`: the selected report's similar reports in the page (without the script, which loads
+    /// them after the report).
+    #[serde(default)]
+    similar: String,
 }
 
 impl InboxQuery {
@@ -298,6 +302,10 @@ struct Detail {
     artifact: Vec<Fact>,
     console: Vec<String>,
     failed: Vec<view::FailedRequest>,
+    /// What the reporter did before the report, oldest first.
+    steps: Vec<view::StepView>,
+    /// The report can be replayed (it has a page address): "Download reproduction".
+    reproducible: bool,
     /// The first line of the reporter's words, whole.
     heading: String,
     reporter: Reporter,
@@ -324,8 +332,11 @@ struct Detail {
     duplicate_of: Option<Related>,
     /// The reports marked as duplicates of this one.
     duplicates: Vec<Related>,
-    /// The reports most like this one, with why.
-    similar: Vec<Related>,
+    /// The reports most like this one, with why: searched when asked for (a full-text search
+    /// costs more than the rest of the view), else loaded by the page's script after the report.
+    similar: Option<Vec<Related>>,
+    /// This view with the similar reports in it (the script's fragment, the link without it).
+    similar_href: String,
 }
 
 /// Another report beside this one (its original, a duplicate, a similar one).
@@ -413,8 +424,10 @@ pub async fn page(
     let store = &state.service;
     let projects = projects::reachable(store, &principal).await?;
     let now = time::now_ms();
-    if headers.get(FRAGMENT_HEADER).is_some_and(|value| value == "report") {
-        return report_pane(&state, &person, &query, &projects, now).await;
+    match headers.get(FRAGMENT_HEADER).and_then(|value| value.to_str().ok()) {
+        Some("report") => return report_pane(&state, &person, &query, &projects, now).await,
+        Some("similar") => return similar_fragment(&state, &person, &query, &projects).await,
+        _ => {}
     }
     let filter = query.filter(&projects, &person.signed_in.user.id, PAGE_SIZE);
     let page = reports::list_page(store, filter).await?;
@@ -523,7 +536,50 @@ async fn selected_detail(
         .ok_or_else(|| PageError::NotFound("No such report in your projects.".into()))?;
     state.usage.record_views([report.id.clone()], &principal.viewer(), now);
     let project = projects.iter().find(|p| p.id == report.project_id);
-    Ok(Some(detail(state, &principal, report, project, now).await?))
+    let similar_href = format!("{}&similar=1", query.with_selection(Some(&report.id)));
+    let with_similar = query.similar == "1";
+    Ok(Some(detail(state, &principal, report, project, now, with_similar, similar_href).await?))
+}
+
+/// The selected report's similar reports alone (`Svc-Fragment: similar`), for the panel the
+/// script fills after the report shows.
+#[derive(Template)]
+#[template(path = "dashboard/similar_fragment.html")]
+struct SimilarFragment<'a> {
+    similar: Vec<Related>,
+    report_id: String,
+    /// The person may mark the report a duplicate, and it is not one yet.
+    can_mark: bool,
+    csrf: &'a str,
+    here: String,
+}
+
+async fn similar_fragment(
+    state: &AppState,
+    person: &Person,
+    query: &InboxQuery,
+    projects: &[Project],
+) -> PageResult<Response> {
+    let all_ids: Vec<String> = projects.iter().map(|p| p.id.clone()).collect();
+    let report = reports::get_in(&state.service, &all_ids, query.r.trim())
+        .await?
+        .ok_or_else(|| PageError::NotFound("No such report in your projects.".into()))?;
+    let principal = person.principal();
+    let can_write = projects
+        .iter()
+        .find(|p| p.id == report.project_id)
+        .is_some_and(|p| permissions::check(&principal, Operation::Triage, p).is_ok());
+    let duplicate = svc_service::duplicates::of(&state.service, &report).await?.duplicate_of.is_some();
+    let fragment = SimilarFragment {
+        similar: similar_to(&state.service, &report).await?,
+        can_mark: can_write && !duplicate,
+        report_id: report.id.clone(),
+        csrf: &person.csrf,
+        here: query.with_selection(Some(&report.id)),
+    };
+    let mut response = render(StatusCode::OK, &fragment);
+    response.headers_mut().insert(axum::http::header::VARY, axum::http::HeaderValue::from_static("svc-fragment"));
+    Ok(response)
 }
 
 /// The request header with which the page's script asks for the report pane alone (`report`):
@@ -586,12 +642,20 @@ fn non_empty(value: &str) -> Option<String> {
     (!value.is_empty()).then(|| value.to_string())
 }
 
+/// The reports most like `report`, for its panel.
+async fn similar_to(store: &svc_service::Service, report: &Report) -> PageResult<Vec<Related>> {
+    let found = svc_service::duplicates::similar(store, report).await?;
+    Ok(found.into_iter().map(|found| Related::of(&found.report, found.why)).collect())
+}
+
 async fn detail(
     state: &AppState,
     principal: &crate::principal::Principal,
     report: Report,
     project: Option<&Project>,
     now: i64,
+    with_similar: bool,
+    similar_href: String,
 ) -> PageResult<Detail> {
     let store = &state.service;
     let comments = comments::list(store, &report).await?;
@@ -633,15 +697,15 @@ async fn detail(
             duplicates.push(Related::of(&duplicate, String::new()));
         }
     }
-    let similar = svc_service::duplicates::similar(store, &report)
-        .await?
-        .into_iter()
-        .map(|found| Related::of(&found.report, found.why))
-        .collect();
+    let similar = match with_similar {
+        true => Some(similar_to(store, &report).await?),
+        false => None,
+    };
     Ok(Detail {
         duplicate_of,
         duplicates,
         similar,
+        similar_href,
         issue,
         can_push,
         assignee,
@@ -655,6 +719,8 @@ async fn detail(
         artifact: view::artifact_facts(&report),
         console: view::console_errors(&report),
         failed: view::failed_requests(&report),
+        steps: view::steps(&report),
+        reproducible: svc_core::reproduction::playwright_spec(&report).is_some(),
         heading: view::heading(&report),
         reporter: view::reporter(&report),
         author: (report.author.kind == svc_core::model::AuthorKind::Agent)
@@ -678,7 +744,7 @@ pub async fn markdown_of(
     comments: &[svc_core::model::Comment],
     history: &[svc_core::model::StatusChange],
 ) -> String {
-    let parts = crate::mcp::markdown::Parts { project, comments, history, images: false };
+    let parts = crate::mcp::markdown::Parts { project, comments, history, images: false, similar: false };
     crate::mcp::markdown::render(state, report, parts)
         .await
         .first()

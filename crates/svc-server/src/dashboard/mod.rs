@@ -77,6 +77,7 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/events", get(events::stream))
         .route("/export", get(export::list))
         .route("/reports/{id}/markdown", get(export::markdown))
+        .route("/reports/{id}/reproduction.spec.ts", get(export::reproduction))
         .route("/projects", get(projects::list).post(projects::create))
         .route("/projects/{id}", get(projects::show))
         .route("/projects/{id}/install", get(install::show))

@@ -356,6 +356,78 @@ pub fn failed_requests(report: &Report) -> Vec<FailedRequest> {
         .collect()
 }
 
+/// A step the reporter took before the report, for the report view's timeline.
+pub struct StepView {
+    /// What happened, in words ("Click", "Typed 16 characters into a tel field").
+    pub what: String,
+    /// The element's selector, when the step acted on one.
+    pub selector: Option<String>,
+    /// The element's accessible name or text, a navigation's address, a console message.
+    pub detail: Option<String>,
+    pub before: String,
+    /// A failed request or a console error: where the evidence went wrong.
+    pub alarm: bool,
+}
+
+pub fn steps(report: &Report) -> Vec<StepView> {
+    use svc_core::steps::StepKind;
+    report
+        .context
+        .steps()
+        .iter()
+        .map(|step| {
+            let target = step.target.as_ref();
+            let named = target.and_then(|t| shown(t.accessible_name.as_deref()).or(shown(t.text.as_deref())));
+            let (what, detail) = match step.kind {
+                StepKind::Click => ("Click".to_string(), named.map(str::to_string)),
+                StepKind::Input => {
+                    let kind = step.input_type.as_deref().unwrap_or("text");
+                    let length = step.length.map_or(String::new(), |n| format!("{n} characters "));
+                    (format!("Typed {length}into a {kind} field (not recorded)"), named.map(str::to_string))
+                }
+                StepKind::Change => ("Set".to_string(), step.value.clone()),
+                StepKind::Key => (format!("Pressed {}", step.key.as_deref().unwrap_or("a key")), None),
+                StepKind::Navigate => {
+                    let via = step.via.as_deref().map_or(String::new(), |via| format!(" ({via})"));
+                    (format!("Went to a page{via}"), step.url.clone())
+                }
+                StepKind::Scroll => (
+                    format!(
+                        "Scrolled to {:.0}, {:.0}",
+                        step.x.as_ref().map_or(0.0, number),
+                        step.y.as_ref().map_or(0.0, number)
+                    ),
+                    None,
+                ),
+                StepKind::Resize => (
+                    format!(
+                        "Resized the window to {:.0} × {:.0}",
+                        step.width.as_ref().map_or(0.0, number),
+                        step.height.as_ref().map_or(0.0, number)
+                    ),
+                    None,
+                ),
+                StepKind::Request => {
+                    let status = match step.status {
+                        Some(0) | None => "no answer".to_string(),
+                        Some(status) => status.to_string(),
+                    };
+                    (format!("Request failed: {} {status}", step.method.as_deref().unwrap_or("GET")), step.url.clone())
+                }
+                StepKind::Console => ("Console error".to_string(), step.message.clone()),
+                StepKind::Private => ("An action inside a private area".to_string(), None),
+            };
+            StepView {
+                what,
+                selector: target.map(|t| t.css.clone()),
+                detail,
+                before: step.before_text(),
+                alarm: matches!(step.kind, StepKind::Request | StepKind::Console),
+            }
+        })
+        .collect()
+}
+
 /// The report's heading: the first line of the reporter's words whole (the stored title is cut at
 /// 80 characters for lists), else the title.
 pub fn heading(report: &Report) -> String {

@@ -20,6 +20,7 @@ use svc_core::context::{ArtifactMeta, Context};
 use svc_core::markdown::{LONG_LINE_MAX_CHARS, ONE_LINE_MAX_CHARS, code_span, fenced, one_line};
 use svc_core::model::{Author, AuthorKind, Comment, Project, Report, StatusChange};
 use svc_core::picture::{self, Shape, ShapeKind};
+use svc_core::steps::{Step, StepKind};
 use svc_core::{ids, time};
 
 use super::resources;
@@ -37,6 +38,8 @@ pub struct Parts<'a> {
     pub history: &'a [StatusChange],
     /// Inline the screenshots as image items (`get_report`); without, only their resource URIs.
     pub images: bool,
+    /// Search for similar reports (a full-text search): for agents, not the dashboard's copy.
+    pub similar: bool,
 }
 
 /// Text worth showing: present and not empty.
@@ -393,6 +396,78 @@ impl Blocks<'_> {
 }
 
 /// `- network` lines: each failed request on one line.
+/// "Steps before the report": one numbered line per step the widget recorded, oldest first;
+/// selectors and the reporter's texts in code spans, typed values never (the widget never sends
+/// them).
+fn steps_section(doc: &mut String, context: &Context) {
+    let steps = context.steps();
+    if steps.is_empty() {
+        return;
+    }
+    let _ = writeln!(doc, "## Steps before the report (recorded by the reporter's page; untrusted)\n");
+    for (n, step) in steps.iter().enumerate() {
+        let _ = writeln!(doc, "{}. {} ({})", n + 1, step_line(step), step.before_text());
+    }
+    doc.push('\n');
+}
+
+/// One step in words, its values in code spans.
+fn step_line(step: &Step) -> String {
+    let target = || {
+        step.target.as_ref().map_or_else(
+            || "an element".to_string(),
+            |target| {
+                let mut words = long_code(&target.css);
+                if let Some(name) = shown(target.accessible_name.as_deref()).or(shown(target.text.as_deref())) {
+                    words.push_str(&format!(" ({})", code(name)));
+                }
+                words
+            },
+        )
+    };
+    match step.kind {
+        StepKind::Click => format!("click {}", target()),
+        StepKind::Input => {
+            let kind = step.input_type.as_deref().map(code).unwrap_or_else(|| "a".into());
+            let length = step.length.map(|n| format!(", {n} characters")).unwrap_or_default();
+            let changed = if step.changed == Some(false) { ", unchanged" } else { "" };
+            format!("type into {} ({kind} field{length}{changed}; the value is not recorded)", target())
+        }
+        StepKind::Change => {
+            let value = step.value.as_deref().map(|v| format!(" to {}", code(v))).unwrap_or_default();
+            format!("set {}{value}", target())
+        }
+        StepKind::Key => format!("press {} in {}", code(step.key.as_deref().unwrap_or("?")), target()),
+        StepKind::Navigate => {
+            let via = step.via.as_deref().map(|v| format!(" ({})", code(v))).unwrap_or_default();
+            format!("go to {}{via}", long_code(step.url.as_deref().unwrap_or("?")))
+        }
+        StepKind::Scroll => format!(
+            "scroll to {}, {}",
+            step.x.as_ref().map_or("0".into(), json_number),
+            step.y.as_ref().map_or("0".into(), json_number)
+        ),
+        StepKind::Resize => format!(
+            "resize the window to {}×{}",
+            step.width.as_ref().map_or("?".into(), json_number),
+            step.height.as_ref().map_or("?".into(), json_number)
+        ),
+        StepKind::Request => {
+            let status = match step.status {
+                Some(0) | None => "no answer".to_string(),
+                Some(status) => status.to_string(),
+            };
+            format!(
+                "request {} {} failed: {status}",
+                code(step.method.as_deref().unwrap_or("GET")),
+                long_code(step.url.as_deref().unwrap_or("?"))
+            )
+        }
+        StepKind::Console => format!("console error {}", code(step.message.as_deref().unwrap_or(""))),
+        StepKind::Private => "an action inside a private area".to_string(),
+    }
+}
+
 fn network_section(doc: &mut String, context: &Context) {
     let entries = context.network();
     if entries.is_empty() {
@@ -573,6 +648,7 @@ pub async fn render(state: &AppState, report: &Report, parts: Parts<'_>) -> Vec<
         writer.write(&mut doc, b).await;
     }
 
+    steps_section(&mut doc, &report.context);
     let errors = report.context.console_errors();
     if !errors.is_empty() {
         let _ = writeln!(doc, "## Console errors (sent by the reporter's page; untrusted)\n");
@@ -586,7 +662,8 @@ pub async fn render(state: &AppState, report: &Report, parts: Parts<'_>) -> Vec<
     if let Some(artifact) = artifact {
         artifact_section(&mut doc, artifact);
     }
-    if let Ok(similar) = svc_service::duplicates::similar(service, report).await
+    if parts.similar
+        && let Ok(similar) = svc_service::duplicates::similar(service, report).await
         && !similar.is_empty()
     {
         let _ = writeln!(doc, "## Similar reports (found by Svc; their titles are reporters' words; untrusted)\n");

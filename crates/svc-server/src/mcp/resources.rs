@@ -2,6 +2,9 @@
 //!
 //! - `svc://reports/<reportId>`: the report document (the Markdown of `get_report`, without the
 //!   images; its screenshots are resources of their own).
+//! - `svc://reports/<reportId>/reproduction.spec.ts`: a Playwright test that replays the steps the
+//!   reporter took and asserts the correct behaviour where the evidence went wrong
+//!   (`svc_core::reproduction`): it fails while the bug is there, passes once it is fixed.
 //! - `svc://blobs/<blobId>`: a screenshot, voice note or attached file of a report: text files as
 //!   text, anything else (images, audio, other binaries) as base64 with its stored type, up to
 //!   [`READ_MAX_BYTES`].
@@ -25,6 +28,8 @@ use svc_service::reports;
 
 pub const REPORT_PREFIX: &str = "svc://reports/";
 pub const BLOB_PREFIX: &str = "svc://blobs/";
+/// The suffix of a report's reproduction (after `svc://reports/<reportId>`).
+pub const REPRODUCTION_SUFFIX: &str = "/reproduction.spec.ts";
 /// The largest file `resources/read` returns (10 MiB before base64: every voice note fits).
 pub const READ_MAX_BYTES: i64 = 10 * 1024 * 1024;
 /// Reports per `resources/list` page.
@@ -44,6 +49,9 @@ pub fn templates() -> Value {
     json!([
         {"uriTemplate": format!("{REPORT_PREFIX}{{reportId}}"), "name": "report",
          "description": "A feedback report as Markdown (what get_report shows, without the images).", "mimeType": "text/markdown"},
+        {"uriTemplate": format!("{REPORT_PREFIX}{{reportId}}{REPRODUCTION_SUFFIX}"), "name": "report reproduction",
+         "description": "A Playwright test replaying the steps the reporter took, ending with an assertion of the correct behaviour where the report's evidence went wrong: it fails while the bug is there and passes once it is fixed.",
+         "mimeType": "text/x-typescript"},
         {"uriTemplate": format!("{BLOB_PREFIX}{{blobId}}"), "name": "report file",
          "description": "A screenshot, voice note or attached file of a report, as get_report names it."}
     ])
@@ -106,6 +114,17 @@ pub async fn read(state: &AppState, caller: &Caller, id: Value, params: &Value) 
             ),
         )
     };
+    if let Some(report_id) = uri.strip_prefix(REPORT_PREFIX).and_then(|rest| rest.strip_suffix(REPRODUCTION_SUFFIX)) {
+        let report = match reports::get_in(&state.service, &caller.project_ids(), report_id).await {
+            Ok(Some(report)) => report,
+            Ok(None) => return not_found(id),
+            Err(e) => return internal(id, e),
+        };
+        let Some(spec) = svc_core::reproduction::playwright_spec(&report) else {
+            return error(id, NOT_FOUND, "no reproduction: the report has no http(s) page address to start from");
+        };
+        return result(id, json!({"contents": [{"uri": uri, "mimeType": "text/x-typescript", "text": spec}]}));
+    }
     if let Some(report_id) = uri.strip_prefix(REPORT_PREFIX) {
         let report = match reports::get_in(&state.service, &caller.project_ids(), report_id).await {
             Ok(Some(report)) => report,

@@ -215,7 +215,7 @@ pub async fn report_document(
     let history = reports::history(&state.service, report).await?;
     // The project is news only to a key that reaches several.
     let project = caller.project(&report.project_id).filter(|_| caller.org_wide());
-    let parts = Parts { project, comments: &comments, history: &history, images };
+    let parts = Parts { project, comments: &comments, history: &history, images, similar: true };
     let content = markdown::render(state, report, parts).await;
     mark_viewed(state, caller, vec![report.id.clone()]);
     Ok(content)

@@ -606,6 +606,7 @@ async fn moving_through_the_list_asks_for_the_report_pane_alone() {
     let pane = app.send(request).await;
     assert_eq!(pane.status.as_u16(), 200);
     assert!(pane.text.contains("<h1>The export button spins forever</h1>"), "{}", pane.text);
+    assert!(pane.text.contains("Find similar reports"), "similar reports come after the report");
     assert!(pane.text.contains(&format!(r#"data-report-id="{id}""#)));
     assert!(!pane.text.contains(r#"aria-label="Reports""#), "the list is not rendered again");
     assert!(!pane.text.contains("<html"), "a fragment, not a page");
@@ -629,8 +630,18 @@ async fn similar_reports_are_found_and_a_duplicate_follows_its_original_everywhe
     let unrelated = report_on(&app, "Logo is blurry on retina screens", "https://shop.example/cart").await;
     app.store.run_maintenance_once().await.unwrap();
 
-    // The panel: the closest first, with why; the unrelated report (same page, no shared words) is not there.
+    // The view links to its similar reports (the script fills them in after the report).
     let view = browser.get(&app, &format!("/?r={original}")).await;
+    assert!(view.text.contains("Find similar reports"), "{}", view.text);
+    let request = Request::get(format!("/?r={original}"))
+        .header(header::COOKIE, &browser.cookie)
+        .header("svc-fragment", "similar")
+        .body(Body::empty())
+        .unwrap();
+    let fragment = app.send(request).await;
+    assert!(fragment.text.contains(&duplicate) && !fragment.text.contains("<html"), "{}", fragment.text);
+    // The panel: the closest first, with why; the unrelated report (same page, no shared words) is not there.
+    let view = browser.get(&app, &format!("/?r={original}&similar=1")).await;
     let html = &view.text;
     let panel = &html[html.find(r#"id="similar-title""#).expect("a Similar reports panel")..];
     let panel = &panel[..panel.find("</section>").unwrap()];

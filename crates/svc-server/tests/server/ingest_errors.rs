@@ -457,6 +457,14 @@ async fn context_invalid_for_contexts_that_fail_the_schema() {
             "time": "2026-05-01T09:30:00Z"})).collect::<Vec<_>>()}),
         json!({"network": [{"method": "GET", "url": "/x", "status": 500, "durationMs": 1}]}),
         json!({"network": [{"method": "GET", "url": "/x", "status": "500", "durationMs": 1, "time": "2026-05-01T09:30:00Z"}]}),
+        // Steps: at most fifty, of the known kinds, a time before the report, short texts.
+        json!({"steps": (0..51).map(|_| json!({"kind": "click", "beforeMs": 1, "target": {"css": "#a"}})).collect::<Vec<_>>()}),
+        json!({"steps": [{"kind": "hover", "beforeMs": 1}]}),
+        json!({"steps": [{"kind": "click"}]}),
+        json!({"steps": [{"kind": "click", "beforeMs": -5}]}),
+        json!({"steps": [{"kind": "click", "beforeMs": 1, "target": {"css": ""}}]}),
+        json!({"steps": [{"kind": "change", "beforeMs": 1, "value": "v".repeat(501)}]}),
+        json!({"steps": [{"kind": "input", "beforeMs": 1, "length": -1}]}),
     ] {
         app.report(json!({"blocks": [text_block("x")], "context": context})).await.ingest_error(400, "context_invalid");
     }

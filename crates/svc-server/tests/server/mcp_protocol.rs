@@ -50,7 +50,7 @@ async fn ping_answers_an_empty_object_and_the_id_is_echoed_as_given() {
 }
 
 #[tokio::test]
-async fn prompts_are_an_empty_list_and_resources_start_empty_with_two_templates() {
+async fn prompts_are_an_empty_list_and_resources_start_empty_with_three_templates() {
     let app = TestApp::new().await;
     let (_, key) = app.mint(&["feedback:read"]).await;
     assert_eq!(rpc(&app, &key, "resources/list", json!({})).await, json!({"resources": []}));
@@ -58,7 +58,10 @@ async fn prompts_are_an_empty_list_and_resources_start_empty_with_two_templates(
     let templates = rpc(&app, &key, "resources/templates/list", json!({})).await;
     let uris: Vec<&str> =
         templates["resourceTemplates"].as_array().unwrap().iter().map(|t| t["uriTemplate"].as_str().unwrap()).collect();
-    assert_eq!(uris, ["svc://reports/{reportId}", "svc://blobs/{blobId}"]);
+    assert_eq!(
+        uris,
+        ["svc://reports/{reportId}", "svc://reports/{reportId}/reproduction.spec.ts", "svc://blobs/{blobId}"]
+    );
 }
 
 #[tokio::test]

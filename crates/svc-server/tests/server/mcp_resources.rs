@@ -223,3 +223,79 @@ async fn resources_list_gives_the_latest_reports_a_page_at_a_time() {
     let resp = post(&app, &key, req(json!(4), "resources/list", json!({"cursor": "nope"}))).await;
     expect_error(&resp, 200, &json!(4), -32602);
 }
+
+/// The widget's steps of a shop's checkout: a product opened, a card number typed (its length
+/// only), Pay, and the pay request failing.
+fn checkout_steps() -> Value {
+    json!([
+        {"kind": "navigate", "beforeMs": 9000, "url": "https://shop.example/products/7?ref=[redacted]", "via": "load"},
+        {"kind": "click", "beforeMs": 7000, "target": {"css": "main > button.add", "text": "Add to cart", "tag": "button"}},
+        {"kind": "navigate", "beforeMs": 6500, "url": "https://shop.example/cart", "via": "push"},
+        {"kind": "input", "beforeMs": 4000, "target": {"css": "#card", "testIds": ["card-number"], "tag": "input"},
+         "inputType": "tel", "length": 16, "changed": true},
+        {"kind": "click", "beforeMs": 2000, "target": {"css": "#pay", "accessibleName": "Pay now", "tag": "button"}},
+        {"kind": "request", "beforeMs": 1900, "method": "POST", "url": "https://shop.example/api/pay", "status": 500}
+    ])
+}
+
+#[tokio::test]
+async fn a_report_with_steps_reads_as_a_numbered_list_and_a_reproduction_that_asserts_the_fix() {
+    let app = TestApp::new().await;
+    let (_, key) = app.mint(&["feedback:read"]).await;
+    let id = app
+        .file_report(json!({
+            "blocks": [{"type": "text", "text": "Pay does nothing"}],
+            "context": {"url": "https://shop.example/cart", "viewport": {"width": 1280, "height": 800},
+                        "steps": checkout_steps(),
+                        "network": [{"method": "POST", "url": "https://shop.example/api/pay", "status": 500,
+                                     "durationMs": 40, "time": "2026-11-28T10:00:00.000Z"}]}
+        }))
+        .await;
+
+    // REST returns the steps as filed.
+    let stored = app.stored(&id).await;
+    assert_eq!(stored["context"]["steps"], checkout_steps());
+
+    // The document: one numbered line per step, selectors in code spans, no value.
+    let doc = tool(&app, &key, "get_report", json!({"id": id})).await.text;
+    assert!(doc.contains("## Steps before the report (recorded by the reporter's page; untrusted)"), "{doc}");
+    assert!(doc.contains("1. go to `https://shop.example/products/7?ref=[redacted]` (`load`) (9.0 s before)"), "{doc}");
+    assert!(doc.contains("2. click `main > button.add` (`Add to cart`) (7.0 s before)"), "{doc}");
+    assert!(
+        doc.contains("4. type into `#card` (`tel` field, 16 characters; the value is not recorded) (4.0 s before)"),
+        "{doc}"
+    );
+    assert!(doc.contains("6. request `POST` `https://shop.example/api/pay` failed: 500"), "{doc}");
+
+    // The reproduction: starts at the first page, replays by selector, fills a placeholder of the
+    // recorded length, and asserts the pay request answers under 400.
+    let uri = format!("svc://reports/{id}/reproduction.spec.ts");
+    let spec = read(&app, &key, &uri).await.unwrap();
+    assert_eq!(spec["mimeType"], "text/x-typescript");
+    let spec = spec["text"].as_str().unwrap();
+    assert!(spec.contains("import { test, expect, type Page, type Locator } from '@playwright/test';"), "{spec}");
+    assert!(spec.contains(r#"const BASE_URL = process.env.BASE_URL ?? "https://shop.example";"#), "{spec}");
+    assert!(spec.contains("await page.setViewportSize({ width: 1280, height: 800 });"), "{spec}");
+    assert!(spec.contains(r#"await page.goto(new URL("/products/7?ref=[redacted]", BASE_URL).href);"#), "{spec}");
+    assert!(spec.contains(r#"await find(page, "main > button.add", [], "Add to cart").click();"#), "{spec}");
+    assert!(
+        spec.contains(
+            r##"await find(page, "#card", ["card-number"], null).fill(process.env.SVC_FIELD_4 ?? "4444444444444444");"##
+        ),
+        "{spec}"
+    );
+    assert!(spec.contains(r##"await find(page, "#pay", [], "Pay now").click();"##), "{spec}");
+    assert!(
+        spec.contains(
+            r#"const wanted = { method: "POST", path: new URL("https://shop.example/api/pay", BASE_URL).pathname };"#
+        ),
+        "{spec}"
+    );
+    assert!(spec.contains("toBeLessThan(400)"), "{spec}");
+
+    // Nothing to start from without a page address.
+    let bare = app.file_report(json!({"blocks": [{"type": "text", "text": "no page"}]})).await;
+    let (code, message) = read(&app, &key, &format!("svc://reports/{bare}/reproduction.spec.ts")).await.unwrap_err();
+    assert_eq!(code, -32002);
+    assert!(message.contains("no http(s) page address"), "{message}");
+}

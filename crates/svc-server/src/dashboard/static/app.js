@@ -177,6 +177,19 @@ function swapPane(fresh, { keep = false, sent = null } = {}) {
   localTimes(pane);
   const heading = pane.querySelector('h1')?.textContent;
   document.title = `${heading || 'Inbox'} · Svc`;
+  fillSimilar();
+}
+
+/** The report's similar reports come after it (a full-text search costs more than the report). */
+async function fillSimilar() {
+  const box = pane?.querySelector('#similar[data-similar-from]');
+  if (!box || box.querySelector('ul')) return;
+  try {
+    const response = await fetch(box.getAttribute('data-similar-from'), { headers: { 'Svc-Fragment': 'similar' }, credentials: 'same-origin' });
+    if (response.ok && box.isConnected) adopt(box, parse(await response.text()).body);
+  } catch {
+    // The link in the panel still finds them.
+  }
 }
 
 /** After an action: everything its answer shows, where the person was. */
@@ -543,6 +556,7 @@ document.addEventListener('keydown', (event) => {
 
 if (workspace) {
   cursor = rows().findIndex((row) => row.getAttribute('aria-current') === 'true');
+  fillSimilar();
   // Links within the inbox: a report opens beside the list; views, pages and "Clear" swap the page.
   document.addEventListener('click', (event) => {
     if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
