@@ -695,3 +695,33 @@ async fn similar_reports_are_found_and_a_duplicate_follows_its_original_everywhe
     let first = app.rest("GET", &app.p(&format!("/feedback/{original}")), None).await.ok(200).clone();
     assert_eq!(first["duplicates"], json!([duplicate]));
 }
+
+#[tokio::test]
+async fn the_steps_before_a_report_are_a_timeline_of_text_with_the_failure_marked() {
+    let app = TestApp::new().await;
+    let browser = Browser::sign_in(&app, Role::Member).await;
+    let id = app
+        .file_report(json!({
+            "blocks": [{"type": "text", "text": "Pay fails"}],
+            "context": {"url": "https://shop.example/cart", "steps": [
+                {"kind": "click", "beforeMs": 3000, "target": {"css": format!("#buy{HOSTILE}"), "text": HOSTILE}},
+                {"kind": "input", "beforeMs": 2500, "target": {"css": "#card"}, "inputType": "tel", "length": 16},
+                {"kind": "navigate", "beforeMs": 2000, "url": format!("https://shop.example/{HOSTILE}"), "via": "push"},
+                {"kind": "console", "beforeMs": 900, "message": HOSTILE},
+                {"kind": "request", "beforeMs": 800, "method": "POST", "url": "https://shop.example/api/pay", "status": 500}
+            ]}
+        }))
+        .await;
+    let page = browser.get(&app, &format!("/?r={id}")).await;
+    let html = &page.text;
+    let timeline = &html[html.find(r#"id="steps-title""#).expect("a timeline")..];
+    let timeline = &timeline[..timeline.find("</section>").unwrap()];
+    assert!(!timeline.contains("<script>alert") && !timeline.contains("<img src=x"), "{timeline}");
+    assert!(timeline.contains("Typed 16 characters into a tel field (not recorded)"), "{timeline}");
+    assert!(timeline.contains(r#"<li class="alarm"><span class="step-what">Request failed: POST 500</span>"#), "{timeline}");
+    assert!(timeline.contains("3.0 s before") && timeline.contains("800 ms before"), "{timeline}");
+    assert!(html.contains(&format!(r#"href="/reports/{id}/reproduction.spec.ts" download"#)), "a download");
+    let spec = browser.get(&app, &format!("/reports/{id}/reproduction.spec.ts")).await;
+    assert_eq!(spec.status.as_u16(), 200);
+    assert!(spec.text.contains("import { test, expect"), "{}", spec.text);
+}
