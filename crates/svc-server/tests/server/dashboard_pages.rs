@@ -718,7 +718,10 @@ async fn the_steps_before_a_report_are_a_timeline_of_text_with_the_failure_marke
     let timeline = &timeline[..timeline.find("</section>").unwrap()];
     assert!(!timeline.contains("<script>alert") && !timeline.contains("<img src=x"), "{timeline}");
     assert!(timeline.contains("Typed 16 characters into a tel field (not recorded)"), "{timeline}");
-    assert!(timeline.contains(r#"<li class="alarm"><span class="step-what">Request failed: POST 500</span>"#), "{timeline}");
+    assert!(
+        timeline.contains(r#"<li class="alarm"><span class="step-what">Request failed: POST 500</span>"#),
+        "{timeline}"
+    );
     assert!(timeline.contains("3.0 s before") && timeline.contains("800 ms before"), "{timeline}");
     assert!(html.contains(&format!(r#"href="/reports/{id}/reproduction.spec.ts" download"#)), "a download");
     let spec = browser.get(&app, &format!("/reports/{id}/reproduction.spec.ts")).await;
