@@ -31,27 +31,30 @@ try {
   for (let i = 0; i < changes; i++) {
     const status = i % 2 === 0 ? 'triaged' : 'new';
     // Armed in the page: the time from the letter's keydown to the badge's new text.
-    const seen = page.evaluate((want) => new Promise((resolve) => {
-      const badge = document.querySelector('.list .item[aria-current="true"] [data-status]');
+    // The list itself is watched, not one badge: a live update may swap the rows meanwhile.
+    const seen = page.evaluate((want) => new Promise((resolve, reject) => {
+      const list = document.querySelector('.list');
+      const current = () => list.querySelector('.item[aria-current="true"] [data-status]')?.textContent;
+      setTimeout(() => reject(new Error(`the row did not show ${want} within 10 s`)), 10_000);
       let pressed = 0;
       // The status's letter, pressed in the chooser that `s` opens (the `s` itself is not it).
       const letter = (event) => { if (event.key === want[0] && document.querySelector('dialog[open]')) pressed = performance.now(); };
       document.addEventListener('keydown', letter, { capture: true });
       const observer = new MutationObserver(() => {
-        if (pressed && badge.textContent === want) {
+        if (pressed && current() === want) {
           observer.disconnect();
           document.removeEventListener('keydown', letter, { capture: true });
           resolve(performance.now() - pressed);
         }
       });
-      observer.observe(badge, { childList: true, characterData: true, subtree: true, attributes: true });
+      observer.observe(list, { childList: true, characterData: true, subtree: true });
     }), status);
     await page.keyboard.press('s');
     await page.getByRole('dialog').waitFor();
     await page.keyboard.press(status[0]);
     times.push(await seen);
     // The next change starts once this one is settled (the message says so).
-    await page.getByRole('status').filter({ hasText: `is ${status}.` }).waitFor();
+    await page.getByRole('status').filter({ hasText: `is ${status}.` }).waitFor({ timeout: 10_000 });
   }
   console.log(JSON.stringify({ visible_ms: times }));
 } finally {
