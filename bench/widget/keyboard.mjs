@@ -5,18 +5,13 @@
 // reads the new status (a MutationObserver), which is what the person sees. Prints one JSON line
 // with every time in ms, or {"skipped": reason}. Env: SVC_URL, SVC_SESSION, SVC_BENCH_CHANGES,
 // SVC_BENCH_CHROMIUM.
+import { chromiumOrSkip } from './playwright.mjs';
 const svcUrl = process.env.SVC_URL;
 const session = process.env.SVC_SESSION;
 const changes = Number(process.env.SVC_BENCH_CHANGES || 10);
 const executablePath = process.env.SVC_BENCH_CHROMIUM || '/usr/bin/chromium';
 
-let chromium;
-try {
-  ({ chromium } = await import('playwright-core'));
-} catch (error) {
-  console.log(JSON.stringify({ skipped: `playwright-core is not installed (${error.code || error.message})` }));
-  process.exit(0);
-}
+const chromium = await chromiumOrSkip();
 
 const browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
 try {

@@ -8,6 +8,7 @@
 //   - how many tasks the page's own PerformanceObserver('longtask') saw (over 50 ms).
 // Prints one JSON line per run, or {"skipped": reason}. Env: SVC_URL, SVC_PROJECT_KEY,
 // SVC_BENCH_RUNS, SVC_BENCH_CHROMIUM.
+import { chromiumOrSkip } from './playwright.mjs';
 import http from 'node:http';
 
 const svcUrl = process.env.SVC_URL;
@@ -15,13 +16,7 @@ const projectKey = process.env.SVC_PROJECT_KEY;
 const runs = Number(process.env.SVC_BENCH_RUNS || 3);
 const executablePath = process.env.SVC_BENCH_CHROMIUM || '/usr/bin/chromium';
 
-let chromium;
-try {
-  ({ chromium } = await import('playwright-core'));
-} catch (error) {
-  console.log(JSON.stringify({ skipped: `playwright-core is not installed (${error.code || error.message})` }));
-  process.exit(0);
-}
+const chromium = await chromiumOrSkip();
 
 // A small shop page, like the apps the widget is embedded in.
 const page = `<!doctype html>

@@ -40,6 +40,16 @@ fn split_url(url: &str) -> Option<(String, String)> {
     Some((parsed.origin().ascii_serialization(), path))
 }
 
+/// The line that sizes the page's viewport.
+fn set_viewport(spec: &mut String, width: &serde_json::Number, height: &serde_json::Number) {
+    let _ = writeln!(
+        spec,
+        "  await page.setViewportSize({{ width: {:.0}, height: {:.0} }});",
+        number(width),
+        number(height)
+    );
+}
+
 /// The locator call of a step's element: its selector, else its test ids, else its text.
 fn locator(step: &Step) -> Option<String> {
     let target = step.target.as_ref()?;
@@ -153,8 +163,7 @@ pub fn playwright_spec(report: &Report) -> Option<String> {
     if let Some(viewport) = &context.viewport
         && let (Some(w), Some(h)) = (&viewport.width, &viewport.height)
     {
-        let _ =
-            writeln!(spec, "  await page.setViewportSize({{ width: {:.0}, height: {:.0} }});", number(w), number(h));
+        set_viewport(&mut spec, w, h);
     }
     let _ = writeln!(spec, "  const consoleErrors: string[] = [];");
     let _ = writeln!(
@@ -250,12 +259,7 @@ pub fn playwright_spec(report: &Report) -> Option<String> {
             StepKind::Resize => {
                 if let (Some(w), Some(h)) = (&step.width, &step.height) {
                     let _ = writeln!(spec, "  // {step_number}. resize the window");
-                    let _ = writeln!(
-                        spec,
-                        "  await page.setViewportSize({{ width: {:.0}, height: {:.0} }});",
-                        number(w),
-                        number(h)
-                    );
+                    set_viewport(&mut spec, w, h);
                 }
             }
             StepKind::Request | StepKind::Console => {

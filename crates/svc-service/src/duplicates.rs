@@ -78,9 +78,8 @@ pub async fn similar(svc: &Service, report: &Report) -> ServiceResult<Vec<Simila
         ..Default::default()
     };
     let candidates = reports::list_page(svc, filter).await?.items;
-    let store = svc.store();
-    let mut related: BTreeSet<String> = store.duplicates_of(&report.id).await?.into_iter().collect();
-    related.extend(store.duplicate_marks(std::slice::from_ref(&report.id)).await?.into_iter().map(|(_, of)| of));
+    let Duplication { duplicate_of, duplicates } = of(svc, report).await?;
+    let related: BTreeSet<String> = duplicates.into_iter().chain(duplicate_of).collect();
     let page = page_of(report);
     let mut found: Vec<Similar> = candidates
         .into_iter()

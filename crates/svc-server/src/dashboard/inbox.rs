@@ -508,7 +508,7 @@ pub async fn page(
         getting_started,
     };
     let mut response = render(StatusCode::OK, &inbox);
-    response.headers_mut().insert(axum::http::header::VARY, axum::http::HeaderValue::from_static("svc-fragment"));
+    varies_by_fragment(&mut response);
     if let Some(view) = chosen
         && let Ok(cookie) = axum::http::HeaderValue::from_str(&format!(
             "{VIEW_COOKIE}={}; Path=/; SameSite=Lax; Max-Age=31536000",
@@ -578,13 +578,18 @@ async fn similar_fragment(
         here: query.with_selection(Some(&report.id)),
     };
     let mut response = render(StatusCode::OK, &fragment);
-    response.headers_mut().insert(axum::http::header::VARY, axum::http::HeaderValue::from_static("svc-fragment"));
+    varies_by_fragment(&mut response);
     Ok(response)
 }
 
-/// The request header with which the page's script asks for the report pane alone (`report`):
-/// moving through the list renders one report, not the list and its counts again.
+/// The request header with which the page's script asks for a part of the page alone: `report`
+/// (moving through the list renders one report, not the list and its counts again) or `similar`.
 const FRAGMENT_HEADER: &str = "svc-fragment";
+
+/// The inbox's answers differ by [`FRAGMENT_HEADER`]; caches must keep them apart.
+fn varies_by_fragment(response: &mut Response) {
+    response.headers_mut().insert(axum::http::header::VARY, axum::http::HeaderValue::from_static(FRAGMENT_HEADER));
+}
 
 /// The selected report's pane alone, as the inbox page would show it beside the list.
 #[derive(Template)]
@@ -614,7 +619,7 @@ async fn report_pane(
         here: query.with_selection(selected.as_deref()),
     };
     let mut response = render(StatusCode::OK, &pane);
-    response.headers_mut().insert(axum::http::header::VARY, axum::http::HeaderValue::from_static("svc-fragment"));
+    varies_by_fragment(&mut response);
     Ok(response)
 }
 

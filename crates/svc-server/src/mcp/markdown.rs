@@ -612,7 +612,11 @@ pub async fn render(state: &AppState, report: &Report, parts: Parts<'_>) -> Vec<
     }
     // Duplicates: the original to fix instead, or the reports that close with this one.
     let service = &state.service;
-    if let Ok(Some(original)) = svc_service::duplicates::original_of(service, report).await {
+    let duplication = svc_service::duplicates::of(service, report).await.ok();
+    if let Some(original_id) = duplication.as_ref().and_then(|d| d.duplicate_of.as_deref())
+        && let Ok(Some(original)) =
+            svc_service::reports::get_in(service, std::slice::from_ref(&report.project_id), original_id).await
+    {
         let _ = writeln!(
             doc,
             "Duplicate of: `{}` (status: {}; fix that one, this report follows it): {}",
@@ -621,11 +625,9 @@ pub async fn render(state: &AppState, report: &Report, parts: Parts<'_>) -> Vec<
             code(&one_line(&original.title, ONE_LINE_MAX_CHARS))
         );
     }
-    if let Ok(duplication) = svc_service::duplicates::of(service, report).await
-        && !duplication.duplicates.is_empty()
-    {
-        let ids: Vec<String> = duplication.duplicates.iter().map(|id| format!("`{id}`")).collect();
-        let n = duplication.duplicates.len();
+    if let Some(duplicates) = duplication.map(|d| d.duplicates).filter(|d| !d.is_empty()) {
+        let ids: Vec<String> = duplicates.iter().map(|id| format!("`{id}`")).collect();
+        let n = duplicates.len();
         let _ = writeln!(
             doc,
             "Also reported by: {n} more report{} marked as duplicates ({}); their reporters follow this one",
