@@ -104,7 +104,8 @@ test('triage with the keyboard: nothing reloads, the selection survives moves, c
   await page.keyboard.press('s');
   await page.getByRole('dialog', { name: 'Set status of 3 reports' }).waitFor();
   await page.keyboard.press('f');
-  for (const id of picked) assert.equal(await page.locator(`.list .item[data-id="${id}"] [data-status]`).textContent(), 'fixed');
+  // Each row shows it (repainted before the server answers; the live list may swap rows meanwhile).
+  for (const id of picked) await page.locator(`.list .item[data-id="${id}"] [data-status="fixed"]`).waitFor();
   await page.getByRole('status').filter({ hasText: '3 reports are fixed.' }).waitFor();
   for (const id of picked) assert.equal((await report(id)).status, 'fixed', 'the REST API agrees');
 
@@ -112,7 +113,7 @@ test('triage with the keyboard: nothing reloads, the selection survives moves, c
   await page.keyboard.press('z');
   await page.getByRole('status').filter({ hasText: 'Undone.' }).waitFor();
   for (const id of picked) {
-    assert.equal(await page.locator(`.list .item[data-id="${id}"] [data-status]`).textContent(), 'new');
+    await page.locator(`.list .item[data-id="${id}"] [data-status="new"]`).waitFor();
     assert.equal((await report(id)).status, 'new');
   }
   await page.keyboard.press('Escape');
