@@ -920,6 +920,32 @@ conformance! {
         assert_eq!(store.count_room_reports(&project.id, "implicit").await.unwrap(), 2);
         assert_eq!(store.count_room_reports(&project.id, "empty").await.unwrap(), 0);
         assert_eq!(store.room_rows(&new_id()).await.unwrap(), svc_store::RoomRows::default());
+
+        // Reports loaded in bulk count like filed ones.
+        let loaded = Report { artifact_id: Some("stored".into()), ..report_at(&project.id, base + 20) };
+        store.insert_reports_bulk(std::slice::from_ref(&loaded)).await.unwrap();
+        assert_eq!(store.count_room_reports(&project.id, "stored").await.unwrap(), 2);
+
+        // Retention takes its reports out of the counts, oldest (by id: the order they were filed)
+        // first, and the newest report of a room is read again from what is left.
+        let oldest_first = |store: &DynStore| {
+            let store = store.clone();
+            let project_id = project.id.clone();
+            async move { assert_eq!(store.delete_reports(&project_id, None, 1).await.unwrap().reports, 1) }
+        };
+        oldest_first(&store).await; // "implicit" at base+10
+        let mut activity_now = store.room_rows(&project.id).await.unwrap().activity;
+        activity_now.sort_by(|a, b| a.artifact_id.cmp(&b.artifact_id));
+        assert_eq!(
+            activity_now,
+            vec![activity("archived", 1, base + 90), activity("implicit", 1, base + 50), activity("stored", 2, base + 30)]
+        );
+        oldest_first(&store).await; // "implicit" at base+50: the room has no report left
+        oldest_first(&store).await; // "stored" at base+30: the bulk-loaded one (base+20) is its newest now
+        let mut activity_now = store.room_rows(&project.id).await.unwrap().activity;
+        activity_now.sort_by(|a, b| a.artifact_id.cmp(&b.artifact_id));
+        assert_eq!(activity_now, vec![activity("archived", 1, base + 90), activity("stored", 1, base + 20)]);
+        assert_eq!(store.count_room_reports(&project.id, "implicit").await.unwrap(), 0);
     }
 
     async fn api_keys_are_found_listed_revoked_and_touched(store: DynStore) {

@@ -104,8 +104,37 @@ async fn delete_these(
     push_list(&mut query, ids.iter().cloned());
     query.push(" RETURNING id");
     let blob_ids: Vec<String> = query.build_query_scalar().fetch_all(&mut *conn).await?;
+    let mut query = QueryBuilder::<Db>::new("SELECT artifact_id, count(*) FROM reports WHERE id IN ");
+    push_list(&mut query, ids.iter().cloned());
+    query.push(" AND artifact_id IS NOT NULL GROUP BY artifact_id");
+    let rooms: Vec<(String, i64)> = query.build_query_as().fetch_all(&mut *conn).await?;
     run_with_list(conn, "DELETE FROM reports WHERE id IN ", ids).await?;
+    forget_room_activity(conn, project_id, &rooms).await?;
     Ok(blob_ids)
+}
+
+/// Takes deleted reports out of their rooms' counts (see migration 0017): once per artifact, the
+/// newest report read again from what is left; a room left with no report loses its row.
+async fn forget_room_activity(conn: &mut Conn, project_id: &str, rooms: &[(String, i64)]) -> StoreResult<()> {
+    for (artifact_id, deleted) in rooms {
+        sqlx::query(
+            "UPDATE room_activity SET report_count = report_count - $3, last_report_at = COALESCE(\
+             (SELECT max(created_at) FROM reports WHERE project_id = $1 AND artifact_id = $2), last_report_at) \
+             WHERE project_id = $1 AND artifact_id = $2",
+        )
+        .bind(project_id)
+        .bind(artifact_id)
+        .bind(deleted)
+        .execute(&mut *conn)
+        .await?;
+    }
+    if !rooms.is_empty() {
+        sqlx::query("DELETE FROM room_activity WHERE project_id = $1 AND report_count <= 0")
+            .bind(project_id)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
 }
 
 /// Queues blob ids for deletion from the blob store (see `DeletionStore::pending_blob_deletions`).
@@ -217,6 +246,8 @@ impl DeletionStore for ThisStore {
             tx.rollback().await?;
             return Err(StoreError::NotFound);
         }
+        // The rooms' counts go first, so deleting every report does not adjust them batch by batch.
+        sqlx::query("DELETE FROM room_activity WHERE project_id = $1").bind(project_id).execute(&mut *tx).await?;
         let mut deleted = delete_reports_in(&mut tx, project_id, None, usize::MAX).await?;
         // What is left of its blobs is unbound (uploads no report named; a blob is only ever
         // bound to a report of its own project), so the partial index of unbound blobs finds them.

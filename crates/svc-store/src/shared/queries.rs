@@ -534,11 +534,13 @@ impl RoomStore for ThisStore {
     }
 
     async fn count_room_reports(&self, project_id: &str, artifact_id: &str) -> StoreResult<i64> {
-        Ok(sqlx::query_scalar("SELECT count(*) FROM reports WHERE project_id = $1 AND artifact_id = $2")
-            .bind(project_id)
-            .bind(artifact_id)
-            .fetch_one(self.read_pool())
-            .await?)
+        let count: Option<i64> =
+            sqlx::query_scalar("SELECT report_count FROM room_activity WHERE project_id = $1 AND artifact_id = $2")
+                .bind(project_id)
+                .bind(artifact_id)
+                .fetch_optional(self.read_pool())
+                .await?;
+        Ok(count.unwrap_or(0))
     }
 
     async fn upsert_room(
@@ -617,14 +619,12 @@ impl RoomStore for ThisStore {
             .bind(project_id)
             .fetch_all(&mut *tx)
             .await?;
-        // One grouped pass over the (project_id, artifact_id) index, never the report rows.
-        let activity: Vec<(String, i64, i64)> = sqlx::query_as(
-            "SELECT artifact_id, count(*), max(created_at) FROM reports \
-             WHERE project_id = $1 AND artifact_id IS NOT NULL GROUP BY artifact_id",
-        )
-        .bind(project_id)
-        .fetch_all(&mut *tx)
-        .await?;
+        // The counts kept as reports are filed and deleted (migration 0017), never the reports.
+        let activity: Vec<(String, i64, i64)> =
+            sqlx::query_as("SELECT artifact_id, report_count, last_report_at FROM room_activity WHERE project_id = $1")
+                .bind(project_id)
+                .fetch_all(&mut *tx)
+                .await?;
         tx.commit().await?;
         Ok(RoomRows {
             stored: rows::all(&stored, rows::room)?,
