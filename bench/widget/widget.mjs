@@ -5,7 +5,10 @@
 //     renderer's main thread, from navigation until one second after the launcher shows);
 //   - the time from navigation start until the launcher is visible (a requestAnimationFrame probe
 //     injected before any page script);
-//   - how many tasks the page's own PerformanceObserver('longtask') saw (over 50 ms).
+//   - how many tasks the page's own PerformanceObserver('longtask') saw (over 50 ms);
+//   - the steps recorder, once it runs: 40 clicks as a person makes them (CDP input), traced: the
+//     recorder's script time per click (its click handler), and the longest task running recorder
+//     script (the deferred selector work included).
 // Prints one JSON line per run, or {"skipped": reason}. Env: SVC_URL, SVC_PROJECT_KEY,
 // SVC_BENCH_RUNS, SVC_BENCH_CHROMIUM.
 import { chromiumOrSkip } from './playwright.mjs';
@@ -77,6 +80,56 @@ const SCRIPT_EVENTS = new Set(['EvaluateScript', 'FunctionCall', 'v8.compile', '
   'v8.evaluateModule', 'CompileScript', 'EventDispatch', 'TimerFire', 'FireAnimationFrame']);
 const scriptUrl = (e) => (SCRIPT_EVENTS.has(e.name) && (e.args?.data?.url || e.args?.data?.scriptName)) || '';
 
+const CLICKS = 40;
+
+/**
+ * The steps recorder's cost (CPU still throttled): waits until it runs (its own page load is among
+ * the kept steps), clicks the cart's buttons, waits until every click's step has its element worked
+ * out (the recorder does that when the page is idle), and reads the trace: script time of the
+ * recorder part inside each click's dispatch, and the longest task running recorder script.
+ */
+async function measureRecorder(tab, cdp) {
+  const kept = () =>
+    tab.evaluate(() => {
+      const key = Object.keys(sessionStorage).find((k) => k.endsWith(':steps'));
+      return key ? JSON.parse(sessionStorage.getItem(key)) : [];
+    });
+  const started = Date.now();
+  while (!(await kept()).some((s) => s.via === 'load')) {
+    if (Date.now() - started > 15000) return { recorder_click_ms: null, recorder_longest_task_ms: null };
+    await tab.waitForTimeout(50);
+  }
+  const events = [];
+  const onData = ({ value }) => events.push(...value);
+  cdp.on('Tracing.dataCollected', onData);
+  const traced = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
+  await cdp.send('Tracing.start', { categories: 'devtools.timeline,__metadata', transferMode: 'ReportEvents' });
+  const buttons = tab.locator('li button');
+  for (let i = 0; i < CLICKS; i++) await buttons.nth(i % 20).click();
+  while ((await kept()).filter((s) => s.kind === 'click' && s.target).length < CLICKS) await tab.waitForTimeout(50);
+  await cdp.send('Tracing.end');
+  await traced;
+  cdp.off('Tracing.dataCollected', onData);
+  const mainThreads = new Set(
+    events.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain').map((e) => `${e.pid}:${e.tid}`),
+  );
+  const onMain = (e) => mainThreads.has(`${e.pid}:${e.tid}`);
+  const recorderScript = (e) => onMain(e) && /\/v1\/parts\/recorder\./.test(scriptUrl(e));
+  const inside = (outer, e) => e.pid === outer.pid && e.tid === outer.tid && e.ts >= outer.ts && e.ts < outer.ts + (outer.dur || 0);
+  const clicks = events.filter((e) => onMain(e) && e.ph === 'X' && e.name === 'EventDispatch' && e.args?.data?.type === 'click');
+  const handlers = events.filter((e) => e.ph === 'X' && e.name === 'FunctionCall' && recorderScript(e));
+  let handlerUs = 0;
+  for (const call of handlers) if (clicks.some((click) => inside(click, call))) handlerUs += call.dur || 0;
+  let longestUs = 0;
+  for (const task of events.filter((e) => e.ph === 'X' && e.name === 'RunTask' && onMain(e))) {
+    if (handlers.some((call) => inside(task, call))) longestUs = Math.max(longestUs, task.dur || 0);
+  }
+  return {
+    recorder_click_ms: Math.round((handlerUs / CLICKS / 1000) * 1000) / 1000,
+    recorder_longest_task_ms: Math.round(longestUs / 100) / 10,
+  };
+}
+
 const browser = await chromium.launch({
   executablePath,
   headless: true,
@@ -145,7 +198,9 @@ try {
           `${e.name}${e.args?.data?.url ? '(' + e.args.data.url.slice(-40) + ' ' + (e.args.data.functionName || '') + ')' : ''}${e.args?.data?.scriptName ? '[' + e.args.data.scriptName.slice(-40) + ']' : ''} ${((e.dur || 0) / 1000).toFixed(1)}`).join(', '));
       }
     }
+    const recorder = await measureRecorder(tab, cdp);
     console.log(JSON.stringify({
+      ...recorder,
       run: run + 1,
       longest_task_ms: Math.round(longest * 10) / 10,
       longest_any_task_ms: Math.round(longestAny * 10) / 10,

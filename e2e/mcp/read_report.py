@@ -3,7 +3,9 @@ it got as JSON (for e2e/widget/agent.test.mjs, which filed the report through th
 
   {"protocolVersion", "resources": [uri, ...] (resources/list),
    "report": {"isError", "text", "images": [{"mimeType", "data"}]} (get_report),
-   "files": {uri: {"mimeType", "text" | "blob"}} (resources/read of every svc://blobs/ URI the text names)}
+   "files": {uri: {"mimeType", "text" | "blob"}} (resources/read of every svc://blobs/ URI the text names),
+   "reproduction": {"mimeType", "text"} | null (resources/read of svc://reports/<id>/reproduction.spec.ts;
+   null when the server has none for the report)}
 
 Usage: SVC_MCP_URL=... SVC_KEY=... python read_report.py <report id>
 """
@@ -34,6 +36,12 @@ async def main(report_id: str) -> None:
                 read = await client.read_resource(uri)
                 item = read.contents[0]
                 files[uri] = {"mimeType": item.mime_type, **({"text": item.text} if hasattr(item, "text") else {"blob": item.blob})}
+            reproduction = None
+            try:
+                read = await client.read_resource(f"svc://reports/{report_id}/reproduction.spec.ts")
+                reproduction = {"mimeType": read.contents[0].mime_type, "text": read.contents[0].text}
+            except Exception:  # the report has no page to replay from: no reproduction
+                reproduction = None
             print(
                 json.dumps(
                     {
@@ -41,6 +49,7 @@ async def main(report_id: str) -> None:
                         "resources": [str(r.uri) for r in listed.resources],
                         "report": {"isError": bool(result.is_error), "text": text, "images": images},
                         "files": files,
+                        "reproduction": reproduction,
                     }
                 )
             )

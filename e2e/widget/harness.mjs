@@ -23,12 +23,20 @@ export const strictCsp = (svcOrigin) =>
  * Serves e2e/widget/pages on another loopback origin, with {{SVC}}, {{KEY}}, {{NONCE}} (and any other
  * variable given) filled in;
  * csp*.html pages are sent with the strict Content-Security-Policy header; `/status/<code>` answers
- * with that status.
+ * with that status; `POST /shop/pay` is the shop pages' payment call.
  */
 export async function startPages(vars) {
   vars = { NONCE, ...vars };
+  // The shop's payment endpoint: `POST /shop/pay` answers 500 while the bug is on (`setBug`).
+  let bug = true;
   const server = createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
+    if (url.pathname === '/shop/pay' && req.method === 'POST') {
+      req.resume();
+      res.writeHead(bug ? 500 : 200, { 'content-type': 'application/json' });
+      res.end(bug ? '{"error":"total is undefined"}' : '{"paid":true}');
+      return;
+    }
     // `/status/<code>`: a small JSON answer with that status (a page's failing API).
     const status = /^\/status\/(\d{3})$/.exec(url.pathname);
     if (status) {
@@ -53,7 +61,11 @@ export async function startPages(vars) {
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address();
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(r)) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    setBug: (on) => (bug = on),
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
 /** Chromium with a fake microphone (a beep) and no permission prompt, for voice notes. */

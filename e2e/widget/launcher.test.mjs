@@ -273,12 +273,12 @@ describe('budgets', () => {
     const sizes = { loader: gz(loader) };
     for (const file of files) sizes[file.split('.')[0]] = gz(await (await fetch(`${svc.url}/v1/parts/${file}`)).text());
     const total = Object.values(sizes).reduce((a, b) => a + b, 0);
-    const budgets = { loader: 8, panel: 20, pinpoint: 4, screenshot: 14, voice: 3 };
+    const budgets = { loader: 8, panel: 20, pinpoint: 4, screenshot: 14, voice: 3, recorder: 2 };
     console.log('widget sizes as served (gzip):');
     for (const [name, size] of Object.entries(sizes)) console.log(`  ${name.padEnd(12)} ${(size / 1024).toFixed(2)} KB${budgets[name] ? ` (budget ${budgets[name]} KB)` : ''}`);
-    console.log(`  ${'all'.padEnd(12)} ${(total / 1024).toFixed(2)} KB (budget 45 KB)`);
-    assert.deepEqual(Object.keys(sizes).sort(), ['core', 'loader', 'mascots', 'panel', 'pinpoint', 'screenshot', 'selector', 'voice']);
+    console.log(`  ${'all'.padEnd(12)} ${(total / 1024).toFixed(2)} KB (budget 47 KB)`);
+    assert.deepEqual(Object.keys(sizes).sort(), ['core', 'loader', 'mascots', 'panel', 'pinpoint', 'recorder', 'screenshot', 'selector', 'voice']);
     for (const [name, kb] of Object.entries(budgets)) assert.ok(sizes[name] <= kb * 1024, `${name}: ${sizes[name]} bytes > ${kb} KB`);
-    assert.ok(total <= 45 * 1024, `all together: ${total}`);
+    assert.ok(total <= 47 * 1024, `all together: ${total}`);
   });
 });

@@ -106,6 +106,12 @@ declare namespace Svc {
     captureConsoleErrors?: boolean;
     /** the last 10 failed fetch and XHR requests (method, URL with query values redacted, status, duration, time) travel in `context.network`; default true */
     captureNetworkErrors?: boolean;
+    /**
+     * default true (unless the project's widgetConfig.recordSteps is false): the last 50 actions on
+     * the page (clicks, typing without its values, choices, keys, navigations, scrolls) travel in
+     * `context.steps`; nothing inside `[data-svc-mask]` but the fact that something happened there
+     */
+    recordSteps?: boolean;
     /** default 'fox' */
     mascot?: Mascot;
     /** default 'bubble' */

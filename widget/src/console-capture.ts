@@ -15,16 +15,17 @@ function describe(value: unknown): string {
 }
 
 export class ErrorBuffer {
-  private items: string[] = [];
+  /** [text, when it happened in ms since the epoch (for the steps' timeline)] */
+  private items: Array<[string, number]> = [];
 
   push(parts: unknown[]): void {
     const text = parts.map(describe).join(' ').slice(0, MAX_ERROR_CHARS);
     if (!text) return;
-    this.items.push(text);
+    this.items.push([text, Date.now()]);
     if (this.items.length > MAX_ERRORS) this.items.splice(0, this.items.length - MAX_ERRORS);
   }
 
-  list(): string[] {
+  list(): Array<[string, number]> {
     return this.items.slice();
   }
 

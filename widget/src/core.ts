@@ -5,10 +5,11 @@
 import { callJson, SvcError, sendReport, uploadBlob, type Client, type Uploaded } from './api';
 import { recordSent, titleOf } from './history';
 import type { NetEntry } from './network-capture';
+import type { Recorder, RecorderHost, RecordedStep } from './parts/recorder';
 import { complete, type normalize, type Settings } from './options';
 import { redactText, redactUrl } from './redact';
 import { DeliveryQueue, type QueueItem } from './queue';
-import type { RawBlock, FileAttachmentInput, Hint, InitOptions, Payload, Preset, Reporter, SignInAnswer, ThreadReport } from './types';
+import type { RawBlock, FileAttachmentInput, Hint, InitOptions, Payload, Preset, Reporter, SelectorInfo, SignInAnswer, ThreadReport } from './types';
 import type { Ui } from './ui';
 import { isObject, load, newId, plain, save, warn } from './util';
 
@@ -71,10 +72,14 @@ export interface CoreHost {
   /** routes again and answers the active channel and how it was chosen */
   channel(): { key: string | null; source: string };
   attributes(): Record<string, unknown>;
-  /** console errors to attach (empty when capture is off or the page is outside urlPatterns) */
-  errors(): string[];
+  /** console errors to attach, [text, time] (empty when capture is off or the page is outside urlPatterns) */
+  errors(): Array<[string, number]>;
   /** failed requests to attach, as recorded (empty when capture is off or the page is outside urlPatterns) */
   network(): NetEntry[];
+  /** whether the page is inside the project's urlPatterns */
+  allowed(): boolean;
+  /** loads a lazy part (the steps recorder and the selector code) */
+  part<T>(name: string): Promise<T>;
   draft(): RawBlock[];
   saveDraft(blocks: RawBlock[]): void;
   /** ids of the reports this browser sent (History) */
@@ -185,8 +190,31 @@ export function networkEntries(entries: NetEntry[], apiUrl: string): Record<stri
   return out;
 }
 
+/** The most steps a report carries, and the oldest (ms before the report) `context.steps` takes. */
+const MAX_STEPS = 50;
+const MAX_STEP_AGE = 86_400_000;
+
+/**
+ * `context.steps`: the recorded actions with the console errors and failed requests placed among
+ * them by time, oldest first, the last 50 of the last day; addresses and messages redacted as in
+ * `context.network` and `consoleErrors`.
+ */
+export function stepsOf(recorded: RecordedStep[], errors: Array<[string, number]>, net: NetEntry[], apiUrl: string, now: number): Record<string, unknown>[] {
+  const all: RecordedStep[] = recorded.map((step) => (step.kind === 'navigate' ? { ...step, url: redactUrl(String(step.url), true).slice(0, 2000) } : step));
+  for (const [text, at] of errors) all.push({ kind: 'console', at, message: redactText(text).slice(0, 500) });
+  for (const recordedRequest of net) {
+    const [entry] = networkEntries([recordedRequest], apiUrl);
+    if (entry) all.push({ kind: 'request', at: recordedRequest[4], method: entry.method, url: entry.url, status: entry.status });
+  }
+  return all
+    .filter((step) => typeof step.at === 'number' && now - step.at <= MAX_STEP_AGE)
+    .sort((a, b) => a.at - b.at)
+    .slice(-MAX_STEPS)
+    .map(({ at, _el, ...step }) => ({ ...step, beforeMs: Math.max(0, Math.round(now - at)) }));
+}
+
 /** The page context of decisions §3, with secrets masked in the URL, console errors and failed requests. */
-export function buildContext(h: CoreHost, flags: string[], source: string, extra: Record<string, unknown>): Record<string, unknown> {
+export function buildContext(h: CoreHost, flags: string[], source: string, extra: Record<string, unknown>, recorder: Recorder | null): Record<string, unknown> {
   const s = h.settings;
   const ua = navigator.userAgent;
   const ctx: Record<string, unknown> = {
@@ -203,9 +231,12 @@ export function buildContext(h: CoreHost, flags: string[], source: string, extra
   if (flags.length) ctx.flags = flags;
   if (s.reporter && s.reporter.profile) ctx.reporter = s.reporter.profile;
   const errors = h.errors();
-  if (errors.length) ctx.consoleErrors = errors.map((e) => redactText(e).slice(0, 2000));
-  const network = networkEntries(h.network(), s.apiUrl);
+  if (errors.length) ctx.consoleErrors = errors.map((e) => redactText(e[0]).slice(0, 2000));
+  const net = h.network();
+  const network = networkEntries(net, s.apiUrl);
   if (network.length) ctx.network = network;
+  const steps = recorder ? stepsOf(recorder.steps(), errors, net, s.apiUrl, Date.now()) : [];
+  if (steps.length) ctx.steps = steps;
   if (s.userId) ctx.userId = s.userId;
   const merged = { ...s.extra, ...extra };
   if (Object.keys(merged).length) ctx.extra = merged;
@@ -229,6 +260,18 @@ export function makeCore(h: CoreHost): Core {
     if (isObject(cached)) s.reporter = cached;
   }
   const client: Client = { apiUrl: s.apiUrl, projectKey: s.projectKey, identity: s.reporter && s.reporter.token };
+  // The steps recorder and the selector code it uses load when the page is idle.
+  let started: Recorder | null = null;
+  const recorder = () => (s.recordSteps && h.allowed() && started) || null;
+  if (s.recordSteps) {
+    (window.requestIdleCallback || setTimeout)(() =>
+      Promise.all([h.part<(host: RecorderHost) => Recorder>('recorder'), h.part<{ selectorInfo: (el: Element, o: Settings) => SelectorInfo }>('selector')])
+        .then(([start, part]) => {
+          if (!h.destroyed() && !started) started = start({ key: h.ns + 'steps', info: (el) => part.selectorInfo(el, s) });
+        })
+        .catch(() => undefined),
+    );
+  }
   let auth: ReporterAuth = { mode: 'off', required: false };
   const setReporter = (r: Reporter | undefined) => {
     s.reporter = r;
@@ -340,7 +383,7 @@ export function makeCore(h: CoreHost): Core {
       channelKey = hook.channelKey;
       source = 'beforeReport';
     }
-    const context = buildContext(h, [...flagSet], source, { ...(extra || {}), ...(isObject(hook.extra) ? hook.extra : {}) });
+    const context = buildContext(h, [...flagSet], source, { ...(extra || {}), ...(isObject(hook.extra) ? hook.extra : {}) }, recorder());
     // Frozen: retries send exactly this, and never call beforeReport again.
     const payload: Payload = plain({ blocks: all, context, ...(channelKey ? { channelKey } : {}) });
     const now = Date.now();
@@ -357,8 +400,11 @@ export function makeCore(h: CoreHost): Core {
     };
     const stored = queue.add(item);
     const outcome = await queue.attempt(item);
+    const queued = !outcome.ok && stored && outcome.retry;
+    // The steps went with this report; the next one starts from here.
+    const steps = outcome.ok || queued ? recorder() : null;
+    if (steps) steps.clear();
     if (outcome.ok) return { reportId: outcome.reportId };
-    const queued = stored && outcome.retry;
     if (!queued) queue.remove(item.id);
     else flushSoon();
     throw new SvcError(outcome.error, 0, queued);
@@ -423,6 +469,7 @@ export function makeCore(h: CoreHost): Core {
     flushSoon,
     flags: () => [...flagSet],
     stop() {
+      if (started) started.stop();
       clearTimeout(timer);
       window.removeEventListener('online', online);
     },

@@ -19,6 +19,8 @@ export interface Settings {
   extra: Record<string, unknown>;
   captureConsoleErrors: boolean;
   captureNetworkErrors: boolean;
+  /** the steps recorder (init option, else the project's widgetConfig.recordSteps; on by default) */
+  recordSteps: boolean;
   mascot: string;
   shape: string;
   anchor: string;
@@ -116,6 +118,7 @@ export function normalize(raw: InitOptions, project: Record<string, unknown>, fa
     userId: userId || undefined,
     captureConsoleErrors: pick('captureConsoleErrors', bool, true),
     captureNetworkErrors: pick('captureNetworkErrors', bool, true),
+    recordSteps: pick('recordSteps', bool, project.recordSteps !== false),
     mascot: pick('mascot', oneOf(MASCOTS), proj('mascot', MASCOTS, 'fox') as string),
     shape: pick('shape', oneOf(SHAPES), proj('shape', SHAPES, 'bubble') as string),
     anchor: pick('anchor', oneOf(ANCHORS), proj('anchor', ANCHORS, 'middle-right') as string),

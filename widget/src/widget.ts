@@ -351,6 +351,8 @@ export class Widget {
       attributes: () => this._attributes,
       errors: () => (this.s.captureConsoleErrors && this._allowed() ? this._env.errors.list() : []),
       network: () => (this.s.captureNetworkErrors && this._allowed() ? this._env.net.slice() : []),
+      allowed: () => this._allowed(),
+      part: (name) => this._part(name),
       draft: () => this.draft(),
       saveDraft: (blocks) => this.saveDraft(blocks),
       sent: () => this.history().map((e) => e.reportId as string).filter(Boolean),

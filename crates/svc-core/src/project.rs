@@ -52,6 +52,10 @@ pub fn validate_widget_config(config: &Value) -> Result<Value, Invalid> {
                     return Err(Invalid::new(format!("widgetConfig.{field} must be a number")));
                 }
             },
+            "recordSteps" => match value {
+                Value::Bool(_) => value.clone(),
+                _ => return Err(Invalid::new("widgetConfig.recordSteps must be true or false")),
+            },
             "size" => match value.as_f64() {
                 // The widget clamps to 32..64; store what was asked, clamped the same way.
                 Some(n) if n.is_finite() => {
@@ -62,7 +66,7 @@ pub fn validate_widget_config(config: &Value) -> Result<Value, Invalid> {
             },
             _ => {
                 return Err(Invalid::new(format!(
-                    "widgetConfig.{field} is not a known field (mascot, shape, anchor, offsetX, offsetY, size, triggerVariant)"
+                    "widgetConfig.{field} is not a known field (mascot, shape, anchor, offsetX, offsetY, size, triggerVariant, recordSteps)"
                 )));
             }
         };
@@ -255,6 +259,9 @@ mod tests {
         assert!(validate_widget_config(&json!({"anchor": "center"})).is_err());
         assert!(validate_widget_config(&json!({"size": "big"})).is_err());
         assert!(validate_widget_config(&json!({"colour": "red"})).is_err());
+        assert_eq!(validate_widget_config(&json!({"recordSteps": false})).unwrap(), json!({"recordSteps": false}));
+        let refused = validate_widget_config(&json!({"recordSteps": "no"})).unwrap_err();
+        assert_eq!(refused.0, "widgetConfig.recordSteps must be true or false");
         assert_eq!(validate_widget_config(&json!({"size": 100})).unwrap()["size"], json!(64));
         let filled = widget_config_with_defaults(&json!({"mascot": "owl"}));
         assert_eq!(filled["mascot"], "owl");

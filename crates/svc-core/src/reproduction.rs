@@ -33,9 +33,16 @@ fn split_url(url: &str) -> Option<(String, String)> {
         return None;
     }
     let mut path = parsed.path().to_string();
-    if let Some(query) = parsed.query() {
+    // Query values the widget redacted are not the page's: the parameter is left out.
+    let kept: Vec<&str> = parsed
+        .query()
+        .unwrap_or_default()
+        .split('&')
+        .filter(|pair| !pair.is_empty() && !pair.ends_with("=[redacted]") && !pair.ends_with("=%5Bredacted%5D"))
+        .collect();
+    if !kept.is_empty() {
         path.push('?');
-        path.push_str(query);
+        path.push_str(&kept.join("&"));
     }
     Some((parsed.origin().ascii_serialization(), path))
 }
@@ -177,27 +184,33 @@ pub fn playwright_spec(report: &Report) -> Option<String> {
     );
     let _ = writeln!(spec, "  await page.goto(new URL({}, BASE_URL).href);", literal(&first_path));
     let mut first_navigation_done = false;
+    let mut last_path = first_path.clone();
     for (n, step) in steps.iter().enumerate() {
         let step_number = n + 1;
         match step.kind {
             StepKind::Navigate => {
+                let Some((_, path)) = step.url.as_deref().and_then(split_url) else { continue };
                 // The first navigation is where the test starts.
-                if !first_navigation_done
-                    && step.url.as_deref().and_then(split_url).map(|(_, p)| p) == Some(first_path.clone())
-                {
+                if !first_navigation_done && path == first_path {
                     first_navigation_done = true;
                     continue;
                 }
                 first_navigation_done = true;
-                // Navigations the page made itself (links, history) follow from the steps before.
-                if let Some((_, path)) = step.url.as_deref().and_then(split_url) {
+                let pathname = path.split('?').next().unwrap_or_default().to_string();
+                if step.via.as_deref() == Some("load") && path == last_path {
+                    let _ = writeln!(spec, "  // {step_number}. the reporter reloaded the page");
+                    let _ = writeln!(spec, "  await page.reload();");
+                } else {
+                    // Navigations the page made itself (links, history) follow from the steps
+                    // before; the path is enough (query values were redacted).
                     let _ = writeln!(spec, "  // {step_number}. the page went to {}", comment_text(&path));
                     let _ = writeln!(
                         spec,
-                        "  await page.waitForURL((url) => url.pathname + url.search === {}).catch(() => {{}});",
-                        literal(&path)
+                        "  await page.waitForURL((url) => url.pathname === {}, {{ timeout: 10_000 }}).catch(() => {{}});",
+                        literal(&pathname)
                     );
                 }
+                last_path = path;
             }
             StepKind::Click => {
                 if let Some(find) = locator(step) {
@@ -206,7 +219,13 @@ pub fn playwright_spec(report: &Report) -> Option<String> {
                 }
             }
             StepKind::Input => {
-                if let Some(find) = locator(step) {
+                if let Some(find) = locator(step)
+                    && let Some(value) = &step.value
+                {
+                    // A field the site lets the widget record (`data-svc-record`): its value is known.
+                    let _ = writeln!(spec, "  // {step_number}. type into a field");
+                    let _ = writeln!(spec, "  await {find}.fill({});", literal(value));
+                } else if let Some(find) = locator(step) {
                     let length = step.length.unwrap_or(8) as usize;
                     let placeholder =
                         if step.input_type.as_deref() == Some("number") || step.input_type.as_deref() == Some("tel") {

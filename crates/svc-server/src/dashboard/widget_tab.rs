@@ -46,6 +46,7 @@ pub struct WidgetValues {
     pub url_patterns: String,
     pub allowed_origins: String,
     pub default_channel: String,
+    pub record_steps: bool,
     pub test_url: String,
 }
 
@@ -104,6 +105,7 @@ fn stored_values(project: &svc_core::model::Project) -> WidgetValues {
         url_patterns: project.url_patterns.join("\n"),
         allowed_origins: project.allowed_origins.join("\n"),
         default_channel: project.default_channel_key.clone(),
+        record_steps: config.get("recordSteps") != Some(&Value::Bool(false)),
         test_url: String::new(),
     }
 }
@@ -212,6 +214,8 @@ pub struct WidgetForm {
     allowed_origins: String,
     #[serde(default, rename = "defaultChannelKey")]
     default_channel: String,
+    #[serde(default, rename = "recordSteps")]
+    record_steps: String,
     #[serde(default, rename = "testUrl")]
     test_url: String,
 }
@@ -230,6 +234,7 @@ impl WidgetForm {
             url_patterns: self.url_patterns,
             allowed_origins: self.allowed_origins,
             default_channel: self.default_channel,
+            record_steps: !self.record_steps.is_empty(),
             test_url: self.test_url,
         }
     }
@@ -261,6 +266,10 @@ fn changes(values: &WidgetValues) -> Result<ProjectChanges, String> {
             .ok_or_else(|| format!("widgetConfig.{field} must be a number"))?;
         let value = if number.fract() == 0.0 && number.abs() < 1e15 { json!(number as i64) } else { json!(number) };
         config.insert(field.into(), value);
+    }
+    // On is the default, so only off is stored.
+    if !values.record_steps {
+        config.insert("recordSteps".into(), json!(false));
     }
     let changes = ProjectChanges {
         url_patterns: Some(lines(&values.url_patterns)),

@@ -305,6 +305,7 @@ async fn the_widget_tab_saves_through_the_rest_patch_operation() {
             ("urlPatterns", "https://app.example.com/*\n\n  http://localhost:3000/*  \n".to_string()),
             ("allowedOrigins", origins.to_string()),
             ("defaultChannelKey", "idea".to_string()),
+            ("recordSteps", "on".to_string()),
         ]
     };
     let form = fields("owl", "https://app.example.com\nhttp://localhost:3000/");
@@ -333,6 +334,21 @@ async fn the_widget_tab_saves_through_the_rest_patch_operation() {
     assert!(loader.text.contains(r#""mascot":"owl""#) && loader.text.contains(r#""anchor":"top-left""#));
     let saved = app.get_page(&format!("{}?saved=1", widget(&app)), Some(&cookie)).await;
     assert!(saved.text.contains("Saved."));
+    assert!(
+        saved.text.contains(
+            r#"<input type="checkbox" name="recordSteps" value="on" aria-describedby="w-steps-hint" checked>"#
+        )
+    );
+
+    // Unticking "Record the steps" stores the project's switch off, which the loader carries.
+    let unticked: Vec<(&str, &str)> = form.iter().copied().filter(|(k, _)| *k != "recordSteps").collect();
+    let resp = app.post_form(&widget(&app), &unticked, Some(&cookie)).await;
+    assert_eq!(resp.status, 303, "{}", resp.text);
+    assert_eq!(app.rest("GET", &app.p(""), None).await.ok(200)["widgetConfig"]["recordSteps"], json!(false));
+    let loader = app.send(Request::get(format!("/v1/svc/{}.js", app.key())).body(Body::empty()).unwrap()).await;
+    assert!(loader.text.contains(r#""recordSteps":false"#));
+    let page = app.get_page(&widget(&app), Some(&cookie)).await;
+    assert!(page.text.contains(r#"aria-describedby="w-steps-hint">"#), "unticked on the page too");
     assert!(saved.text.contains(r#"<option value="owl" selected>"#));
     assert!(saved.text.contains(r#"<option value="idea" selected>"#));
 

@@ -267,8 +267,9 @@ async fn a_report_with_steps_reads_as_a_numbered_list_and_a_reproduction_that_as
     );
     assert!(doc.contains("6. request `POST` `https://shop.example/api/pay` failed: 500"), "{doc}");
 
-    // The reproduction: starts at the first page, replays by selector, fills a placeholder of the
-    // recorded length, and asserts the pay request answers under 400.
+    // The reproduction: starts at the first page (a redacted query value left out), replays by
+    // selector, fills a placeholder of the recorded length, and asserts the pay request answers
+    // under 400.
     let uri = format!("svc://reports/{id}/reproduction.spec.ts");
     let spec = read(&app, &key, &uri).await.unwrap();
     assert_eq!(spec["mimeType"], "text/x-typescript");
@@ -276,7 +277,7 @@ async fn a_report_with_steps_reads_as_a_numbered_list_and_a_reproduction_that_as
     assert!(spec.contains("import { test, expect, type Page, type Locator } from '@playwright/test';"), "{spec}");
     assert!(spec.contains(r#"const BASE_URL = process.env.BASE_URL ?? "https://shop.example";"#), "{spec}");
     assert!(spec.contains("await page.setViewportSize({ width: 1280, height: 800 });"), "{spec}");
-    assert!(spec.contains(r#"await page.goto(new URL("/products/7?ref=[redacted]", BASE_URL).href);"#), "{spec}");
+    assert!(spec.contains(r#"await page.goto(new URL("/products/7", BASE_URL).href);"#), "{spec}");
     assert!(spec.contains(r#"await find(page, "main > button.add", [], "Add to cart").click();"#), "{spec}");
     assert!(
         spec.contains(
