@@ -16,7 +16,7 @@ pub const PARTS: &[(&str, &str)] = &[
     ("screenshot.e96881dd39.js", include_str!("../../../../widget/dist/parts/screenshot.e96881dd39.js")),
     ("voice.c3a57d32bc.js", include_str!("../../../../widget/dist/parts/voice.c3a57d32bc.js")),
     ("pinpoint.2b98d71858.js", include_str!("../../../../widget/dist/parts/pinpoint.2b98d71858.js")),
-    ("recorder.756aaa4dc8.js", include_str!("../../../../widget/dist/parts/recorder.756aaa4dc8.js")),
+    ("recorder.e66e903f4f.js", include_str!("../../../../widget/dist/parts/recorder.e66e903f4f.js")),
 ];
 /// The launcher mascots (name, SVG with a trailing newline); the per-project loader carries the
 /// configured one.
