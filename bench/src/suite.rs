@@ -1260,7 +1260,7 @@ fn scenario_widget(ctx: &mut Ctx) -> anyhow::Result<()> {
             vec![],
         );
         ctx.table.add(scenario, "steps recorder, script ms per click (mean)", recorder_click, None, vec![]);
-        ctx.table.add(scenario, "steps recorder, longest call, ms", Some(Target::AtMost(50.0)), vec![]);
+        ctx.table.add(scenario, "steps recorder, longest call, ms", recorder_task, Some(Target::AtMost(50.0)), vec![]);
         anyhow::Ok(())
     })();
     svc.stop()?;

@@ -260,18 +260,6 @@ export function makeCore(h: CoreHost): Core {
     if (isObject(cached)) s.reporter = cached;
   }
   const client: Client = { apiUrl: s.apiUrl, projectKey: s.projectKey, identity: s.reporter && s.reporter.token };
-  // The steps recorder and the selector code it uses load when the page is idle.
-  let started: Recorder | null = null;
-  const recorder = () => (s.recordSteps && h.allowed() && started) || null;
-  if (s.recordSteps) {
-    (window.requestIdleCallback || setTimeout)(() =>
-      Promise.all([h.part<(host: RecorderHost) => Recorder>('recorder'), h.part<{ selectorInfo: (el: Element, o: Settings) => SelectorInfo }>('selector')])
-        .then(([start, part]) => {
-          if (!h.destroyed() && !started) started = start({ key: h.ns + 'steps', info: (el) => part.selectorInfo(el, s) });
-        })
-        .catch(() => undefined),
-    );
-  }
   let auth: ReporterAuth = { mode: 'off', required: false };
   const setReporter = (r: Reporter | undefined) => {
     s.reporter = r;
@@ -331,6 +319,21 @@ export function makeCore(h: CoreHost): Core {
     if (s.reporter && s.reporter.token) thread().catch(() => undefined);
   }, (e) => {
     if (h.raw) warn('could not load the project configuration: ' + String((e as Error)?.message || e));
+  });
+
+  // The steps recorder and the selector code it uses load once the configuration is known (the
+  // project may turn recording off) and the page is idle.
+  let started: Recorder | null = null;
+  const recorder = () => (s.recordSteps && h.allowed() && started) || null;
+  ready.then(() => {
+    if (!s.recordSteps || h.destroyed()) return;
+    (window.requestIdleCallback || setTimeout)(() =>
+      Promise.all([h.part<(host: RecorderHost) => Recorder>('recorder'), h.part<{ selectorInfo: (el: Element, o: Settings) => SelectorInfo }>('selector')])
+        .then(([start, part]) => {
+          if (!h.destroyed() && !started) started = start({ key: h.ns + 'steps', info: (el) => part.selectorInfo(el, s) });
+        })
+        .catch(() => undefined),
+    );
   });
 
   function flushSoon(delay?: number): void {

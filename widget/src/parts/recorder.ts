@@ -101,8 +101,12 @@ function start(host: RecorderHost): Recorder {
   };
   /** The page element a person's event acted on; null for the widget's own and scripted events. */
   const element = (e: Event): Element | null => {
-    const el = (e.composedPath()[0] || e.target) as Element;
-    if (!e.isTrusted || !el || el.nodeType !== 1 || (e.target as Element).closest('[data-svc-widget]')) return null;
+    const target = e.target as Element;
+    // Inside the widget's shadow root the event is retargeted to its host; inside a page's own
+    // open shadow root the inner element is the one to describe (the path is built only then).
+    if (!e.isTrusted || !target || target.nodeType !== 1 || target.hasAttribute('data-svc-widget')) return null;
+    const el = (target.shadowRoot ? e.composedPath()[0] : target) as Element;
+    if (el.nodeType !== 1) return null;
     if (el.closest(PRIVATE)) {
       coalesced('private');
       return null;
@@ -111,7 +115,8 @@ function start(host: RecorderHost): Recorder {
   };
   const act = (kind: string, el: Element, more?: Record<string, unknown>) => {
     typing = null;
-    push({ kind, at: Date.now(), _el: el, ...more });
+    const step: RecordedStep = { kind, at: Date.now(), _el: el };
+    push(more ? Object.assign(step, more) : step);
   };
 
   on(document, 'click', (e) => {

@@ -9,14 +9,14 @@ pub const LOADER: &str = include_str!("../../../../widget/dist/svc.js");
 pub const TYPES: &str = include_str!("../../../../widget/dist/svc.d.ts");
 /// Lazy parts: (file name with its content hash, contents), served at `/v1/parts/<file>`.
 pub const PARTS: &[(&str, &str)] = &[
-    ("core.8b9c0f9892.js", include_str!("../../../../widget/dist/parts/core.8b9c0f9892.js")),
+    ("core.63af2b8281.js", include_str!("../../../../widget/dist/parts/core.63af2b8281.js")),
     ("panel.65d0b6725b.js", include_str!("../../../../widget/dist/parts/panel.65d0b6725b.js")),
     ("selector.c0772bb60e.js", include_str!("../../../../widget/dist/parts/selector.c0772bb60e.js")),
     ("mascots.a37f5db80a.js", include_str!("../../../../widget/dist/parts/mascots.a37f5db80a.js")),
     ("screenshot.e96881dd39.js", include_str!("../../../../widget/dist/parts/screenshot.e96881dd39.js")),
     ("voice.c3a57d32bc.js", include_str!("../../../../widget/dist/parts/voice.c3a57d32bc.js")),
     ("pinpoint.2b98d71858.js", include_str!("../../../../widget/dist/parts/pinpoint.2b98d71858.js")),
-    ("recorder.e66e903f4f.js", include_str!("../../../../widget/dist/parts/recorder.e66e903f4f.js")),
+    ("recorder.1be8f741af.js", include_str!("../../../../widget/dist/parts/recorder.1be8f741af.js")),
 ];
 /// The launcher mascots (name, SVG with a trailing newline); the per-project loader carries the
 /// configured one.
