@@ -6,10 +6,11 @@ import { callJson, SvcError, sendReport, uploadBlob, type Client, type Uploaded 
 import { recordSent, titleOf } from './history';
 import type { NetEntry } from './network-capture';
 import type { Recorder, RecorderHost, RecordedStep } from './parts/recorder';
+import type { SelectorPart } from './parts/selector';
 import { complete, type normalize, type Settings } from './options';
 import { redactText, redactUrl } from './redact';
 import { DeliveryQueue, type QueueItem } from './queue';
-import type { RawBlock, FileAttachmentInput, Hint, InitOptions, Payload, Preset, Reporter, SelectorInfo, SignInAnswer, ThreadReport } from './types';
+import type { RawBlock, FileAttachmentInput, Hint, InitOptions, Payload, Preset, Reporter, SignInAnswer, ThreadReport } from './types';
 import type { Ui } from './ui';
 import { isObject, load, newId, plain, save, warn } from './util';
 
@@ -199,13 +200,11 @@ const MAX_STEP_AGE = 86_400_000;
  * them by time, oldest first, the last 50 of the last day; addresses and messages redacted as in
  * `context.network` and `consoleErrors`.
  */
-export function stepsOf(recorded: RecordedStep[], errors: Array<[string, number]>, net: NetEntry[], apiUrl: string, now: number): Record<string, unknown>[] {
+export function stepsOf(recorded: RecordedStep[], errors: Array<[string, number]>, network: Record<string, unknown>[], now: number): Record<string, unknown>[] {
   const all: RecordedStep[] = recorded.map((step) => (step.kind === 'navigate' ? { ...step, url: redactUrl(String(step.url), true).slice(0, 2000) } : step));
   for (const [text, at] of errors) all.push({ kind: 'console', at, message: redactText(text).slice(0, 500) });
-  for (const recordedRequest of net) {
-    const [entry] = networkEntries([recordedRequest], apiUrl);
-    if (entry) all.push({ kind: 'request', at: recordedRequest[4], method: entry.method, url: entry.url, status: entry.status });
-  }
+  // The failed requests as `context.network` has them (redacted, Svc's own left out), at their start.
+  for (const { method, url, status, time } of network) all.push({ kind: 'request', at: Date.parse(String(time)), method, url, status });
   return all
     .filter((step) => typeof step.at === 'number' && now - step.at <= MAX_STEP_AGE)
     .sort((a, b) => a.at - b.at)
@@ -232,10 +231,9 @@ export function buildContext(h: CoreHost, flags: string[], source: string, extra
   if (s.reporter && s.reporter.profile) ctx.reporter = s.reporter.profile;
   const errors = h.errors();
   if (errors.length) ctx.consoleErrors = errors.map((e) => redactText(e[0]).slice(0, 2000));
-  const net = h.network();
-  const network = networkEntries(net, s.apiUrl);
+  const network = networkEntries(h.network(), s.apiUrl);
   if (network.length) ctx.network = network;
-  const steps = recorder ? stepsOf(recorder.steps(), errors, net, s.apiUrl, Date.now()) : [];
+  const steps = recorder ? stepsOf(recorder.steps(), errors, network, Date.now()) : [];
   if (steps.length) ctx.steps = steps;
   if (s.userId) ctx.userId = s.userId;
   const merged = { ...s.extra, ...extra };
@@ -328,7 +326,7 @@ export function makeCore(h: CoreHost): Core {
   ready.then(() => {
     if (!s.recordSteps || h.destroyed()) return;
     (window.requestIdleCallback || setTimeout)(() =>
-      Promise.all([h.part<(host: RecorderHost) => Recorder>('recorder'), h.part<{ selectorInfo: (el: Element, o: Settings) => SelectorInfo }>('selector')])
+      Promise.all([h.part<(host: RecorderHost) => Recorder>('recorder'), h.part<SelectorPart>('selector')])
         .then(([start, part]) => {
           if (!h.destroyed() && !started) started = start({ key: h.ns + 'steps', info: (el) => part.selectorInfo(el, s) });
         })

@@ -9,7 +9,7 @@ import { historyList } from './history';
 import { detectLocale, normalize, type Settings } from './options';
 import type { QueueItem } from './queue';
 import { route, type Override, type RouteEnv } from './routing';
-import type { SelectorOptions } from './selector';
+import type { SelectorPart } from './parts/selector';
 import type { RawBlock, Channel, FileAttachmentInput, Hint, HistoryEntry, InitOptions, Preset, SelectorInfo, Weight } from './types';
 import { Ui } from './ui';
 import { isObject, load, save, warn } from './util';
@@ -392,7 +392,7 @@ export class Widget {
   async selectorFor(node: Element): Promise<SelectorInfo> {
     if (!node || node.nodeType !== 1) throw argError('selectorFor');
     // The core part checks the selector options first.
-    const [part] = await Promise.all([this._part<{ selectorInfo: (el: Element, o: SelectorOptions) => SelectorInfo }>('selector'), this._core()]);
+    const [part] = await Promise.all([this._part<SelectorPart>('selector'), this._core()]);
     return part.selectorInfo(node, this.s);
   }
 

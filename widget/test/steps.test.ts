@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { stepsOf } from '../src/core';
+import { networkEntries, stepsOf } from '../src/core';
 import type { NetEntry } from '../src/network-capture';
 
 const NOW = Date.parse('2026-11-28T12:00:00Z');
@@ -14,11 +14,13 @@ describe('context.steps', () => {
         { kind: 'input', at: NOW - 7000, inputType: 'text', length: 16, changed: true },
       ],
       [['TypeError: total is undefined', NOW - 4000]],
-      [
-        ['post', 'https://shop.test/api/pay?token=abc', 500, 30, NOW - 4500],
-        ['POST', API + '/ingest/reports', 503, 20, NOW - 100],
-      ] as NetEntry[],
-      API,
+      networkEntries(
+        [
+          ['post', 'https://shop.test/api/pay?token=abc', 500, 30, NOW - 4500],
+          ['POST', API + '/ingest/reports', 503, 20, NOW - 100],
+        ] as NetEntry[],
+        API,
+      ),
       NOW,
     );
     expect(steps.map((s) => s.kind)).toEqual(['navigate', 'input', 'click', 'request', 'console']);
@@ -34,7 +36,7 @@ describe('context.steps', () => {
   it('keeps the last 50 of the last day', () => {
     const recorded = Array.from({ length: 60 }, (_, i) => ({ kind: 'click', at: NOW - (60 - i) * 1000 }));
     recorded.unshift({ kind: 'click', at: NOW - 2 * 86_400_000 });
-    const steps = stepsOf(recorded, [], [], API, NOW);
+    const steps = stepsOf(recorded, [], [], NOW);
     expect(steps).toHaveLength(50);
     expect(steps[0].beforeMs).toBe(50_000);
     expect(steps[49].beforeMs).toBe(1000);

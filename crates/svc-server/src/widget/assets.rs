@@ -9,9 +9,9 @@ pub const LOADER: &str = include_str!("../../../../widget/dist/svc.js");
 pub const TYPES: &str = include_str!("../../../../widget/dist/svc.d.ts");
 /// Lazy parts: (file name with its content hash, contents), served at `/v1/parts/<file>`.
 pub const PARTS: &[(&str, &str)] = &[
-    ("core.63af2b8281.js", include_str!("../../../../widget/dist/parts/core.63af2b8281.js")),
+    ("core.5762f20f3f.js", include_str!("../../../../widget/dist/parts/core.5762f20f3f.js")),
     ("panel.65d0b6725b.js", include_str!("../../../../widget/dist/parts/panel.65d0b6725b.js")),
-    ("selector.c0772bb60e.js", include_str!("../../../../widget/dist/parts/selector.c0772bb60e.js")),
+    ("selector.3149df7573.js", include_str!("../../../../widget/dist/parts/selector.3149df7573.js")),
     ("mascots.a37f5db80a.js", include_str!("../../../../widget/dist/parts/mascots.a37f5db80a.js")),
     ("screenshot.e96881dd39.js", include_str!("../../../../widget/dist/parts/screenshot.e96881dd39.js")),
     ("voice.c3a57d32bc.js", include_str!("../../../../widget/dist/parts/voice.c3a57d32bc.js")),
