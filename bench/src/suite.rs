@@ -1234,6 +1234,7 @@ fn scenario_widget(ctx: &mut Ctx) -> anyhow::Result<()> {
         );
         let (mut longest, mut longest_any, mut visible) = (vec![], vec![], vec![]);
         let (mut recorder_median, mut recorder_click, mut recorder_task) = (vec![], vec![], vec![]);
+        let (mut page_median, mut page_mean) = (vec![], vec![]);
         for line in String::from_utf8_lossy(&output.stdout).lines() {
             let Ok(run) = serde_json::from_str::<Value>(line) else { continue };
             if let Some(reason) = run["skipped"].as_str() {
@@ -1247,6 +1248,8 @@ fn scenario_widget(ctx: &mut Ctx) -> anyhow::Result<()> {
             recorder_median.push(run["recorder_click_median_ms"].as_f64().unwrap_or(f64::NAN));
             recorder_click.push(run["recorder_click_ms"].as_f64().unwrap_or(f64::NAN));
             recorder_task.push(run["recorder_longest_call_ms"].as_f64().unwrap_or(f64::NAN));
+            page_median.push(run["page_listener_median_ms"].as_f64().unwrap_or(f64::NAN));
+            page_mean.push(run["page_listener_ms"].as_f64().unwrap_or(f64::NAN));
         }
         anyhow::ensure!(!longest.is_empty(), "the widget scenario printed no result");
         ctx.table.add(scenario, "longest task running loader script, ms", longest, Some(Target::AtMost(50.0)), vec![]);
@@ -1261,6 +1264,9 @@ fn scenario_widget(ctx: &mut Ctx) -> anyhow::Result<()> {
         );
         ctx.table.add(scenario, "steps recorder, script ms per click (mean)", recorder_click, None, vec![]);
         ctx.table.add(scenario, "steps recorder, longest call, ms", recorder_task, Some(Target::AtMost(50.0)), vec![]);
+        // The floor: the page's own listener that only counts clicks, in the same trace.
+        ctx.table.add(scenario, "page's empty click listener, ms per click (median)", page_median, None, vec![]);
+        ctx.table.add(scenario, "page's empty click listener, ms per click (mean)", page_mean, None, vec![]);
         anyhow::Ok(())
     })();
     svc.stop()?;

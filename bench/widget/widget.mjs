@@ -8,8 +8,9 @@
 //   - how many tasks the page's own PerformanceObserver('longtask') saw (over 50 ms);
 //   - the steps recorder, once it runs: 40 clicks as a person makes them (CDP input), traced: the
 //     recorder's script time per click (its click handler: the median, and the mean, which carries
-//     the first calls' compilation and any garbage collection that falls inside), and its longest
-//     call (the deferred selector work included).
+//     the first calls' compilation and the throttle's pauses that fall inside a call), and its longest
+//     call (the deferred selector work included); beside it the same figures for the page's own
+//     click listener that does next to nothing, the floor any listener pays in this trace.
 // Prints one JSON line per run, or {"skipped": reason}. Env: SVC_URL, SVC_PROJECT_KEY,
 // SVC_BENCH_RUNS, SVC_BENCH_CHROMIUM.
 import { chromiumOrSkip } from './playwright.mjs';
@@ -30,10 +31,20 @@ const page = `<!doctype html>
 <body><header><a href="/">Shop</a> · <a href="/orders">Orders</a></header>
 <main><h1>Your cart</h1><ul>${Array.from({ length: 20 }, (_, i) => `<li>Item ${i + 1} <button>Remove</button></li>`).join('')}</ul>
 <button id="checkout">Checkout</button></main>
+<script src="/page.js"></script>
 <script src="${svcUrl}/v1/svc/${projectKey}.js"></script>
 </body></html>`;
 
+// The page's own click listener, doing next to nothing: the same trace measures it beside the
+// recorder, so what dispatch, tracing and the throttle cost any listener can be told apart.
+const pageScript = `document.addEventListener('click', function (e) { if (e.isTrusted) window.clicks = (window.clicks || 0) + 1; }, { capture: true, passive: true });`;
+
 const server = http.createServer((request, response) => {
+  if (request.url === '/page.js') {
+    response.writeHead(200, { 'content-type': 'text/javascript', 'cache-control': 'no-store' });
+    response.end(pageScript);
+    return;
+  }
   response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
   response.end(page);
 });
@@ -118,23 +129,28 @@ async function measureRecorder(tab, cdp) {
   const recorderScript = (e) => onMain(e) && /\/v1\/parts\/recorder\./.test(scriptUrl(e));
   const inside = (outer, e) => e.pid === outer.pid && e.tid === outer.tid && e.ts >= outer.ts && e.ts < outer.ts + (outer.dur || 0);
   const clicks = events.filter((e) => onMain(e) && e.ph === 'X' && e.name === 'EventDispatch' && e.args?.data?.type === 'click');
-  const handlers = events.filter((e) => e.ph === 'X' && e.name === 'FunctionCall' && recorderScript(e));
-  let handlerUs = 0;
-  const perCall = [];
-  for (const call of handlers) {
-    if (!clicks.some((click) => inside(click, call))) continue;
-    handlerUs += call.dur || 0;
-    perCall.push(call.dur || 0);
+  /** Durations (µs) of the calls of `script`'s functions inside a click's dispatch, in order. */
+  const clickCalls = (script) =>
+    events
+      .filter((e) => e.ph === 'X' && e.name === 'FunctionCall' && script(e) && clicks.some((click) => inside(click, e)))
+      .map((call) => call.dur || 0);
+  const perCall = clickCalls(recorderScript);
+  const pageCalls = clickCalls((e) => onMain(e) && /\/page\.js$/.test(scriptUrl(e)));
+  const handlerUs = perCall.reduce((sum, us) => sum + us, 0);
+  if (process.env.SVC_BENCH_WIDGET_DEBUG) {
+    console.error('recorder click handler µs:', perCall.join(' '));
+    console.error("page's own click listener µs:", pageCalls.join(' '));
   }
-  if (process.env.SVC_BENCH_WIDGET_DEBUG) console.error('recorder click handler µs:', perCall.join(' '));
-  perCall.sort((a, b) => a - b);
+  const median = (values) => (values.length ? [...values].sort((a, b) => a - b)[values.length >> 1] / 1000 : null);
   // Every recorder call (click handlers, and the deferred selector work from its timer or idle
   // callback): the longest one is the longest stretch the recorder holds the main thread.
   const calls = events.filter((e) => e.ph === 'X' && recorderScript(e) && e.name !== 'EvaluateScript');
   const longestUs = calls.reduce((longest, call) => Math.max(longest, call.dur || 0), 0);
   return {
-    recorder_click_median_ms: perCall.length ? Math.round(perCall[perCall.length >> 1]) / 1000 : null,
+    recorder_click_median_ms: median(perCall),
     recorder_click_ms: Math.round((handlerUs / CLICKS / 1000) * 1000) / 1000,
+    page_listener_median_ms: median(pageCalls),
+    page_listener_ms: pageCalls.length ? Math.round(pageCalls.reduce((sum, us) => sum + us, 0) / pageCalls.length) / 1000 : null,
     recorder_longest_call_ms: Math.round(longestUs / 100) / 10,
   };
 }

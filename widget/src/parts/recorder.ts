@@ -32,6 +32,8 @@ const MAX_STEPS = 50;
 const PRIVATE = '[data-svc-mask]';
 const FIELD = /^(input|select|textarea)$/;
 const TICKED = /^(checkbox|radio)$/;
+// What a click is described by: the control around the clicked element (found when resolving).
+const CONTROL = 'a,button,summary,label,[role],[data-testid],[onclick]';
 
 function start(host: RecorderHost): Recorder {
   const store = window.sessionStorage;
@@ -51,9 +53,10 @@ function start(host: RecorderHost): Recorder {
   const last = () => steps[steps.length - 1];
   const resolve = () => {
     for (const step of steps) {
-      const el = step._el;
+      let el = step._el;
       if (!el) continue;
       delete step._el;
+      if (step.kind === 'click') el = el.closest(CONTROL) || el;
       try {
         const info = host.info(el);
         const target: Record<string, unknown> = { css: info.css, tag: el.localName };
@@ -123,7 +126,7 @@ function start(host: RecorderHost): Recorder {
     const el = element(e);
     // A field's own steps (input, change) say what happened to it; a button-like input is a button.
     if (!el || (FIELD.test(el.localName) && !/^(button|submit|reset|image)$/.test((el as HTMLInputElement).type))) return;
-    act('click', el.closest('a,button,summary,label,[role],[data-testid],[onclick]') || el);
+    act('click', el);
   });
   on(document, 'input', (e) => {
     const el = element(e) as HTMLInputElement | null;

@@ -16,7 +16,7 @@ pub const PARTS: &[(&str, &str)] = &[
     ("screenshot.e96881dd39.js", include_str!("../../../../widget/dist/parts/screenshot.e96881dd39.js")),
     ("voice.c3a57d32bc.js", include_str!("../../../../widget/dist/parts/voice.c3a57d32bc.js")),
     ("pinpoint.2b98d71858.js", include_str!("../../../../widget/dist/parts/pinpoint.2b98d71858.js")),
-    ("recorder.1be8f741af.js", include_str!("../../../../widget/dist/parts/recorder.1be8f741af.js")),
+    ("recorder.e01e8aeda4.js", include_str!("../../../../widget/dist/parts/recorder.e01e8aeda4.js")),
 ];
 /// The launcher mascots (name, SVG with a trailing newline); the per-project loader carries the
 /// configured one.
