@@ -45,6 +45,29 @@ pub enum Command {
     /// Manage dashboard users.
     #[command(subcommand)]
     User(UserCommand),
+    /// Write a consistent copy of a SQLite installation (database and blob folder) to one archive,
+    /// while the service keeps running (docs/operations.md, "Backups").
+    Backup(BackupArgs),
+    /// Restore an archive made by `svc backup` into an empty data directory, after checking every
+    /// file's checksum and the database's integrity.
+    Restore(RestoreArgs),
+}
+
+#[derive(Args)]
+pub struct BackupArgs {
+    /// The archive to write (a gzip-compressed tar); refused if it exists.
+    #[arg(long)]
+    pub to: PathBuf,
+    /// Blob storage, as for `serve`: with `s3://...` only the database is archived.
+    #[arg(long, env = "SVC_BLOB_STORE")]
+    pub blob_store: Option<String>,
+}
+
+#[derive(Args)]
+pub struct RestoreArgs {
+    /// The archive `svc backup` wrote.
+    #[arg(long)]
+    pub from: PathBuf,
 }
 
 /// The public base URL `serve` uses: `--public-url` / `SVC_PUBLIC_URL`, else `http://<address>`,

@@ -4,6 +4,7 @@
 
 mod admin;
 mod allocator;
+mod backup;
 mod cli;
 mod logging;
 mod serve;
@@ -26,6 +27,8 @@ fn main() -> anyhow::Result<()> {
             cli::Command::Project(command) => admin::project(&cli.storage, command).await,
             cli::Command::Token(command) => admin::token(&cli.storage, command).await,
             cli::Command::User(command) => admin::user(&cli.storage, command).await,
+            cli::Command::Backup(args) => backup::backup(&cli.storage, &args).await,
+            cli::Command::Restore(args) => backup::restore(&cli.storage, &args).await,
         }
     })
 }

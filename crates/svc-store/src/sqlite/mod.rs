@@ -29,6 +29,7 @@ macro_rules! status_change_order {
     };
 }
 
+pub mod backup;
 mod checkpoint;
 pub use checkpoint::Checkpointed;
 mod group_commit;

@@ -10,15 +10,15 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const CLIENTS: usize = 64;
+pub(crate) const CLIENTS: usize = 64;
 const BURST: Duration = Duration::from_millis(1500);
 /// One client in this many attaches a screenshot to each of its reports.
 const SCREENSHOT_EVERY: usize = 8;
 
 /// The running binary; killed (SIGKILL) and reaped when dropped, so a failing test leaves nothing.
-struct Svc {
-    child: Child,
-    base: String,
+pub(crate) struct Svc {
+    pub(crate) child: Child,
+    pub(crate) base: String,
 }
 
 impl Drop for Svc {
@@ -30,16 +30,16 @@ impl Drop for Svc {
 
 /// What the first start prints once.
 #[derive(Debug, Default)]
-struct Bootstrap {
-    project_id: String,
-    public_key: String,
-    setup_token: String,
+pub(crate) struct Bootstrap {
+    pub(crate) project_id: String,
+    pub(crate) public_key: String,
+    pub(crate) setup_token: String,
 }
 
 /// Starts `svc serve` on `data_dir` on a port the OS picks; returns it with the lines it printed
 /// before it logged its address (the bootstrap block on a first start). Its later output goes to
 /// `log_name` beside the data folder.
-fn start(data_dir: &Path, log_name: &str) -> (Svc, Vec<String>) {
+pub(crate) fn start(data_dir: &Path, log_name: &str) -> (Svc, Vec<String>) {
     let mut log = std::fs::File::create(data_dir.parent().unwrap().join(log_name)).unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_svc"));
     command
@@ -58,7 +58,7 @@ fn start(data_dir: &Path, log_name: &str) -> (Svc, Vec<String>) {
 }
 
 /// Reads the bootstrap block from what the first start printed.
-fn read_bootstrap(lines: &[String]) -> Bootstrap {
+pub(crate) fn read_bootstrap(lines: &[String]) -> Bootstrap {
     let mut boot = Bootstrap::default();
     for line in lines {
         let value = |prefix: &str| line.strip_prefix(prefix).map(|v| v.trim().to_string());
@@ -74,7 +74,7 @@ fn read_bootstrap(lines: &[String]) -> Bootstrap {
     boot
 }
 
-async fn wait_ready(svc: &mut Svc, http: &reqwest::Client) {
+pub(crate) async fn wait_ready(svc: &mut Svc, http: &reqwest::Client) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if let Some(status) = svc.child.try_wait().unwrap() {
@@ -107,14 +107,14 @@ fn png(seed: u32) -> Vec<u8> {
 
 /// A report the server acknowledged before the kill.
 #[derive(Debug, Clone)]
-struct Acked {
-    report_id: String,
-    text: String,
-    screenshot: Option<(String, Vec<u8>)>,
+pub(crate) struct Acked {
+    pub(crate) report_id: String,
+    pub(crate) text: String,
+    pub(crate) screenshot: Option<(String, Vec<u8>)>,
 }
 
 /// One client: sends reports back to back until told to stop or the server goes away.
-async fn client_loop(
+pub(crate) async fn client_loop(
     client: usize,
     http: reqwest::Client,
     base: String,
@@ -234,7 +234,23 @@ async fn acknowledged_reports_survive_sigkill() {
     assert!(!stdout.iter().any(|l| l.contains("Setup token")), "bootstrap printed again: {stdout:?}");
 
     // Every acknowledged report is there, whole.
-    let project = format!("{}/api/v1/projects/{}", svc.base, boot.project_id);
+    assert_present(&http, &svc.base, &boot, &acked).await;
+
+    // And the restarted server takes reports again.
+    let response = http
+        .post(format!("{}/ingest/report", svc.base))
+        .header("x-svc-project-key", &boot.public_key)
+        .json(&json!({"blocks": [{"type": "text", "text": "after the restart"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+}
+
+/// Every report in `acked` is served by the server at `base`, whole: its text, and its screenshot's
+/// bytes.
+pub(crate) async fn assert_present(http: &reqwest::Client, base: &str, boot: &Bootstrap, acked: &[Acked]) {
+    let project = format!("{base}/api/v1/projects/{}", boot.project_id);
     let bearer = format!("Bearer {}", boot.setup_token);
     let chunks: Vec<Vec<Acked>> = acked.chunks(acked.len().div_ceil(16).max(1)).map(<[Acked]>::to_vec).collect();
     let mut checkers = Vec::new();
@@ -269,14 +285,4 @@ async fn acknowledged_reports_survive_sigkill() {
     for checker in checkers {
         checker.await.unwrap();
     }
-
-    // And the restarted server takes reports again.
-    let response = http
-        .post(format!("{}/ingest/report", svc.base))
-        .header("x-svc-project-key", &boot.public_key)
-        .json(&json!({"blocks": [{"type": "text", "text": "after the restart"}]}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
 }

@@ -5,6 +5,7 @@
 mod support;
 
 mod accounts;
+mod backup;
 mod cli;
 mod durability;
 mod logs;
