@@ -3,7 +3,7 @@
 //! truncated or misplaced restore is refused and writes nothing.
 
 use crate::durability::{Acked, assert_present, client_loop, read_bootstrap, start, wait_ready};
-use crate::support::run_cli;
+use crate::support::{run_cli, run_cli_with};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -97,4 +97,18 @@ async fn a_backup_taken_under_load_restores_every_report_acknowledged_before_it(
         assert!(err.contains("cannot be restored") && err.contains("Nothing was written"), "{name}: {err}");
         assert!(!target.exists(), "a refused restore left {} behind", target.display());
     }
+}
+
+#[test]
+fn backup_and_restore_explain_what_to_use_on_postgresql() {
+    let dir = tempfile::tempdir().unwrap();
+    let postgres = [("SVC_DATABASE_URL", "postgres://svc@db.internal/svc")];
+    for args in [["backup", "--to", "x.tar.gz"], ["restore", "--from", "x.tar.gz"]] {
+        let (ok, out, err) = run_cli_with(dir.path(), &args, None, &postgres);
+        assert!(!ok, "{out}");
+        assert!(err.contains("uses PostgreSQL") && err.contains("pg_dump"), "{err}");
+    }
+    // And nothing to back up is said plainly.
+    let (ok, _, err) = run_cli(&dir.path().join("none"), &["backup", "--to", "y.tar.gz"], None);
+    assert!(!ok && err.contains("no database at"), "{err}");
 }
