@@ -41,6 +41,35 @@ pub struct ServerConfig {
     pub webhook_policy: svc_service::outbound::OutboundPolicy,
     /// How long a webhook endpoint may take to answer (10 s).
     pub webhook_timeout: std::time::Duration,
+    /// Who may read `/metrics` (`SVC_METRICS_TOKEN`, `SVC_METRICS_BIND`).
+    pub metrics: MetricsAccess,
+}
+
+/// Who may read `/metrics`: anyone who reaches it (the default), only a request with the bearer
+/// token, and on the main address or only on a separate one.
+#[derive(Clone, Default)]
+pub struct MetricsAccess {
+    /// SHA-256 of `SVC_METRICS_TOKEN`: the token itself is not kept.
+    pub token_hash: Option<[u8; 32]>,
+    /// `SVC_METRICS_BIND` is set: the main address answers `/metrics` with 404.
+    pub separate_address: bool,
+}
+
+impl std::fmt::Debug for MetricsAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MetricsAccess")
+            .field("token", &self.token_hash.map(|_| "***"))
+            .field("separate_address", &self.separate_address)
+            .finish()
+    }
+}
+
+impl MetricsAccess {
+    pub fn new(token: Option<&str>, separate_address: bool) -> Self {
+        use sha2::Digest;
+        let token_hash = token.filter(|token| !token.is_empty()).map(|token| sha2::Sha256::digest(token).into());
+        MetricsAccess { token_hash, separate_address }
+    }
 }
 
 impl Default for ServerConfig {
@@ -60,6 +89,7 @@ impl Default for ServerConfig {
             client_metadata: svc_service::outbound::OutboundPolicy::default(),
             webhook_policy: svc_service::outbound::OutboundPolicy::default(),
             webhook_timeout: std::time::Duration::from_secs(10),
+            metrics: MetricsAccess::default(),
         }
     }
 }

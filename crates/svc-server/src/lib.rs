@@ -29,7 +29,8 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
-pub use config::ServerConfig;
+pub use config::{MetricsAccess, ServerConfig};
+pub use health::metrics_app;
 pub use http_server::{ConnectionSettings, serve};
 pub use state::AppState;
 
@@ -100,7 +101,7 @@ fn with_request_layers(routes: axum::Router) -> axum::Router {
         .layer(SetRequestIdLayer::new(REQUEST_ID, NewRequestId))
 }
 
-async fn not_found() -> impl IntoResponse {
+pub(crate) async fn not_found() -> impl IntoResponse {
     (StatusCode::NOT_FOUND, Json(ErrorBody { error: "no such route".into(), code: "NOT_FOUND".into() }))
 }
 

@@ -134,6 +134,13 @@ pub struct ServeArgs {
     #[arg(long, env = "SVC_BACKGROUND_WORK", default_value = "on", value_name = "on|off",
         value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::Set, hide_possible_values = true)]
     pub background_work: bool,
+    /// A separate address serving `/metrics` alone (for example `127.0.0.1:9090`); the main address
+    /// then answers `/metrics` with 404.
+    #[arg(long, env = "SVC_METRICS_BIND")]
+    pub metrics_bind: Option<String>,
+    /// A bearer token `/metrics` then requires (`Authorization: Bearer <token>`).
+    #[arg(long, env = "SVC_METRICS_TOKEN", hide_env_values = true)]
+    pub metrics_token: Option<String>,
     /// Largest file attachment in bytes (at most 104857600).
     #[arg(long, env = "SVC_FILE_MAX_BYTES", default_value_t = 5 * 1024 * 1024)]
     pub file_max_bytes: u64,

@@ -34,6 +34,13 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
         .context("cannot open the blob store")?;
     let blob_store_name = blobs.describe();
     let listener = TcpListener::bind(&args.bind).await.with_context(|| format!("cannot listen on {}", args.bind))?;
+    let metrics_bind = args.metrics_bind.as_deref().map(str::trim).filter(|bind| !bind.is_empty());
+    let metrics_listener = match metrics_bind {
+        Some(bind) => {
+            Some(TcpListener::bind(bind).await.with_context(|| format!("cannot listen on {bind} (SVC_METRICS_BIND)"))?)
+        }
+        None => None,
+    };
     let local = listener.local_addr()?;
     let public_url = crate::cli::public_url(args.public_url.as_deref(), &local);
 
@@ -65,6 +72,7 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
             allow_private: args.webhook_allow_private,
             ..Default::default()
         },
+        metrics: svc_server::MetricsAccess::new(args.metrics_token.as_deref(), metrics_listener.is_some()),
         ..ServerConfig::default()
     };
     config.limits.file_max_bytes = args.file_max_bytes;
@@ -97,6 +105,7 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
     }
     let usage = state.usage.clone();
     let sightings = state.sightings.clone();
+    let metrics_app = svc_server::metrics_app(state.clone());
     let app = svc_server::app(state);
     tracing::info!(
         address = %local,
@@ -108,6 +117,13 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
     );
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    if let Some(metrics_listener) = metrics_listener {
+        tracing::info!(address = %metrics_listener.local_addr()?, "metrics listening (SVC_METRICS_BIND)");
+        let mut stop = stop_rx.clone();
+        tokio::spawn(svc_server::serve(metrics_listener, metrics_app, connections.clone(), async move {
+            let _ = stop.wait_for(|stop| *stop).await;
+        }));
+    }
     let server = svc_server::serve(listener, app, connections, async move {
         shutdown_signal().await;
         let _ = stop_tx.send(true);

@@ -10,6 +10,7 @@ mod cli;
 mod durability;
 mod logs;
 mod mail;
+mod metrics;
 mod project_delete;
 mod self_setup;
 mod webhooks;
