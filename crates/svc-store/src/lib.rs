@@ -50,6 +50,16 @@ pub enum StoreError {
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
+impl StoreError {
+    /// The migration the database has and this build does not know: a newer build migrated it.
+    pub fn unknown_migration(&self) -> Option<i64> {
+        match self {
+            StoreError::Migrate(sqlx::migrate::MigrateError::VersionMissing(version)) => Some(*version),
+            _ => None,
+        }
+    }
+}
+
 impl From<sqlx::Error> for StoreError {
     fn from(error: sqlx::Error) -> Self {
         // Every database error passes here on its way out: a lost PostgreSQL connection is seen,

@@ -31,7 +31,14 @@ pub async fn open_store(storage: &StorageArgs) -> anyhow::Result<DynStore> {
             .with_context(|| format!("cannot create data dir {}", storage.data_dir.display()))?;
     }
     // The URL may carry a password: never print it.
-    svc_store::connect(&url).await.context("cannot open the database")
+    svc_store::connect(&url).await.map_err(|error| match error.unknown_migration() {
+        Some(version) => anyhow::anyhow!(
+            "this database was upgraded by a newer svc: its migration {version} is unknown to svc {}. \
+             Run the newer svc again, or restore the backup taken before the upgrade (docs/operations.md, \"Upgrades\")",
+            env!("CARGO_PKG_VERSION")
+        ),
+        None => anyhow::Error::new(error).context("cannot open the database"),
+    })
 }
 
 fn service(error: ServiceError) -> anyhow::Error {

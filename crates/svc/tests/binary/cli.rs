@@ -143,3 +143,50 @@ fn project_list_shows_every_project_with_its_ids() {
     assert!(!ok);
     assert!(stderr.contains("no organization"), "{stderr}");
 }
+
+/// docs/operations.md's settings table names every setting `svc serve --help` has, and nothing it
+/// lacks (but the two read from the environment alone: the log format and the allocator's delay).
+#[test]
+fn the_operations_guide_lists_every_setting_of_serve() {
+    let help = std::process::Command::new(crate::support::svc_binary()).args(["serve", "--help"]).output().unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    let in_help: std::collections::BTreeSet<String> =
+        help.split("[env: ").skip(1).filter_map(|rest| rest.split(['=', ']']).next()).map(str::to_string).collect();
+    assert!(in_help.contains("SVC_BIND") && in_help.contains("SVC_S3_ENDPOINT"), "{in_help:?}");
+    let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/operations.md")).unwrap();
+    let settings = guide.split("## Settings").nth(1).unwrap().split("\n## ").next().unwrap();
+    let in_table: std::collections::BTreeSet<String> = settings
+        .lines()
+        .filter(|line| line.starts_with("| `"))
+        .filter_map(|line| line.split('|').nth(1))
+        .filter_map(|cell| cell.split('`').rev().nth(1))
+        .map(str::to_string)
+        .collect();
+    let env_only = ["SVC_LOG_FORMAT", "MIMALLOC_PURGE_DELAY"];
+    let missing: Vec<_> = in_help.difference(&in_table).collect();
+    assert!(missing.is_empty(), "settings of `svc serve --help` missing from docs/operations.md: {missing:?}");
+    let unknown: Vec<_> = in_table.difference(&in_help).filter(|name| !env_only.contains(&name.as_str())).collect();
+    assert!(unknown.is_empty(), "docs/operations.md names settings `svc serve` does not have: {unknown:?}");
+}
+
+/// An older svc on a database a newer one migrated refuses to start and says what to do.
+#[tokio::test]
+async fn an_older_svc_refuses_a_database_a_newer_one_migrated() {
+    use sqlx::Connection;
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, out, err) = run_cli(dir.path(), &["project", "list"], None);
+    assert!(ok, "{out}{err}");
+    let url = format!("sqlite://{}", dir.path().join("svc.db").display());
+    let mut db = sqlx::SqliteConnection::connect(&url).await.unwrap();
+    sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, installed_on, success, checksum, execution_time) \
+         VALUES (9999, 'from a newer svc', CURRENT_TIMESTAMP, 1, x'00', 0)",
+    )
+    .execute(&mut db)
+    .await
+    .unwrap();
+    db.close().await.unwrap();
+    let (ok, _, err) = run_cli(dir.path(), &["project", "list"], None);
+    assert!(!ok);
+    assert!(err.contains("upgraded by a newer svc") && err.contains("migration 9999"), "{err}");
+}
