@@ -2,6 +2,29 @@
 
 use crate::Service;
 use svc_blob::BlobStore;
+use svc_store::prelude::*;
+
+/// The lease housekeeping runs under: one instance at a time among those on one database.
+const LEASE: &str = "housekeeping";
+/// How long a pass's lease lasts: past the next minute's renewal, so the instance running it keeps
+/// it; an instance that stops gives it up to another within this long.
+pub const LEASE_MS: i64 = 150_000;
+
+/// [`run_once`] on the instance that holds (or takes) the housekeeping lease, so several instances
+/// on one database do each pass once; whether this one ran it.
+pub async fn run_if_leased(svc: &Service, blobs: &BlobStore, now: i64) -> bool {
+    match svc.store().take_lease(LEASE, svc.instance_id(), now, now + LEASE_MS).await {
+        Ok(true) => {
+            run_once(svc, blobs, now).await;
+            true
+        }
+        Ok(false) => false,
+        Err(error) => {
+            tracing::warn!(%error, "could not take the housekeeping lease; skipping this pass");
+            false
+        }
+    }
+}
 
 /// Events of the feed are kept this long (a script reading `.../events` may pause this long).
 pub const EVENT_KEEP_MS: i64 = 30 * 24 * 3600 * 1000;

@@ -771,6 +771,9 @@ pub trait EventStore: Send + Sync {
     async fn lease_consumer(&self, name: &str, owner: &str, now: i64, until: i64) -> StoreResult<Option<i64>>;
     /// Gives the lease up (shutting down), so another instance need not wait for it to expire.
     async fn release_consumer(&self, name: &str, owner: &str) -> StoreResult<()>;
+    /// Takes (or renews) the lease `name` for `owner` until `until`, unless another owner holds it
+    /// past `now`; whether `owner` holds it now.
+    async fn take_lease(&self, name: &str, owner: &str, now: i64, until: i64) -> StoreResult<bool>;
     async fn consumer_position(&self, name: &str) -> StoreResult<Option<i64>>;
     /// Deletes events older than `at` that every consumer has read; how many went.
     async fn delete_events_before(&self, at: i64) -> StoreResult<u64>;

@@ -205,7 +205,7 @@ fn spawn_housekeeping(state: AppState, background_work: bool) {
             tick.tick().await;
             let now = svc_core::time::now_ms();
             if background_work {
-                housekeeping::run_once(&state.service, &state.blobs, now).await;
+                housekeeping::run_if_leased(&state.service, &state.blobs, now).await;
             }
             state.rate_limits.prune();
         }

@@ -110,3 +110,29 @@ async fn postgres_scope_matrix() {
     let Some(app) = TestApp::postgres().await else { return };
     run_scope_matrix(&app).await;
 }
+
+/// Two instances on one database: each housekeeping pass runs on one of them, and when that one
+/// stops renewing its lease, the other takes the work over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_housekeeping_runs_on_one_instance_of_two() {
+    use svc_service::housekeeping::{LEASE_MS, run_if_leased};
+    let Some((first, second)) = TestApp::postgres_pair().await else { return };
+    let now = svc_core::time::now_ms();
+    let blobs = |app: &TestApp| app.state.blobs.clone();
+    assert!(run_if_leased(first.service(), &blobs(&first), now).await, "the first pass runs");
+    assert!(!run_if_leased(second.service(), &blobs(&second), now + 1).await, "not twice");
+    // The next minute's pass renews the first instance's lease.
+    assert!(run_if_leased(first.service(), &blobs(&first), now + 60_000).await);
+    assert!(!run_if_leased(second.service(), &blobs(&second), now + 60_000 + LEASE_MS - 1).await);
+
+    // The first instance stops: once its lease runs out, the second does the work, for real.
+    let hint = json!({"channelKey": "bug", "weight": "max"});
+    second.call("POST", &second.p("/hints"), &second.token, Some(hint)).await.ok(200);
+    let later = now + 60_000 + LEASE_MS;
+    assert!(run_if_leased(second.service(), &blobs(&second), later + 10 * 60_000).await, "taken over");
+    assert!(!run_if_leased(first.service(), &blobs(&first), later + 10 * 60_000 + 1).await, "the second holds it");
+    use svc_store::prelude::*;
+    // Read as of its creation: still there unless a pass deleted it.
+    let left = first.store.list_all_active_hints(first.pid(), now).await.unwrap();
+    assert!(left.is_empty(), "the second instance's pass deleted the expired hint: {left:?}");
+}

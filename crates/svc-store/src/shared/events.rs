@@ -133,6 +133,22 @@ impl EventStore for ThisStore {
         Ok(())
     }
 
+    async fn take_lease(&self, name: &str, owner: &str, now: i64, until: i64) -> StoreResult<bool> {
+        let taken = sqlx::query(
+            "INSERT INTO leases (name, owner, until) VALUES ($1, $2, $4) \
+             ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, until = excluded.until \
+             WHERE leases.owner = excluded.owner OR leases.until <= $3",
+        )
+        .bind(name)
+        .bind(owner)
+        .bind(now)
+        .bind(until)
+        .execute(self.write_pool())
+        .await
+        .map_err(map_write_error)?;
+        Ok(taken.rows_affected() == 1)
+    }
+
     async fn consumer_position(&self, name: &str) -> StoreResult<Option<i64>> {
         Ok(sqlx::query_scalar("SELECT position FROM event_consumers WHERE name = $1")
             .bind(name)

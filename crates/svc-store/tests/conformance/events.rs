@@ -131,6 +131,19 @@ conformance! {
         assert!(store.list_events(None, 0, 100).await.unwrap().iter().all(|e| e.project_id == project.id));
     }
 
+    async fn a_named_lease_is_held_by_one_owner_until_it_expires(store: DynStore) {
+        let now = now_ms();
+        assert!(store.take_lease("housekeeping", "A", now, now + 1000).await.unwrap(), "free: taken");
+        assert!(!store.take_lease("housekeeping", "B", now + 1, now + 1001).await.unwrap(), "held by A");
+        assert!(store.take_lease("housekeeping", "A", now + 500, now + 1500).await.unwrap(), "renewed by A");
+        assert!(!store.take_lease("housekeeping", "B", now + 1200, now + 2200).await.unwrap(), "the renewal holds");
+        // Another name is another lease.
+        assert!(store.take_lease("other", "B", now, now + 1000).await.unwrap());
+        // A stopped renewing: B takes it once it expires, and A no longer holds it.
+        assert!(store.take_lease("housekeeping", "B", now + 1500, now + 2500).await.unwrap(), "expired: B");
+        assert!(!store.take_lease("housekeeping", "A", now + 1600, now + 2600).await.unwrap(), "B holds it now");
+    }
+
     async fn consumers_lease_their_position_and_old_events_go_once_read(store: DynStore) {
         let project = project(&store).await;
         // The team's mail reads the feed from its start (its row comes with the feed itself).
