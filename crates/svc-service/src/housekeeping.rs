@@ -2,7 +2,6 @@
 
 use crate::Service;
 use svc_blob::BlobStore;
-use svc_store::prelude::*;
 
 /// The lease housekeeping runs under: one instance at a time among those on one database.
 const LEASE: &str = "housekeeping";

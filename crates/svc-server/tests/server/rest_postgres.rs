@@ -131,7 +131,6 @@ async fn postgres_housekeeping_runs_on_one_instance_of_two() {
     let later = now + 60_000 + LEASE_MS;
     assert!(run_if_leased(second.service(), &blobs(&second), later + 10 * 60_000).await, "taken over");
     assert!(!run_if_leased(first.service(), &blobs(&first), later + 10 * 60_000 + 1).await, "the second holds it");
-    use svc_store::prelude::*;
     // Read as of its creation: still there unless a pass deleted it.
     let left = first.store.list_all_active_hints(first.pid(), now).await.unwrap();
     assert!(left.is_empty(), "the second instance's pass deleted the expired hint: {left:?}");
