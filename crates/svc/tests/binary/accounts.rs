@@ -8,7 +8,7 @@ use serde_json::Value;
 const FORM: &str = "application/x-www-form-urlencoded";
 
 /// A client that shows redirects instead of following them, and keeps no cookies.
-fn client() -> reqwest::Client {
+pub(crate) fn client() -> reqwest::Client {
     reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
 }
 
@@ -23,12 +23,12 @@ async fn post_form(http: &reqwest::Client, server: &Server, path: &str, fields: 
         .unwrap()
 }
 
-fn location(response: &reqwest::Response) -> String {
+pub(crate) fn location(response: &reqwest::Response) -> String {
     response.headers().get(LOCATION).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string()
 }
 
 /// Signs in; returns the session cookie (`svc_session=...`), or `None` when refused.
-async fn sign_in(http: &reqwest::Client, server: &Server, email: &str, password: &str) -> Option<String> {
+pub(crate) async fn sign_in(http: &reqwest::Client, server: &Server, email: &str, password: &str) -> Option<String> {
     let response = post_form(http, server, "/sign-in", &[("email", email), ("password", password)]).await;
     match response.status().as_u16() {
         303 => Some(cookie_pair(response.headers()[SET_COOKIE].to_str().unwrap())),

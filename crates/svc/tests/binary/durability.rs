@@ -91,7 +91,7 @@ pub(crate) async fn wait_ready(svc: &mut Svc, http: &reqwest::Client) {
 }
 
 /// A small real PNG (1×1, RGB, stored deflate block), unique per `seed`.
-fn png(seed: u32) -> Vec<u8> {
+pub(crate) fn png(seed: u32) -> Vec<u8> {
     let pixel = seed.to_be_bytes();
     let mut out = Vec::new();
     let mut encoder = png::Encoder::new(&mut out, 1, 1);

@@ -8,6 +8,7 @@ mod accounts;
 mod backup;
 mod cli;
 mod durability;
+mod instances;
 mod logs;
 mod mail;
 mod metrics;

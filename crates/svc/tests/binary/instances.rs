@@ -1,0 +1,184 @@
+//! Two `svc serve` processes on one PostgreSQL database and one S3 bucket act as one service: what
+//! one stores the other serves, what one revokes the other refuses at once, and when one is killed
+//! the other goes on. Needs `SVC_TEST_POSTGRES_URL` and `SVC_TEST_S3_ENDPOINT` (the test command
+//! starts moto); without either it says it skipped and passes.
+//!
+//! Housekeeping running once between instances is `rest_postgres::postgres_housekeeping_runs_on_one_
+//! instance_of_two` (svc-server), mail and webhook delivery once are `mail` and `webhooks` there.
+
+use crate::accounts::{client, location, sign_in};
+use crate::durability::png;
+use crate::support::{Server, run_cli_with};
+use reqwest::header::COOKIE;
+use serde_json::{Value, json};
+use sqlx::Connection;
+
+/// A fresh schema on the test database; the URL `svc serve` opens it with.
+async fn fresh_schema(base: &str) -> (String, String) {
+    // Named as the store's own test schemas are, so a run that dies leaves one that is swept later.
+    let schema = format!("t_{}", svc_core::ids::new_id());
+    let mut db = sqlx::PgConnection::connect(base).await.expect("connect to SVC_TEST_POSTGRES_URL");
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA \"{schema}\""))).execute(&mut db).await.unwrap();
+    db.close().await.unwrap();
+    let separator = if base.contains('?') { '&' } else { '?' };
+    (format!("{base}{separator}options=-c%20search_path%3D{schema}"), schema)
+}
+
+async fn drop_schema(base: &str, schema: &str) {
+    let mut db = sqlx::PgConnection::connect(base).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA \"{schema}\" CASCADE"))).execute(&mut db).await.unwrap();
+    db.close().await.unwrap();
+}
+
+fn multipart_screenshot(image: &[u8]) -> (String, Vec<u8>) {
+    let boundary = "instances-boundary-41b7";
+    let mut body = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"kind\"\r\n\r\nscreenshot\r\n--{boundary}\r\n\
+         Content-Disposition: form-data; name=\"file\"; filename=\"s.png\"\r\nContent-Type: image/png\r\n\r\n"
+    )
+    .into_bytes();
+    body.extend_from_slice(image);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    (format!("multipart/form-data; boundary={boundary}"), body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_on_one_postgresql_and_one_s3_act_as_one_service() {
+    let (Ok(postgres), Ok(s3)) = (std::env::var("SVC_TEST_POSTGRES_URL"), std::env::var("SVC_TEST_S3_ENDPOINT")) else {
+        eprintln!("skipped: needs SVC_TEST_POSTGRES_URL and SVC_TEST_S3_ENDPOINT (the test command sets both)");
+        return;
+    };
+    let http = client();
+    let bucket = std::env::var("SVC_TEST_S3_BUCKET").unwrap_or_else(|_| "svc-test".into());
+    // moto takes an unsigned bucket creation; "already yours" is fine.
+    let made = http.put(format!("{}/{bucket}", s3.trim_end_matches('/'))).send().await.unwrap().status();
+    assert!(made.is_success() || made == 409, "creating the bucket {bucket}: {made}");
+    let (database_url, schema) = fresh_schema(&postgres).await;
+    let blob_store = format!("s3://{bucket}/instances-{schema}");
+    let env = [("SVC_DATABASE_URL", database_url.as_str()), ("SVC_BLOB_STORE", &blob_store), ("SVC_S3_ENDPOINT", &s3)];
+    let dirs = tempfile::tempdir().unwrap();
+    let first = Server::start(&dirs.path().join("a"), &env);
+    let boot = first.bootstrap.clone().expect("the first instance sets the database up");
+    let second = Server::start(&dirs.path().join("b"), &env);
+    assert!(second.bootstrap.is_none(), "the second instance finds the project made: {:?}", second.stdout_lines);
+    let api = |server: &Server, rest: &str| server.url(&format!("/api/v1/projects/{}{rest}", boot.project_id));
+    let setup = format!("Bearer {}", boot.setup_token);
+
+    // A screenshot uploaded through the first is bound by a report filed through the second, and
+    // both serve its bytes (from the one bucket).
+    let image = png(0x5eed);
+    let (content_type, body) = multipart_screenshot(&image);
+    let uploaded: Value = http
+        .post(first.url("/ingest/blob"))
+        .header("x-svc-project-key", &boot.public_key)
+        .header("content-type", content_type)
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let blob_id = uploaded["blobId"].as_str().expect("blobId").to_string();
+    let report =
+        json!({"blocks": [{"type": "text", "text": "checkout spinner"}, {"type": "screenshot", "blobId": blob_id}]});
+    let filed = http
+        .post(second.url("/ingest/report"))
+        .header("x-svc-project-key", &boot.public_key)
+        .json(&report)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(filed.status(), 200, "{}", filed.text().await.unwrap());
+    let report_id = filed.json::<Value>().await.unwrap()["reportId"].as_str().unwrap().to_string();
+    for server in [&first, &second] {
+        let stored: Value = http
+            .get(api(server, &format!("/feedback/{report_id}")))
+            .header("authorization", &setup)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(stored["blocks"][1]["blobId"], json!(blob_id));
+        let bytes =
+            http.get(api(server, &format!("/blobs/{blob_id}"))).header("authorization", &setup).send().await.unwrap();
+        assert_eq!(bytes.status(), 200);
+        assert_eq!(bytes.bytes().await.unwrap().as_ref(), image.as_slice());
+    }
+
+    // A key minted on the first works on the second; revoked on the first, the second refuses it
+    // on the very next request.
+    let minted: Value = http
+        .post(api(&first, "/keys"))
+        .header("authorization", &setup)
+        .json(&json!({"name": "triage agent", "scopes": ["feedback:read"]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let key = format!("Bearer {}", minted["key"].as_str().expect("the minted key"));
+    let read = http.get(api(&second, "/feedback")).header("authorization", &key).send().await.unwrap();
+    assert_eq!(read.status(), 200);
+    let revoked = http
+        .delete(api(&first, &format!("/keys/{}", minted["id"].as_str().unwrap())))
+        .header("authorization", &setup)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), 200);
+    let refused = http.get(api(&second, "/feedback")).header("authorization", &key).send().await.unwrap();
+    assert_eq!(refused.status(), 401, "a key revoked on one instance still works on the other");
+
+    // A channel hint set on the first is served by the second.
+    let hinted = http
+        .post(api(&first, "/hints"))
+        .header("authorization", &setup)
+        .json(&json!({"channelKey": "idea", "weight": "max"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(hinted.status(), 200);
+    let config: Value = http
+        .get(second.url("/ingest/config"))
+        .header("x-svc-project-key", &boot.public_key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(config["hints"][0]["channelKey"], json!("idea"), "{config}");
+
+    // A dashboard session made on the first is good on the second.
+    let (made, out, err) = run_cli_with(
+        &dirs.path().join("cli"),
+        &["user", "create", "--email", "ada@example.com", "--password-stdin", "--role", "owner"],
+        Some("correct horse battery staple\n"),
+        &env,
+    );
+    assert!(made, "{out}{err}");
+    let cookie = sign_in(&http, &first, "ada@example.com", "correct horse battery staple").await.expect("signed in");
+    let inbox = http.get(second.url("/")).header(COOKIE, &cookie).send().await.unwrap();
+    assert_eq!(inbox.status(), 200, "the second instance sent the session to {}", location(&inbox));
+    assert!(inbox.text().await.unwrap().contains("checkout spinner"), "the inbox lists the report");
+
+    // The first is killed: the second goes on taking and serving reports.
+    drop(first);
+    let after = http
+        .post(second.url("/ingest/report"))
+        .header("x-svc-project-key", &boot.public_key)
+        .json(&json!({"blocks": [{"type": "text", "text": "filed after the first instance died"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(after.status(), 200);
+    let listed: Value =
+        http.get(api(&second, "/feedback")).header("authorization", &setup).send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed["items"].as_array().map(Vec::len), Some(2), "{listed}");
+    drop(second);
+    drop_schema(&postgres, &schema).await;
+}
