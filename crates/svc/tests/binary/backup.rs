@@ -2,10 +2,8 @@
 //! before the backup started comes back whole (text and screenshot bytes), with its keys; a damaged,
 //! truncated or misplaced restore is refused and writes nothing.
 
-use crate::durability::{Acked, assert_present, client_loop, read_bootstrap, start, wait_ready};
+use crate::durability::{Burst, assert_present, read_bootstrap, start, wait_ready};
 use crate::support::{run_cli, run_cli_with};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const CLIENTS: usize = 16;
@@ -21,40 +19,22 @@ async fn a_backup_taken_under_load_restores_every_report_acknowledged_before_it(
     wait_ready(&mut svc, &http).await;
 
     // Reports (one client in eight with a screenshot) keep coming while the backup runs.
-    let stop = Arc::new(AtomicBool::new(false));
-    let acked = Arc::new(Mutex::new(Vec::<Acked>::new()));
-    let failures = Arc::new(AtomicUsize::new(0));
-    let clients: Vec<_> = (0..CLIENTS)
-        .map(|client| {
-            tokio::spawn(client_loop(
-                client,
-                http.clone(),
-                svc.base.clone(),
-                boot.public_key.clone(),
-                stop.clone(),
-                acked.clone(),
-                failures.clone(),
-            ))
-        })
-        .collect();
+    let burst = Burst::start(CLIENTS, &http, &svc.base, &boot.public_key);
     let deadline = Instant::now() + Duration::from_secs(60);
-    while acked.lock().unwrap().len() < 200 {
+    while burst.acked() < 200 {
         assert!(Instant::now() < deadline, "the clients filed too few reports");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let before: Vec<Acked> = acked.lock().unwrap().clone();
+    let before = burst.acked_reports();
     let (source, to) = (data_dir.clone(), archive.to_str().unwrap().to_string());
     let (ok, out, err) =
         tokio::task::spawn_blocking(move || run_cli(&source, &["backup", "--to", &to], None)).await.unwrap();
-    let during = acked.lock().unwrap().len() - before.len();
-    stop.store(true, Ordering::Relaxed);
-    for client in clients {
-        client.await.unwrap();
-    }
+    let during = burst.acked() - before.len();
+    let (_, cut_off) = burst.stop().await;
     assert!(ok, "svc backup failed: {out}{err}");
     assert!(during > 0, "reports should still have been filed while the backup ran");
     assert!(out.contains("Backup written") && out.contains("blobs"), "{out}");
-    assert_eq!(failures.load(Ordering::Relaxed), 0, "a client was refused during the backup");
+    assert_eq!(cut_off, 0, "a client was refused during the backup");
 
     // A second backup to the same name is refused: a backup never overwrites one.
     let (ok, _, err) = run_cli(&data_dir, &["backup", "--to", archive.to_str().unwrap()], None);

@@ -114,7 +114,7 @@ pub(crate) struct Acked {
 }
 
 /// One client: sends reports back to back until told to stop or the server goes away.
-pub(crate) async fn client_loop(
+async fn client_loop(
     client: usize,
     http: reqwest::Client,
     base: String,
@@ -180,6 +180,50 @@ pub(crate) async fn client_loop(
     failures.fetch_add(1, Ordering::Relaxed);
 }
 
+/// Clients filing reports back to back (one in [`SCREENSHOT_EVERY`] with a screenshot) until
+/// stopped or cut off.
+pub(crate) struct Burst {
+    stop: Arc<AtomicBool>,
+    acked: Arc<Mutex<Vec<Acked>>>,
+    failures: Arc<AtomicUsize>,
+    clients: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Burst {
+    pub(crate) fn start(clients: usize, http: &reqwest::Client, base: &str, key: &str) -> Burst {
+        let stop = Arc::new(AtomicBool::new(false));
+        let acked = Arc::new(Mutex::new(Vec::new()));
+        let failures = Arc::new(AtomicUsize::new(0));
+        let clients = (0..clients)
+            .map(|client| {
+                let (http, base, key) = (http.clone(), base.to_string(), key.to_string());
+                tokio::spawn(client_loop(client, http, base, key, stop.clone(), acked.clone(), failures.clone()))
+            })
+            .collect();
+        Burst { stop, acked, failures, clients }
+    }
+
+    /// How many reports were acknowledged so far.
+    pub(crate) fn acked(&self) -> usize {
+        self.acked.lock().unwrap().len()
+    }
+
+    /// The reports acknowledged so far.
+    pub(crate) fn acked_reports(&self) -> Vec<Acked> {
+        self.acked.lock().unwrap().clone()
+    }
+
+    /// Stops the clients; every report acknowledged, and how many clients were cut off before.
+    pub(crate) async fn stop(self) -> (Vec<Acked>, usize) {
+        self.stop.store(true, Ordering::Relaxed);
+        for client in self.clients {
+            client.await.unwrap();
+        }
+        let acked = self.acked.lock().unwrap().clone();
+        (acked, self.failures.load(Ordering::Relaxed))
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn acknowledged_reports_survive_sigkill() {
     let dir = tempfile::tempdir().unwrap();
@@ -192,41 +236,22 @@ async fn acknowledged_reports_survive_sigkill() {
     wait_ready(&mut svc, &http).await;
 
     // The burst.
-    let stop = Arc::new(AtomicBool::new(false));
-    let acked = Arc::new(Mutex::new(Vec::new()));
-    let failures = Arc::new(AtomicUsize::new(0));
-    let clients: Vec<_> = (0..CLIENTS)
-        .map(|client| {
-            tokio::spawn(client_loop(
-                client,
-                http.clone(),
-                svc.base.clone(),
-                boot.public_key.clone(),
-                stop.clone(),
-                acked.clone(),
-                failures.clone(),
-            ))
-        })
-        .collect();
+    let burst = Burst::start(CLIENTS, &http, &svc.base, &boot.public_key);
     tokio::time::sleep(BURST).await;
-    let acked_before_kill = acked.lock().unwrap().len();
+    let acked_before_kill = burst.acked();
     // SIGKILL while the clients are still sending: no graceful shutdown, no flush.
     svc.child.kill().unwrap();
     svc.child.wait().unwrap();
-    stop.store(true, Ordering::Relaxed);
-    for client in clients {
-        client.await.unwrap();
-    }
+    let (acked, cut_off) = burst.stop().await;
     drop(svc);
-    let acked = acked.lock().unwrap().clone();
     eprintln!(
         "{} reports acknowledged ({} when the kill was sent); {} clients were cut off",
         acked.len(),
         acked_before_kill,
-        failures.load(Ordering::Relaxed)
+        cut_off
     );
     assert!(acked_before_kill >= CLIENTS, "the burst should have filed reports before the kill");
-    assert!(failures.load(Ordering::Relaxed) > 0, "the clients should still have been sending when the kill came");
+    assert!(cut_off > 0, "the clients should still have been sending when the kill came");
 
     // Restart on the same folder: no new bootstrap, the same project and token.
     let (mut svc, stdout) = start(&data_dir, "second-start.log");

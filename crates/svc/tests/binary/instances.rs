@@ -30,6 +30,13 @@ async fn drop_schema(base: &str, schema: &str) {
     db.close().await.unwrap();
 }
 
+/// A request with one header (a key or the bearer token), answered with JSON.
+async fn json_with(request: reqwest::RequestBuilder, header: (&str, &str)) -> (u16, Value) {
+    let response = request.header(header.0, header.1).send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
 fn multipart_screenshot(image: &[u8]) -> (String, Vec<u8>) {
     let boundary = "instances-boundary-41b7";
     let mut body = format!(
@@ -68,89 +75,40 @@ async fn two_instances_on_one_postgresql_and_one_s3_act_as_one_service() {
     // both serve its bytes (from the one bucket).
     let image = png(0x5eed);
     let (content_type, body) = multipart_screenshot(&image);
-    let uploaded: Value = http
-        .post(first.url("/ingest/blob"))
-        .header("x-svc-project-key", &boot.public_key)
-        .header("content-type", content_type)
-        .body(body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let project_key = ("x-svc-project-key", boot.public_key.as_str());
+    let upload = http.post(first.url("/ingest/blob")).header("content-type", content_type).body(body);
+    let (_, uploaded) = json_with(upload, project_key).await;
     let blob_id = uploaded["blobId"].as_str().expect("blobId").to_string();
     let report =
         json!({"blocks": [{"type": "text", "text": "checkout spinner"}, {"type": "screenshot", "blobId": blob_id}]});
-    let filed = http
-        .post(second.url("/ingest/report"))
-        .header("x-svc-project-key", &boot.public_key)
-        .json(&report)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(filed.status(), 200, "{}", filed.text().await.unwrap());
-    let report_id = filed.json::<Value>().await.unwrap()["reportId"].as_str().unwrap().to_string();
+    let (status, filed) = json_with(http.post(second.url("/ingest/report")).json(&report), project_key).await;
+    assert_eq!(status, 200, "{filed}");
+    let report_id = filed["reportId"].as_str().unwrap().to_string();
+    let setup = ("authorization", setup.as_str());
     for server in [&first, &second] {
-        let stored: Value = http
-            .get(api(server, &format!("/feedback/{report_id}")))
-            .header("authorization", &setup)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let (_, stored) = json_with(http.get(api(server, &format!("/feedback/{report_id}"))), setup).await;
         assert_eq!(stored["blocks"][1]["blobId"], json!(blob_id));
-        let bytes =
-            http.get(api(server, &format!("/blobs/{blob_id}"))).header("authorization", &setup).send().await.unwrap();
+        let bytes = http.get(api(server, &format!("/blobs/{blob_id}"))).header(setup.0, setup.1).send().await.unwrap();
         assert_eq!(bytes.status(), 200);
         assert_eq!(bytes.bytes().await.unwrap().as_ref(), image.as_slice());
     }
 
     // A key minted on the first works on the second; revoked on the first, the second refuses it
     // on the very next request.
-    let minted: Value = http
-        .post(api(&first, "/keys"))
-        .header("authorization", &setup)
-        .json(&json!({"name": "triage agent", "scopes": ["feedback:read"]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let new_key = json!({"name": "triage agent", "scopes": ["feedback:read"]});
+    let (_, minted) = json_with(http.post(api(&first, "/keys")).json(&new_key), setup).await;
     let key = format!("Bearer {}", minted["key"].as_str().expect("the minted key"));
-    let read = http.get(api(&second, "/feedback")).header("authorization", &key).send().await.unwrap();
-    assert_eq!(read.status(), 200);
-    let revoked = http
-        .delete(api(&first, &format!("/keys/{}", minted["id"].as_str().unwrap())))
-        .header("authorization", &setup)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(revoked.status(), 200);
-    let refused = http.get(api(&second, "/feedback")).header("authorization", &key).send().await.unwrap();
-    assert_eq!(refused.status(), 401, "a key revoked on one instance still works on the other");
+    let key = ("authorization", key.as_str());
+    assert_eq!(json_with(http.get(api(&second, "/feedback")), key).await.0, 200);
+    let revoke = http.delete(api(&first, &format!("/keys/{}", minted["id"].as_str().unwrap())));
+    assert_eq!(json_with(revoke, setup).await.0, 200);
+    let (refused, _) = json_with(http.get(api(&second, "/feedback")), key).await;
+    assert_eq!(refused, 401, "a key revoked on one instance still works on the other");
 
     // A channel hint set on the first is served by the second.
-    let hinted = http
-        .post(api(&first, "/hints"))
-        .header("authorization", &setup)
-        .json(&json!({"channelKey": "idea", "weight": "max"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(hinted.status(), 200);
-    let config: Value = http
-        .get(second.url("/ingest/config"))
-        .header("x-svc-project-key", &boot.public_key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let hint = json!({"channelKey": "idea", "weight": "max"});
+    assert_eq!(json_with(http.post(api(&first, "/hints")).json(&hint), setup).await.0, 200);
+    let (_, config) = json_with(http.get(second.url("/ingest/config")), project_key).await;
     assert_eq!(config["hints"][0]["channelKey"], json!("idea"), "{config}");
 
     // A dashboard session made on the first is good on the second.
@@ -168,16 +126,9 @@ async fn two_instances_on_one_postgresql_and_one_s3_act_as_one_service() {
 
     // The first is killed: the second goes on taking and serving reports.
     drop(first);
-    let after = http
-        .post(second.url("/ingest/report"))
-        .header("x-svc-project-key", &boot.public_key)
-        .json(&json!({"blocks": [{"type": "text", "text": "filed after the first instance died"}]}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(after.status(), 200);
-    let listed: Value =
-        http.get(api(&second, "/feedback")).header("authorization", &setup).send().await.unwrap().json().await.unwrap();
+    let late = json!({"blocks": [{"type": "text", "text": "filed after the first instance died"}]});
+    assert_eq!(json_with(http.post(second.url("/ingest/report")).json(&late), project_key).await.0, 200);
+    let (_, listed) = json_with(http.get(api(&second, "/feedback")), setup).await;
     assert_eq!(listed["items"].as_array().map(Vec::len), Some(2), "{listed}");
     drop(second);
     drop_schema(&postgres, &schema).await;
