@@ -18,6 +18,7 @@ mod health;
 mod pacing;
 pub mod postgres;
 pub mod sqlite;
+pub mod transfer;
 #[cfg(test)]
 mod test_fixtures;
 

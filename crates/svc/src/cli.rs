@@ -51,6 +51,30 @@ pub enum Command {
     /// Restore an archive made by `svc backup` into an empty data directory, after checking every
     /// file's checksum and the database's integrity.
     Restore(RestoreArgs),
+    /// Copy this installation (every table and every blob) into another: SQLite and a blob folder
+    /// to PostgreSQL and S3, or back. Resumable; the source is left as it is.
+    Migrate(MigrateArgs),
+}
+
+#[derive(Args)]
+pub struct MigrateArgs {
+    /// The destination database: `postgres://...`, or `sqlite:///path/svc.db` to come back. It must
+    /// be new and empty (or this copy's own, interrupted: it resumes).
+    #[arg(long)]
+    pub to: String,
+    /// Where the blobs go: `s3://bucket/prefix` or a folder. Default: beside a SQLite destination
+    /// (`<its folder>/blobs`); with a PostgreSQL destination the blobs stay where they are.
+    #[arg(long)]
+    pub blobs_to: Option<String>,
+    /// The source's blob storage, as for `serve`.
+    #[arg(long, env = "SVC_BLOB_STORE")]
+    pub blob_store: Option<String>,
+    /// S3 endpoint for non-AWS services, for either side, as for `serve`.
+    #[arg(long, env = "SVC_S3_ENDPOINT")]
+    pub s3_endpoint: Option<String>,
+    /// Stops after this many batches of a table (to test resuming).
+    #[arg(long, hide = true)]
+    pub stop_after_batches: Option<usize>,
 }
 
 #[derive(Args)]

@@ -7,6 +7,7 @@ mod allocator;
 mod backup;
 mod cli;
 mod logging;
+mod migrate;
 mod serve;
 
 use clap::Parser;
@@ -29,6 +30,7 @@ fn main() -> anyhow::Result<()> {
             cli::Command::User(command) => admin::user(&cli.storage, command).await,
             cli::Command::Backup(args) => backup::backup(&cli.storage, &args).await,
             cli::Command::Restore(args) => backup::restore(&cli.storage, &args).await,
+            cli::Command::Migrate(args) => migrate::run(&cli.storage, &args).await,
         }
     })
 }
