@@ -18,9 +18,9 @@ mod health;
 mod pacing;
 pub mod postgres;
 pub mod sqlite;
-pub mod transfer;
 #[cfg(test)]
 mod test_fixtures;
+pub mod transfer;
 
 pub use cache::TTL as HOT_CACHE_TTL;
 

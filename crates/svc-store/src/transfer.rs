@@ -105,7 +105,10 @@ impl Database {
     async fn columns(&self, table: &str) -> StoreResult<Vec<String>> {
         Ok(match self {
             Database::Sqlite(pool) => {
-                sqlx::query_scalar("SELECT name FROM pragma_table_info(?) ORDER BY cid").bind(table).fetch_all(pool).await?
+                sqlx::query_scalar("SELECT name FROM pragma_table_info(?) ORDER BY cid")
+                    .bind(table)
+                    .fetch_all(pool)
+                    .await?
             }
             Database::Postgres(pool) => {
                 sqlx::query_scalar(
@@ -268,14 +271,17 @@ impl Transfer {
         Ok(counts)
     }
 
-    /// Copies `table` from where an earlier run left it; calls `progress` with the rows of each
-    /// batch as it lands. `stop_after` batches (a test's interruption) ends it early: `false`.
+    /// Copies `table` from where an earlier run left it, `batch_rows` rows per transaction; calls
+    /// `progress` with the rows of each batch as it lands. `stop_after` batches (a test's
+    /// interruption) ends it early: `false`.
     pub async fn copy(
         &self,
         table: &Table,
         progress: &mut dyn FnMut(u64),
+        batch_rows: usize,
         stop_after: Option<usize>,
     ) -> StoreResult<bool> {
+        let batch_rows = batch_rows.max(1);
         let (last_key, done) = self.progress_of(&table.name).await?;
         if done {
             return Ok(true);
@@ -283,10 +289,10 @@ impl Transfer {
         let mut after: Option<Vec<Value>> = last_key.map(|key| key.into_iter().map(from_json).collect());
         let mut batches = 0;
         loop {
-            let rows = self.read_batch(&self.source, table, after.as_deref(), BATCH_ROWS).await?;
+            let rows = self.read_batch(&self.source, table, after.as_deref(), batch_rows).await?;
             let last = rows.last().map(|row| key_of(table, row));
             let count = rows.len();
-            let finished = count < BATCH_ROWS;
+            let finished = count < batch_rows;
             self.write_batch(table, &rows, last.as_deref(), finished).await?;
             progress(count as u64);
             if finished {
@@ -345,7 +351,9 @@ impl Transfer {
         let sql = format!("SELECT last_key, done FROM {PROGRESS} WHERE table_name = $1");
         let row: Option<(Option<String>, i32)> = match &self.dest {
             Database::Sqlite(pool) => sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(table).fetch_optional(pool).await?,
-            Database::Postgres(pool) => sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(table).fetch_optional(pool).await?,
+            Database::Postgres(pool) => {
+                sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(table).fetch_optional(pool).await?
+            }
         };
         Ok(match row {
             Some((key, done)) => (key.and_then(|key| serde_json::from_str(&key).ok()), done != 0),
@@ -398,7 +406,13 @@ impl Transfer {
 
     /// Writes `rows` (an upsert, so a batch written again changes nothing) and the table's progress
     /// in one transaction.
-    async fn write_batch(&self, table: &Table, rows: &[Vec<Value>], last: Option<&[Value]>, done: bool) -> StoreResult<()> {
+    async fn write_batch(
+        &self,
+        table: &Table,
+        rows: &[Vec<Value>],
+        last: Option<&[Value]>,
+        done: bool,
+    ) -> StoreResult<()> {
         let key_json = last.map(|key| serde_json::Value::Array(key.iter().map(to_json).collect()).to_string());
         let progress = format!(
             "INSERT INTO {PROGRESS} (table_name, last_key, done) VALUES ($1, $2, $3) \
@@ -640,9 +654,9 @@ fn bind_postgres<'q>(
         (Value::Int(n), Some("double precision" | "real")) => query.bind(n as f64),
         (Value::Int(n), _) => query.bind(n),
         (Value::Real(x), _) => query.bind(x),
-        (Value::Text(text), Some("json" | "jsonb")) => {
-            query.bind(sqlx::types::Json(serde_json::from_str::<serde_json::Value>(&text).unwrap_or(serde_json::Value::String(text))))
-        }
+        (Value::Text(text), Some("json" | "jsonb")) => query.bind(sqlx::types::Json(
+            serde_json::from_str::<serde_json::Value>(&text).unwrap_or(serde_json::Value::String(text)),
+        )),
         (Value::Text(text), _) => query.bind(text),
         (Value::Bytes(bytes), _) => query.bind(bytes),
         (Value::Json(json), _) => query.bind(sqlx::types::Json(json)),
@@ -702,7 +716,9 @@ fn to_json(value: &Value) -> serde_json::Value {
 fn from_json(value: serde_json::Value) -> Value {
     match value {
         serde_json::Value::Null => Value::Null,
-        serde_json::Value::Number(n) => n.as_i64().map(Value::Int).unwrap_or_else(|| Value::Real(n.as_f64().unwrap_or(0.0))),
+        serde_json::Value::Number(n) => {
+            n.as_i64().map(Value::Int).unwrap_or_else(|| Value::Real(n.as_f64().unwrap_or(0.0)))
+        }
         serde_json::Value::String(text) => Value::Text(text),
         serde_json::Value::Object(mut map) => match (map.remove("hex"), map.remove("json")) {
             (Some(serde_json::Value::String(hex)), _) => Value::Bytes(hex::decode(hex).unwrap_or_default()),

@@ -72,6 +72,9 @@ pub struct MigrateArgs {
     /// S3 endpoint for non-AWS services, for either side, as for `serve`.
     #[arg(long, env = "SVC_S3_ENDPOINT")]
     pub s3_endpoint: Option<String>,
+    /// Rows per batch (one transaction each on the destination).
+    #[arg(long, default_value_t = svc_store::transfer::BATCH_ROWS, hide = true)]
+    pub batch_rows: usize,
     /// Stops after this many batches of a table (to test resuming).
     #[arg(long, hide = true)]
     pub stop_after_batches: Option<usize>,

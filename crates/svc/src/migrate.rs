@@ -17,8 +17,9 @@ pub async fn run(storage: &StorageArgs, args: &MigrateArgs) -> anyhow::Result<()
         let path = source_url.trim_start_matches("sqlite://").trim_start_matches("sqlite:");
         anyhow::ensure!(std::path::Path::new(path).exists(), "no database at {path}: nothing to migrate");
     }
-    let source_blobs = BlobStore::from_settings(args.blob_store.as_deref(), &storage.data_dir, args.s3_endpoint.as_deref())
-        .context("the source's blob store")?;
+    let source_blobs =
+        BlobStore::from_settings(args.blob_store.as_deref(), &storage.data_dir, args.s3_endpoint.as_deref())
+            .context("the source's blob store")?;
     let dest_blobs = destination_blobs(args)?;
 
     let source = Database::open(&source_url, false).await.context("opening the source database")?;
@@ -31,10 +32,15 @@ pub async fn run(storage: &StorageArgs, args: &MigrateArgs) -> anyhow::Result<()
     let bar = progress(total as u64, "{msg:24} [{bar:30}] {pos}/{len} rows ({eta})");
     for table in transfer.tables() {
         bar.set_message(table.name.clone());
-        let complete = transfer.copy(table, &mut |rows| bar.inc(rows), args.stop_after_batches).await?;
+        let complete =
+            transfer.copy(table, &mut |rows| bar.inc(rows), args.batch_rows, args.stop_after_batches).await?;
         if !complete {
             bar.abandon();
-            bail!("stopped after {} batches of {} (--stop-after-batches); run it again to go on", args.stop_after_batches.unwrap_or(0), table.name);
+            bail!(
+                "stopped after {} batches of {} (--stop-after-batches); run it again to go on",
+                args.stop_after_batches.unwrap_or(0),
+                table.name
+            );
         }
     }
     bar.finish_and_clear();
@@ -46,11 +52,24 @@ pub async fn run(storage: &StorageArgs, args: &MigrateArgs) -> anyhow::Result<()
     eprintln!("comparing both sides…");
     let compared = transfer.finish().await?;
     transfer.close().await;
+    if compared.iter().all(|table| table.same()) {
+        // What the service derives from the rows (the search index; on SQLite the short ids), built
+        // now, so the service starts with every report searchable.
+        eprintln!("building the search index…");
+        let store = svc_store::connect(&args.to).await.context("opening the copy")?;
+        store.run_maintenance_once().await.context("building the search index")?;
+    }
 
     println!("{:<24} {:>10} {:>10}  {}", "table", "source", "copy", "SHA-256");
     for table in &compared {
         let verdict = if table.same() { "same" } else { "DIFFERENT" };
-        println!("{:<24} {:>10} {:>10}  {} {verdict}", table.table, table.source_rows, table.dest_rows, &table.dest_sha256[..12]);
+        println!(
+            "{:<24} {:>10} {:>10}  {} {verdict}",
+            table.table,
+            table.source_rows,
+            table.dest_rows,
+            &table.dest_sha256[..12]
+        );
     }
     match &blobs {
         Some(blobs) => println!(
@@ -65,17 +84,33 @@ pub async fn run(storage: &StorageArgs, args: &MigrateArgs) -> anyhow::Result<()
     }
     let different: Vec<&str> = compared.iter().filter(|t| !t.same()).map(|t| t.table.as_str()).collect();
     if !different.is_empty() {
-        bail!("the copy differs from the source in {}: run svc migrate again (the source changed while it ran?)", different.join(", "));
+        bail!(
+            "the copy differs from the source in {}: run svc migrate again (the source changed while it ran?)",
+            different.join(", ")
+        );
     }
     if let Some(blobs) = blobs
         && !blobs.mismatched.is_empty()
     {
-        bail!("{} blob(s) differ from the source (first: {}): run svc migrate again", blobs.mismatched.len(), blobs.mismatched[0]);
+        bail!(
+            "{} blob(s) differ from the source (first: {}): run svc migrate again",
+            blobs.mismatched.len(),
+            blobs.mismatched[0]
+        );
     }
-    println!("Migration complete. Start the service on it: SVC_DATABASE_URL=<the destination>{} svc serve", match &args.blobs_to {
+    let blob_setting = match &args.blobs_to {
         Some(blobs) if blobs.starts_with("s3://") => format!(" SVC_BLOB_STORE={blobs}"),
         _ => String::new(),
-    });
+    };
+    if args.to.starts_with("postgres") {
+        println!(
+            "Migration complete. Start the service on it: SVC_DATABASE_URL=<the destination>{blob_setting} svc serve"
+        );
+    } else {
+        println!(
+            "Migration complete. Start the service on it: svc serve --data-dir <the destination's folder>{blob_setting}"
+        );
+    }
     Ok(())
 }
 
@@ -149,6 +184,8 @@ async fn hash_of(store: &BlobStore, id: &str) -> anyhow::Result<Option<Vec<u8>>>
 
 fn progress(total: u64, template: &str) -> ProgressBar {
     let bar = ProgressBar::new(total);
-    bar.set_style(ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()).progress_chars("=> "));
+    bar.set_style(
+        ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()).progress_chars("=> "),
+    );
     bar
 }

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use sqlx::Connection;
 
 /// A fresh schema on the test database; the URL `svc serve` opens it with.
-async fn fresh_schema(base: &str) -> (String, String) {
+pub(crate) async fn fresh_schema(base: &str) -> (String, String) {
     // Named as the store's own test schemas are, so a run that dies leaves one that is swept later.
     let schema = format!("t_{}", svc_core::ids::new_id());
     let mut db = sqlx::PgConnection::connect(base).await.expect("connect to SVC_TEST_POSTGRES_URL");
@@ -24,20 +24,20 @@ async fn fresh_schema(base: &str) -> (String, String) {
     (format!("{base}{separator}options=-c%20search_path%3D{schema}"), schema)
 }
 
-async fn drop_schema(base: &str, schema: &str) {
+pub(crate) async fn drop_schema(base: &str, schema: &str) {
     let mut db = sqlx::PgConnection::connect(base).await.unwrap();
     sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA \"{schema}\" CASCADE"))).execute(&mut db).await.unwrap();
     db.close().await.unwrap();
 }
 
 /// A request with one header (a key or the bearer token), answered with JSON.
-async fn json_with(request: reqwest::RequestBuilder, header: (&str, &str)) -> (u16, Value) {
+pub(crate) async fn json_with(request: reqwest::RequestBuilder, header: (&str, &str)) -> (u16, Value) {
     let response = request.header(header.0, header.1).send().await.unwrap();
     let status = response.status().as_u16();
     (status, response.json().await.unwrap_or(Value::Null))
 }
 
-fn multipart_screenshot(image: &[u8]) -> (String, Vec<u8>) {
+pub(crate) fn multipart_screenshot(image: &[u8]) -> (String, Vec<u8>) {
     let boundary = "instances-boundary-41b7";
     let mut body = format!(
         "--{boundary}\r\nContent-Disposition: form-data; name=\"kind\"\r\n\r\nscreenshot\r\n--{boundary}\r\n\

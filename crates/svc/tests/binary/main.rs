@@ -12,6 +12,7 @@ mod instances;
 mod logs;
 mod mail;
 mod metrics;
+mod migrate;
 mod project_delete;
 mod self_setup;
 mod webhooks;
