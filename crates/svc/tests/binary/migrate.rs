@@ -66,6 +66,14 @@ async fn an_installation_moves_to_postgresql_and_s3_whole() {
         &storage,
     );
     assert!(made, "{out}{err}");
+    // An agent connected with OAuth (registration, consent in the dashboard, code for token).
+    let cookie = sign_in(&http, &sqlite, "ada@example.com", password).await.expect("signed in");
+    let oauth_token = connect_agent(&http, &sqlite, &cookie, &format!("project:{}", boot.project_id)).await;
+    let oauth = format!("Bearer {oauth_token}");
+    let oauth = ("authorization", oauth.as_str());
+    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list_reports", "arguments": {}}});
+    let listed = json_with(http.post(sqlite.url("/mcp")).json(&list), oauth).await;
+    assert_eq!((listed.0, &listed.1["result"]["isError"]), (200, &json!(false)), "{}", listed.1);
     let before = json_with(http.get(api(&sqlite, "/feedback?limit=100")), setup).await.1;
     drop(sqlite);
 
@@ -118,6 +126,8 @@ async fn an_installation_moves_to_postgresql_and_s3_whole() {
     let document = json_with(http.post(moved.url("/mcp")).json(&read), agent).await.1;
     let text = document["result"]["content"][0]["text"].as_str().unwrap_or_default();
     assert!(text.contains("rounding in the cart total") && text.contains("report 0"), "{document}");
+    let listed = json_with(http.post(moved.url("/mcp")).json(&list), oauth).await;
+    assert_eq!((listed.0, &listed.1["result"]["isError"]), (200, &json!(false)), "the OAuth connection still works: {}", listed.1);
     let found = json_with(http.get(api(&moved, "/feedback?q=total")), agent).await.1;
     assert_eq!(found["items"].as_array().map(Vec::len), Some(12), "the search index is rebuilt: {found}");
     // The person signs in with the same password and sees the reports.
@@ -143,6 +153,82 @@ async fn an_installation_moves_to_postgresql_and_s3_whole() {
     assert_eq!(blob.bytes().await.unwrap().as_ref(), image.as_slice(), "the screenshot, in the folder again");
     drop(returned);
     drop_schema(&postgres, &schema).await;
+}
+
+/// An agent's OAuth connection, as a client makes it: registration, the signed-in person's consent
+/// (read access to `grant`), the code exchanged with its PKCE verifier. Returns the access token.
+async fn connect_agent(http: &reqwest::Client, server: &Server, cookie: &str, grant: &str) -> String {
+    use base64::Engine;
+    use sha2::Digest;
+    let redirect = "http://127.0.0.1:9999/callback";
+    let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk-migrate";
+    let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(verifier));
+    let registration = json!({"client_name": "Claude Code", "redirect_uris": [redirect]});
+    let registered: serde_json::Value =
+        http.post(server.url("/register")).json(&registration).send().await.unwrap().json().await.unwrap();
+    let client_id = registered["client_id"].as_str().expect("a client id").to_string();
+    let resource = server.url("/mcp");
+    let query = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs([
+            ("response_type", "code"),
+            ("client_id", client_id.as_str()),
+            ("redirect_uri", redirect),
+            ("state", "st-1"),
+            ("code_challenge", challenge.as_str()),
+            ("code_challenge_method", "S256"),
+            ("resource", resource.as_str()),
+            ("scope", "feedback:read"),
+        ])
+        .finish();
+    let page = http.get(server.url(&format!("/authorize?{query}"))).header(COOKIE, cookie).send().await.unwrap();
+    let page = page.text().await.unwrap();
+    let hidden = |name: &str| {
+        let marker = format!("name=\"{name}\" value=\"");
+        let start = page.find(&marker).unwrap_or_else(|| panic!("no {name} on the consent page: {page}")) + marker.len();
+        page[start..start + page[start..].find('"').unwrap()].to_string()
+    };
+    let form = crate::support::form(&[
+        ("_csrf", &hidden("_csrf")),
+        ("request", &hidden("request")),
+        ("grant", grant),
+        ("access", "read"),
+        ("decision", "approve"),
+    ]);
+    let answered = http
+        .post(server.url("/authorize"))
+        .header(COOKIE, cookie)
+        .header("origin", &server.base)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form)
+        .send()
+        .await
+        .unwrap();
+    let location = crate::accounts::location(&answered);
+    let code = url::Url::parse(&location)
+        .unwrap_or_else(|_| panic!("consent answered {}: {location}", answered.status()))
+        .query_pairs()
+        .find(|(name, _)| name == "code")
+        .map(|(_, value)| value.into_owned())
+        .expect("a code");
+    let exchange = crate::support::form(&[
+        ("grant_type", "authorization_code"),
+        ("code", &code),
+        ("redirect_uri", redirect),
+        ("client_id", &client_id),
+        ("code_verifier", verifier),
+        ("resource", &resource),
+    ]);
+    let token: serde_json::Value = http
+        .post(server.url("/token"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(exchange)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    token["access_token"].as_str().unwrap_or_else(|| panic!("no access token: {token}")).to_string()
 }
 
 /// A copy between two SQLite databases, and a source that does not exist, are refused plainly.
