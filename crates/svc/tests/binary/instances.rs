@@ -38,13 +38,18 @@ pub(crate) async fn json_with(request: reqwest::RequestBuilder, header: (&str, &
 }
 
 pub(crate) fn multipart_screenshot(image: &[u8]) -> (String, Vec<u8>) {
+    multipart_upload("screenshot", "s.png", "image/png", image)
+}
+
+/// An ingest upload's body: a blob of `kind` named `filename`; (content type, body).
+pub(crate) fn multipart_upload(kind: &str, filename: &str, mime: &str, bytes: &[u8]) -> (String, Vec<u8>) {
     let boundary = "instances-boundary-41b7";
     let mut body = format!(
-        "--{boundary}\r\nContent-Disposition: form-data; name=\"kind\"\r\n\r\nscreenshot\r\n--{boundary}\r\n\
-         Content-Disposition: form-data; name=\"file\"; filename=\"s.png\"\r\nContent-Type: image/png\r\n\r\n"
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"kind\"\r\n\r\n{kind}\r\n--{boundary}\r\n\
+         Content-Disposition: form-data; name=\"file\"; filename=\"{filename}\"\r\nContent-Type: {mime}\r\n\r\n"
     )
     .into_bytes();
-    body.extend_from_slice(image);
+    body.extend_from_slice(bytes);
     body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
     (format!("multipart/form-data; boundary={boundary}"), body)
 }

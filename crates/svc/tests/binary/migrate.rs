@@ -5,7 +5,7 @@
 
 use crate::accounts::{client, sign_in};
 use crate::durability::png;
-use crate::instances::{drop_schema, fresh_schema, json_with, multipart_screenshot};
+use crate::instances::{drop_schema, fresh_schema, json_with, multipart_screenshot, multipart_upload};
 use crate::support::{Server, run_cli_with};
 use reqwest::header::COOKIE;
 use serde_json::json;
@@ -32,11 +32,16 @@ async fn an_installation_moves_to_postgresql_and_s3_whole() {
     let (content_type, body) = multipart_screenshot(&image);
     let upload = http.post(sqlite.url("/ingest/blob")).header("content-type", content_type).body(body);
     let screenshot = json_with(upload, project_key).await.1["blobId"].as_str().unwrap().to_string();
+    let log = b"12:00:01 cart total 19.999 rounded to 19.99\n".repeat(40);
+    let (content_type, body) = multipart_upload("file", "cart.log", "text/plain", &log);
+    let upload = http.post(sqlite.url("/ingest/blob")).header("content-type", content_type).body(body);
+    let file = json_with(upload, project_key).await.1["blobId"].as_str().unwrap().to_string();
     let mut reports = Vec::new();
     for n in 0..12 {
         let mut blocks = vec![json!({"type": "text", "text": format!("report {n}: the total is wrong")})];
         if n == 0 {
             blocks.push(json!({"type": "screenshot", "blobId": screenshot}));
+            blocks.push(json!({"type": "file", "blobId": file, "name": "cart.log"}));
         }
         let report =
             json!({"blocks": blocks, "context": {"artifactId": "preview-42", "url": "https://shop.example/cart"}});
@@ -71,7 +76,8 @@ async fn an_installation_moves_to_postgresql_and_s3_whole() {
     let oauth_token = connect_agent(&http, &sqlite, &cookie, &format!("project:{}", boot.project_id)).await;
     let oauth = format!("Bearer {oauth_token}");
     let oauth = ("authorization", oauth.as_str());
-    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list_reports", "arguments": {}}});
+    let list =
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list_reports", "arguments": {}}});
     let listed = json_with(http.post(sqlite.url("/mcp")).json(&list), oauth).await;
     assert_eq!((listed.0, &listed.1["result"]["isError"]), (200, &json!(false)), "{}", listed.1);
     let before = json_with(http.get(api(&sqlite, "/feedback?limit=100")), setup).await.1;
@@ -117,6 +123,8 @@ async fn an_installation_moves_to_postgresql_and_s3_whole() {
     assert_eq!(after["items"], before["items"], "REST lists the same reports, the same way");
     let blob = http.get(api(&moved, &format!("/blobs/{screenshot}"))).header(setup.0, setup.1).send().await.unwrap();
     assert_eq!(blob.bytes().await.unwrap().as_ref(), image.as_slice(), "the screenshot, from S3");
+    let attached = http.get(api(&moved, &format!("/blobs/{file}"))).header(setup.0, setup.1).send().await.unwrap();
+    assert_eq!(attached.bytes().await.unwrap().as_ref(), log.as_slice(), "the attached file, from S3");
     let rooms = json_with(http.get(api(&moved, "/rooms")), agent).await.1;
     assert_eq!(rooms["items"][0]["count"], json!(12), "room counts are rebuilt: {rooms}");
     let hooks = json_with(http.get(api(&moved, "/webhooks")), setup).await.1;
@@ -127,7 +135,12 @@ async fn an_installation_moves_to_postgresql_and_s3_whole() {
     let text = document["result"]["content"][0]["text"].as_str().unwrap_or_default();
     assert!(text.contains("rounding in the cart total") && text.contains("report 0"), "{document}");
     let listed = json_with(http.post(moved.url("/mcp")).json(&list), oauth).await;
-    assert_eq!((listed.0, &listed.1["result"]["isError"]), (200, &json!(false)), "the OAuth connection still works: {}", listed.1);
+    assert_eq!(
+        (listed.0, &listed.1["result"]["isError"]),
+        (200, &json!(false)),
+        "the OAuth connection still works: {}",
+        listed.1
+    );
     let found = json_with(http.get(api(&moved, "/feedback?q=total")), agent).await.1;
     assert_eq!(found["items"].as_array().map(Vec::len), Some(12), "the search index is rebuilt: {found}");
     // The person signs in with the same password and sees the reports.
@@ -184,7 +197,8 @@ async fn connect_agent(http: &reqwest::Client, server: &Server, cookie: &str, gr
     let page = page.text().await.unwrap();
     let hidden = |name: &str| {
         let marker = format!("name=\"{name}\" value=\"");
-        let start = page.find(&marker).unwrap_or_else(|| panic!("no {name} on the consent page: {page}")) + marker.len();
+        let start =
+            page.find(&marker).unwrap_or_else(|| panic!("no {name} on the consent page: {page}")) + marker.len();
         page[start..start + page[start..].find('"').unwrap()].to_string()
     };
     let form = crate::support::form(&[
