@@ -13,6 +13,12 @@ use svc_store::transfer::{Database, Transfer};
 
 pub async fn run(storage: &StorageArgs, args: &MigrateArgs) -> anyhow::Result<()> {
     let source_url = storage.database_url();
+    let postgres = |url: &str| url.starts_with("postgres://") || url.starts_with("postgresql://");
+    anyhow::ensure!(
+        postgres(&source_url) != postgres(&args.to),
+        "svc migrate copies between SQLite and PostgreSQL; the source and --to are both {}",
+        if postgres(&args.to) { "PostgreSQL" } else { "SQLite" }
+    );
     if source_url.starts_with("sqlite:") {
         let path = source_url.trim_start_matches("sqlite://").trim_start_matches("sqlite:");
         anyhow::ensure!(std::path::Path::new(path).exists(), "no database at {path}: nothing to migrate");

@@ -253,7 +253,8 @@ fn migrate_refuses_two_databases_of_one_kind() {
     assert!(ok, "{out}{err}");
     let other = format!("sqlite://{}", dir.path().join("other/svc.db").display());
     let (ok, _, err) = crate::support::run_cli(dir.path(), &["migrate", "--to", &other], None);
-    assert!(!ok && err.contains("between SQLite and PostgreSQL"), "{err}");
-    let (ok, _, err) = crate::support::run_cli(&dir.path().join("none"), &["migrate", "--to", &other], None);
+    assert!(!ok && err.contains("between SQLite and PostgreSQL; the source and --to are both SQLite"), "{err}");
+    let postgres = "postgres://svc@db.invalid/svc";
+    let (ok, _, err) = crate::support::run_cli(&dir.path().join("none"), &["migrate", "--to", postgres], None);
     assert!(!ok && err.contains("nothing to migrate"), "{err}");
 }
