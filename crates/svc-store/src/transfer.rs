@@ -419,44 +419,35 @@ impl Transfer {
              ON CONFLICT (table_name) DO UPDATE SET last_key = COALESCE(excluded.last_key, {PROGRESS}.last_key), done = excluded.done"
         );
         let insert = (!rows.is_empty()).then(|| self.insert_sql(table, rows.len()));
+        // The same steps on either backend (their queries are of different types).
+        macro_rules! in_one_transaction {
+            ($pool:expr, $bind:expr) => {{
+                let mut tx = $pool.begin().await?;
+                if let Some(sql) = insert {
+                    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+                    for row in rows {
+                        for (value, (_, kind)) in row.iter().zip(&table.columns) {
+                            query = $bind(query, value, kind);
+                        }
+                    }
+                    query.execute(&mut *tx).await?;
+                }
+                sqlx::query(sqlx::AssertSqlSafe(progress))
+                    .bind(&table.name)
+                    .bind(key_json)
+                    .bind(i32::from(done))
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+            }};
+        }
         match &self.dest {
-            Database::Sqlite(pool) => {
-                let mut tx = pool.begin().await?;
-                if let Some(sql) = insert {
-                    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-                    for row in rows {
-                        for (value, (_, kind)) in row.iter().zip(&table.columns) {
-                            query = bind_sqlite(query, &for_sqlite(value, kind));
-                        }
-                    }
-                    query.execute(&mut *tx).await?;
-                }
-                sqlx::query(sqlx::AssertSqlSafe(progress))
-                    .bind(&table.name)
-                    .bind(key_json)
-                    .bind(i32::from(done))
-                    .execute(&mut *tx)
-                    .await?;
-                tx.commit().await?;
-            }
+            Database::Sqlite(pool) => in_one_transaction!(pool, |query, value: &Value, kind: &String| bind_sqlite(
+                query,
+                &for_sqlite(value, kind)
+            )),
             Database::Postgres(pool) => {
-                let mut tx = pool.begin().await?;
-                if let Some(sql) = insert {
-                    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-                    for row in rows {
-                        for (value, (_, kind)) in row.iter().zip(&table.columns) {
-                            query = bind_postgres(query, value, Some(kind));
-                        }
-                    }
-                    query.execute(&mut *tx).await?;
-                }
-                sqlx::query(sqlx::AssertSqlSafe(progress))
-                    .bind(&table.name)
-                    .bind(key_json)
-                    .bind(i32::from(done))
-                    .execute(&mut *tx)
-                    .await?;
-                tx.commit().await?;
+                in_one_transaction!(pool, |query, value, kind: &String| bind_postgres(query, value, Some(kind)))
             }
         }
         Ok(())
