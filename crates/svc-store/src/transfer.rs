@@ -307,7 +307,8 @@ impl Transfer {
     }
 
     /// Moves PostgreSQL's identity sequences past the copied ids, compares every table, and (when
-    /// all are the same) drops the progress table: the copy is complete.
+    /// all are the same) drops the progress table: the copy is complete. A table that differs is
+    /// marked to be copied again by the next run.
     pub async fn finish(&self) -> StoreResult<Vec<Compared>> {
         if let Database::Postgres(pool) = &self.dest {
             for table in &self.tables {
@@ -329,6 +330,13 @@ impl Transfer {
         }
         if compared.iter().all(Compared::same) {
             execute(&self.dest, &format!("DROP TABLE {PROGRESS}")).await?;
+        } else {
+            // A table that differs (the source changed while it was copied) is copied again whole
+            // on the next run: its rows are upserts, so changed and added rows land.
+            for table in compared.iter().filter(|table| !table.same()) {
+                let sql = format!("DELETE FROM {PROGRESS} WHERE table_name = '{}'", table.table.replace('\'', "''"));
+                execute(&self.dest, &sql).await?;
+            }
         }
         Ok(compared)
     }

@@ -9,6 +9,7 @@ use crate::instances::{drop_schema, fresh_schema, json_with, multipart_screensho
 use crate::support::{Server, run_cli_with};
 use reqwest::header::COOKIE;
 use serde_json::json;
+use sqlx::Connection;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_installation_moves_to_postgresql_and_s3_whole() {
@@ -97,6 +98,18 @@ async fn an_installation_moves_to_postgresql_and_s3_whole() {
     };
     let (ok, out, err) = migrate(&["--batch-rows", "2", "--stop-after-batches", "1"]);
     assert!(!ok && err.contains("run it again"), "the first run should stop early: {out}{err}");
+    // Meanwhile a row it had copied already changed in the source (as if the service still ran):
+    // the resumed run finds the difference, says so, and the next run copies that table again.
+    let source_url = format!("sqlite://{}", data.join("svc.db").display());
+    let mut source = sqlx::SqliteConnection::connect(&source_url).await.unwrap();
+    sqlx::query("UPDATE audit_events SET actor_label = 'changed later' WHERE id = (SELECT min(id) FROM audit_events)")
+        .execute(&mut source)
+        .await
+        .unwrap();
+    source.close().await.unwrap();
+    let (ok, out, err) = migrate(&["--batch-rows", "2"]);
+    assert!(!ok && err.contains("differs from the source in audit_events"), "{out}{err}");
+    assert!(out.lines().any(|line| line.starts_with("audit_events") && line.ends_with("DIFFERENT")), "{out}");
     let (ok, out, err) = migrate(&["--batch-rows", "2"]);
     assert!(ok, "svc migrate failed: {out}{err}");
     assert!(out.contains("Migration complete") && !out.contains("DIFFERENT"), "{out}");
