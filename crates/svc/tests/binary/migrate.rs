@@ -157,6 +157,8 @@ async fn an_installation_moves_to_postgresql_and_s3_whole() {
     let found = json_with(http.get(api(&moved, "/feedback?q=total")), agent).await.1;
     assert_eq!(found["items"].as_array().map(Vec::len), Some(12), "the search index is rebuilt: {found}");
     // The person signs in with the same password and sees the reports.
+    let kept = http.get(moved.url("/?view=all")).header(COOKIE, &cookie).send().await.unwrap();
+    assert_eq!(kept.status(), 200, "the session made before the move is still signed in");
     let cookie = sign_in(&http, &moved, "ada@example.com", password).await.expect("the old password works");
     let inbox = http.get(moved.url("/?view=all")).header(COOKIE, &cookie).send().await.unwrap().text().await.unwrap();
     assert!(inbox.contains("report 11: the total is wrong"), "the dashboard lists the moved reports");
