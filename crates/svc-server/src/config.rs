@@ -49,8 +49,8 @@ pub struct ServerConfig {
 /// token, and on the main address or only on a separate one.
 #[derive(Clone, Default)]
 pub struct MetricsAccess {
-    /// SHA-256 of `SVC_METRICS_TOKEN`: the token itself is not kept.
-    pub token_hash: Option<[u8; 32]>,
+    /// SHA-256 of `SVC_METRICS_TOKEN` (hex, as every secret's hash): the token itself is not kept.
+    pub token_hash: Option<String>,
     /// `SVC_METRICS_BIND` is set: the main address answers `/metrics` with 404.
     pub separate_address: bool,
 }
@@ -58,7 +58,7 @@ pub struct MetricsAccess {
 impl std::fmt::Debug for MetricsAccess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MetricsAccess")
-            .field("token", &self.token_hash.map(|_| "***"))
+            .field("token", &self.token_hash.as_ref().map(|_| "***"))
             .field("separate_address", &self.separate_address)
             .finish()
     }
@@ -66,8 +66,7 @@ impl std::fmt::Debug for MetricsAccess {
 
 impl MetricsAccess {
     pub fn new(token: Option<&str>, separate_address: bool) -> Self {
-        use sha2::Digest;
-        let token_hash = token.filter(|token| !token.is_empty()).map(|token| sha2::Sha256::digest(token).into());
+        let token_hash = token.filter(|token| !token.is_empty()).map(svc_core::secret::hash_secret);
         MetricsAccess { token_hash, separate_address }
     }
 }

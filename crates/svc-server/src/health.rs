@@ -46,13 +46,12 @@ async fn metrics_on_main_address(state: State<AppState>, headers: HeaderMap) -> 
 
 async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Response {
     if let Some(expected) = &state.config.metrics.token_hash {
-        use sha2::Digest;
         let presented = headers
             .get(header::AUTHORIZATION)
             .and_then(|value| value.to_str().ok())
             .and_then(|value| value.strip_prefix("Bearer "))
-            .map(|token| sha2::Sha256::digest(token.trim()));
-        if !presented.is_some_and(|hash| svc_core::secret::constant_time_eq(&hash, expected)) {
+            .map(|token| svc_core::secret::hash_secret(token.trim()));
+        if !presented.is_some_and(|hash| svc_core::secret::constant_time_eq(hash.as_bytes(), expected.as_bytes())) {
             let body = json!({"error": "/metrics needs the token SVC_METRICS_TOKEN names, as a bearer token", "code": "UNAUTHORIZED"});
             return (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], Json(body)).into_response();
         }

@@ -926,10 +926,26 @@ pub mod prelude {
 
 pub type DynStore = Arc<dyn Store>;
 
+/// Whether a database URL names PostgreSQL (`postgres://`, `postgresql://`); anything else is SQLite.
+pub fn is_postgres_url(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
+}
+
+/// The file a SQLite URL names (`sqlite://path`, `sqlite:path` or a bare path, its query left out);
+/// `None` for PostgreSQL and for an in-memory database.
+pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+    if is_postgres_url(url) {
+        return None;
+    }
+    let path = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")).unwrap_or(url);
+    let path = path.split('?').next().unwrap_or(path);
+    (!path.is_empty() && !path.contains(":memory:")).then(|| std::path::PathBuf::from(path))
+}
+
 /// Opens the store a URL names: `postgres://` / `postgresql://` selects PostgreSQL, `sqlite:` a
 /// SQLite file. Migrations run before it returns.
 pub async fn connect(url: &str) -> StoreResult<DynStore> {
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+    if is_postgres_url(url) {
         Ok(Arc::new(postgres::PostgresStore::connect(url).await?))
     } else {
         Ok(Arc::new(sqlite::SqliteStore::connect(url).await?))

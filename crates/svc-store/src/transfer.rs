@@ -46,7 +46,7 @@ impl Database {
     /// Opens `url` (`postgres://...`, else SQLite). The destination (`create`) is created if missing
     /// and brought to this build's schema; the source must exist.
     pub async fn open(url: &str, create: bool) -> StoreResult<Database> {
-        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        if crate::is_postgres_url(url) {
             let pool = PgPoolOptions::new().max_connections(2).connect_with(PgConnectOptions::from_str(url)?).await?;
             if create {
                 sqlx::migrate!("src/postgres/migrations").run(&pool).await?;

@@ -9,7 +9,7 @@
 
 use crate::cli::{BackupArgs, RestoreArgs, StorageArgs};
 use anyhow::{Context, bail};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::fs::File;
@@ -129,16 +129,13 @@ pub async fn restore(storage: &StorageArgs, args: &RestoreArgs) -> anyhow::Resul
 /// The SQLite database file the settings name; an explanation for PostgreSQL.
 fn sqlite_path(storage: &StorageArgs, command: &str) -> anyhow::Result<PathBuf> {
     let url = storage.database_url();
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+    if svc_store::is_postgres_url(&url) {
         bail!(
             "{command} copies a SQLite installation; this one uses PostgreSQL. Use pg_dump and pg_restore \
              (and the object store's versioning for the blobs), as docs/operations.md shows"
         );
     }
-    let path = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")).unwrap_or(&url);
-    let path = path.split('?').next().unwrap_or(path);
-    anyhow::ensure!(!path.is_empty() && !path.contains(":memory:"), "{command} needs a database file, not {url:?}");
-    Ok(PathBuf::from(path))
+    svc_store::sqlite_file(&url).with_context(|| format!("{command} needs a database file, not {url:?}"))
 }
 
 struct Summary {
@@ -185,13 +182,9 @@ impl<W: Write> Write for HashingWriter<W> {
     }
 }
 
+/// A bar counting bytes, named `what`.
 fn progress_bar(total: u64, what: &str) -> ProgressBar {
-    let bar = ProgressBar::new(total);
-    bar.set_style(
-        ProgressStyle::with_template("{msg} [{bar:30}] {binary_bytes}/{binary_total_bytes} ({eta})")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
+    let bar = crate::progress::bar(total, "{msg} [{bar:30}] {binary_bytes}/{binary_total_bytes} ({eta})");
     bar.set_message(what.to_string());
     bar
 }

@@ -8,6 +8,7 @@ mod backup;
 mod cli;
 mod logging;
 mod migrate;
+mod progress;
 mod serve;
 
 use clap::Parser;

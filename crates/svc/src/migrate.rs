@@ -6,22 +6,20 @@
 use crate::cli::{MigrateArgs, StorageArgs};
 use anyhow::{Context, bail};
 use futures_util::StreamExt;
-use indicatif::{ProgressBar, ProgressStyle};
 use sha2::{Digest, Sha256};
 use svc_blob::BlobStore;
 use svc_store::transfer::{Database, Transfer};
 
 pub async fn run(storage: &StorageArgs, args: &MigrateArgs) -> anyhow::Result<()> {
     let source_url = storage.database_url();
-    let postgres = |url: &str| url.starts_with("postgres://") || url.starts_with("postgresql://");
+    let postgres = svc_store::is_postgres_url;
     anyhow::ensure!(
         postgres(&source_url) != postgres(&args.to),
         "svc migrate copies between SQLite and PostgreSQL; the source and --to are both {}",
         if postgres(&args.to) { "PostgreSQL" } else { "SQLite" }
     );
-    if source_url.starts_with("sqlite:") {
-        let path = source_url.trim_start_matches("sqlite://").trim_start_matches("sqlite:");
-        anyhow::ensure!(std::path::Path::new(path).exists(), "no database at {path}: nothing to migrate");
+    if let Some(path) = svc_store::sqlite_file(&source_url) {
+        anyhow::ensure!(path.exists(), "no database at {}: nothing to migrate", path.display());
     }
     let source_blobs =
         BlobStore::from_settings(args.blob_store.as_deref(), &storage.data_dir, args.s3_endpoint.as_deref())
@@ -35,7 +33,7 @@ pub async fn run(storage: &StorageArgs, args: &MigrateArgs) -> anyhow::Result<()
     let counts = transfer.source_rows().await?;
     let total: i64 = counts.iter().map(|(_, rows)| rows).sum();
     eprintln!("copying {} tables, {total} rows…", counts.len());
-    let bar = progress(total as u64, "{msg:24} [{bar:30}] {pos}/{len} rows ({eta})");
+    let bar = crate::progress::bar(total as u64, "{msg:24} [{bar:30}] {pos}/{len} rows ({eta})");
     for table in transfer.tables() {
         bar.set_message(table.name.clone());
         let complete =
@@ -108,7 +106,7 @@ pub async fn run(storage: &StorageArgs, args: &MigrateArgs) -> anyhow::Result<()
         Some(blobs) if blobs.starts_with("s3://") => format!(" SVC_BLOB_STORE={blobs}"),
         _ => String::new(),
     };
-    if args.to.starts_with("postgres") {
+    if svc_store::is_postgres_url(&args.to) {
         println!(
             "Migration complete. Start the service on it: SVC_DATABASE_URL=<the destination>{blob_setting} svc serve"
         );
@@ -124,13 +122,10 @@ pub async fn run(storage: &StorageArgs, args: &MigrateArgs) -> anyhow::Result<()
 fn destination_blobs(args: &MigrateArgs) -> anyhow::Result<Option<BlobStore>> {
     let target = match args.blobs_to.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
         Some(target) => target.to_string(),
-        None if args.to.starts_with("postgres") => return Ok(None),
-        None => {
-            let path = args.to.trim_start_matches("sqlite://").trim_start_matches("sqlite:");
-            let path = path.split('?').next().unwrap_or(path);
-            let folder = std::path::Path::new(path).parent().unwrap_or(std::path::Path::new("."));
-            folder.join("blobs").display().to_string()
-        }
+        None => match svc_store::sqlite_file(&args.to) {
+            Some(path) => path.parent().unwrap_or(std::path::Path::new(".")).join("blobs").display().to_string(),
+            None => return Ok(None),
+        },
     };
     let store = if target.starts_with("s3://") {
         BlobStore::from_settings(Some(&target), std::path::Path::new("."), args.s3_endpoint.as_deref())?
@@ -152,7 +147,7 @@ struct CopiedBlobs {
 async fn copy_blobs(transfer: &Transfer, source: &BlobStore, dest: &BlobStore) -> anyhow::Result<CopiedBlobs> {
     let ids = transfer.blob_ids().await?;
     eprintln!("copying {} blobs…", ids.len());
-    let bar = progress(ids.len() as u64, "blobs [{bar:30}] {pos}/{len} ({eta})");
+    let bar = crate::progress::bar(ids.len() as u64, "blobs [{bar:30}] {pos}/{len} ({eta})");
     let mut all = Sha256::new();
     let (mut present, mut mismatched) = (0, Vec::new());
     for id in &ids {
@@ -186,12 +181,4 @@ async fn hash_of(store: &BlobStore, id: &str) -> anyhow::Result<Option<Vec<u8>>>
         hash.update(&chunk?);
     }
     Ok(Some(hash.finalize().to_vec()))
-}
-
-fn progress(total: u64, template: &str) -> ProgressBar {
-    let bar = ProgressBar::new(total);
-    bar.set_style(
-        ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()).progress_chars("=> "),
-    );
-    bar
 }

@@ -54,17 +54,23 @@ pub(crate) fn multipart_upload(kind: &str, filename: &str, mime: &str, bytes: &[
     (format!("multipart/form-data; boundary={boundary}"), body)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_instances_on_one_postgresql_and_one_s3_act_as_one_service() {
+/// The test PostgreSQL and S3 endpoint, the bucket made; `None` (after saying so) without them.
+pub(crate) async fn postgres_and_s3(http: &reqwest::Client) -> Option<(String, String, String)> {
     let (Ok(postgres), Ok(s3)) = (std::env::var("SVC_TEST_POSTGRES_URL"), std::env::var("SVC_TEST_S3_ENDPOINT")) else {
         eprintln!("skipped: needs SVC_TEST_POSTGRES_URL and SVC_TEST_S3_ENDPOINT (the test command sets both)");
-        return;
+        return None;
     };
-    let http = client();
     let bucket = std::env::var("SVC_TEST_S3_BUCKET").unwrap_or_else(|_| "svc-test".into());
     // moto takes an unsigned bucket creation; "already yours" is fine.
     let made = http.put(format!("{}/{bucket}", s3.trim_end_matches('/'))).send().await.unwrap().status();
     assert!(made.is_success() || made == 409, "creating the bucket {bucket}: {made}");
+    Some((postgres, s3, bucket))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_on_one_postgresql_and_one_s3_act_as_one_service() {
+    let http = client();
+    let Some((postgres, s3, bucket)) = postgres_and_s3(&http).await else { return };
     let (database_url, schema) = fresh_schema(&postgres).await;
     let blob_store = format!("s3://{bucket}/instances-{schema}");
     let env = [("SVC_DATABASE_URL", database_url.as_str()), ("SVC_BLOB_STORE", &blob_store), ("SVC_S3_ENDPOINT", &s3)];

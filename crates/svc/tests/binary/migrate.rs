@@ -5,7 +5,7 @@
 
 use crate::accounts::{client, sign_in};
 use crate::durability::png;
-use crate::instances::{drop_schema, fresh_schema, json_with, multipart_screenshot, multipart_upload};
+use crate::instances::{drop_schema, fresh_schema, json_with, multipart_screenshot, multipart_upload, postgres_and_s3};
 use crate::support::{Server, run_cli_with};
 use reqwest::header::COOKIE;
 use serde_json::json;
@@ -13,11 +13,8 @@ use sqlx::Connection;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_installation_moves_to_postgresql_and_s3_whole() {
-    let (Ok(postgres), Ok(s3)) = (std::env::var("SVC_TEST_POSTGRES_URL"), std::env::var("SVC_TEST_S3_ENDPOINT")) else {
-        eprintln!("skipped: needs SVC_TEST_POSTGRES_URL and SVC_TEST_S3_ENDPOINT (the test command sets both)");
-        return;
-    };
     let http = client();
+    let Some((postgres, s3, bucket)) = postgres_and_s3(&http).await else { return };
     let dirs = tempfile::tempdir().unwrap();
     let data = dirs.path().join("sqlite");
     let env = [("SVC_WEBHOOK_ALLOW_PRIVATE", "true")];
@@ -87,9 +84,6 @@ async fn an_installation_moves_to_postgresql_and_s3_whole() {
     // Moved, once interrupted (two rows per batch, stopped after the first batch of a table) and
     // then resumed; the source is left as it was.
     let (database_url, schema) = fresh_schema(&postgres).await;
-    let bucket = std::env::var("SVC_TEST_S3_BUCKET").unwrap_or_else(|_| "svc-test".into());
-    let made = http.put(format!("{}/{bucket}", s3.trim_end_matches('/'))).send().await.unwrap().status();
-    assert!(made.is_success() || made == 409);
     let blobs_to = format!("s3://{bucket}/migrated-{schema}");
     let migrate = |extra: &[&str]| {
         let mut args = vec!["migrate", "--to", &database_url, "--blobs-to", &blobs_to, "--s3-endpoint", &s3];
