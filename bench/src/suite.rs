@@ -814,11 +814,7 @@ fn scenario_webhooks(ctx: &mut Ctx) -> anyhow::Result<()> {
         let plain = paced_run(ctx)?;
         let plain_full = ingest_text(ctx, "webhooks: full rate, no endpoint", &svc, &boot.project_key)?;
 
-        let receivers = [
-            Receiver::start(&ctx.runtime, 204)?,
-            Receiver::start(&ctx.runtime, 204)?,
-            Receiver::start(&ctx.runtime, 500)?,
-        ];
+        let receivers = [Receiver::start(204)?, Receiver::start(204)?, Receiver::start(500)?];
         let bearer = format!("Bearer {}", boot.setup_token);
         for receiver in &receivers {
             let body = serde_json::json!({"url": receiver.url(), "events": ["report.created"]}).to_string();

@@ -2213,3 +2213,7 @@ mod events;
 // Issue trackers (connections, links, handled deliveries) and the inbox's draft marks.
 #[path = "conformance/trackers.rs"]
 mod trackers;
+
+// Webhook deliveries and the attempts at them.
+#[path = "conformance/webhooks.rs"]
+mod webhooks;

@@ -9,6 +9,7 @@ use svc_core::event::{EventKind, NewEvent};
 use svc_core::model::*;
 use svc_core::status::Status;
 use svc_core::triage::{LabelChange, MAX_LABELS_PER_REPORT, key};
+use svc_core::webhook::WebhookDelivery;
 
 use super::events::{Tx, advance_consumer, insert_events};
 use super::queries::{insert_comment, labels_json, push_list};
@@ -22,8 +23,24 @@ impl ChangeStore for ThisStore {
         let mut tx = self.begin_write().await?;
         let mut events: Vec<NewEvent> = Vec::new();
         let mut applied = Vec::with_capacity(change.writes.len());
-        for write in &change.writes {
-            applied.push(apply_one(&mut tx, change, write, &mut events).await?);
+        let mut next = 0;
+        while let Some(write) = change.writes.get(next) {
+            // A run of webhook deliveries (a webhook round makes hundreds) goes in together.
+            let deliveries: Vec<&WebhookDelivery> = change.writes[next..]
+                .iter()
+                .map_while(|write| match write {
+                    Write::WebhookDelivery(delivery) => Some(delivery),
+                    _ => None,
+                })
+                .collect();
+            if deliveries.is_empty() {
+                applied.push(apply_one(&mut tx, change, write, &mut events).await?);
+                next += 1;
+                continue;
+            }
+            let made = super::webhooks::insert_deliveries(&mut tx, &deliveries).await?;
+            applied.extend(made.into_iter().map(|made| if made { Applied::Done } else { Applied::Skipped }));
+            next += deliveries.len();
         }
         insert_events(&mut *tx, &events).await?;
         self.commit_write(tx).await?;
@@ -174,8 +191,8 @@ async fn apply_one(tx: &mut Tx, change: &Change, write: &Write, events: &mut Vec
             Ok(if queued { Applied::Done } else { Applied::Skipped })
         }
         Write::WebhookDelivery(delivery) => {
-            let made = super::webhooks::insert_delivery(tx, delivery).await?;
-            Ok(if made { Applied::Done } else { Applied::Skipped })
+            let made = super::webhooks::insert_deliveries(tx, &[delivery]).await?;
+            Ok(if made[0] { Applied::Done } else { Applied::Skipped })
         }
         Write::Duplicate { report_id, of } => {
             let project_id = reach(tx, change, report_id).await?;

@@ -116,46 +116,52 @@ fn bind_webhook<'q>(
         .bind(hook.updated_at)
 }
 
-/// Makes a delivery unless the endpoint has one for that event already (also inside a change's
-/// transaction, see `apply`); whether it was made.
-pub(super) async fn insert_delivery(
+/// Delivery rows per INSERT statement (15 parameters each, well under either backend's limit).
+const DELIVERY_ROWS_PER_STATEMENT: usize = 500;
+
+/// Makes each delivery unless its endpoint has one for that event already (also inside a change's
+/// transaction, see `apply`); whether each was made, in order. A webhook round makes hundreds at
+/// once: one statement for their rows and one for their bodies per 500, instead of two each, keeps
+/// the transaction short on SQLite's single writer, which ingest shares (bench/README.md).
+pub(super) async fn insert_deliveries(
     conn: &mut super::events::Connection,
-    delivery: &WebhookDelivery,
-) -> StoreResult<bool> {
-    let done = sqlx::query(concat!(
-        "INSERT INTO webhook_deliveries (",
-        delivery_columns!(),
-        ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
-         ON CONFLICT (webhook_id, event_id) DO NOTHING"
-    ))
-    .bind(&delivery.id)
-    .bind(&delivery.webhook_id)
-    .bind(&delivery.project_id)
-    .bind(delivery.event_id)
-    .bind(&delivery.message_id)
-    .bind(&delivery.event_type)
-    .bind(delivery.state.as_str())
-    .bind(delivery.attempts)
-    .bind(delivery.next_attempt_at)
-    .bind(delivery.last_status)
-    .bind(&delivery.last_error)
-    .bind(delivery.last_attempt_at)
-    .bind(delivery.last_duration_ms)
-    .bind(delivery.created_at)
-    .bind(delivery.delivered_at)
-    .execute(&mut *conn)
-    .await
-    .map_err(map_write_error)?;
-    if done.rows_affected() == 0 {
-        return Ok(false);
+    deliveries: &[&WebhookDelivery],
+) -> StoreResult<Vec<bool>> {
+    let mut made: std::collections::HashSet<String> = std::collections::HashSet::with_capacity(deliveries.len());
+    for chunk in deliveries.chunks(DELIVERY_ROWS_PER_STATEMENT) {
+        let mut query = QueryBuilder::<Db>::new(concat!("INSERT INTO webhook_deliveries (", delivery_columns!(), ") "));
+        query.push_values(chunk, |mut row, delivery| {
+            row.push_bind(delivery.id.clone())
+                .push_bind(delivery.webhook_id.clone())
+                .push_bind(delivery.project_id.clone())
+                .push_bind(delivery.event_id)
+                .push_bind(delivery.message_id.clone())
+                .push_bind(delivery.event_type.clone())
+                .push_bind(delivery.state.as_str())
+                .push_bind(delivery.attempts)
+                .push_bind(delivery.next_attempt_at)
+                .push_bind(delivery.last_status)
+                .push_bind(delivery.last_error.clone())
+                .push_bind(delivery.last_attempt_at)
+                .push_bind(delivery.last_duration_ms)
+                .push_bind(delivery.created_at)
+                .push_bind(delivery.delivered_at);
+        });
+        query.push(" ON CONFLICT (webhook_id, event_id) DO NOTHING RETURNING id");
+        let inserted: Vec<String> = query.build_query_scalar().fetch_all(&mut *conn).await.map_err(map_write_error)?;
+        if inserted.is_empty() {
+            continue;
+        }
+        let inserted: std::collections::HashSet<String> = inserted.into_iter().collect();
+        let bodies: Vec<&&WebhookDelivery> = chunk.iter().filter(|delivery| inserted.contains(&delivery.id)).collect();
+        let mut query = QueryBuilder::<Db>::new("INSERT INTO webhook_payloads (delivery_id, payload) ");
+        query.push_values(bodies, |mut row, delivery| {
+            row.push_bind(delivery.id.clone()).push_bind(delivery.payload.clone());
+        });
+        query.build().execute(&mut *conn).await.map_err(map_write_error)?;
+        made.extend(inserted);
     }
-    sqlx::query("INSERT INTO webhook_payloads (delivery_id, payload) VALUES ($1, $2)")
-        .bind(&delivery.id)
-        .bind(&delivery.payload)
-        .execute(&mut *conn)
-        .await
-        .map_err(map_write_error)?;
-    Ok(true)
+    Ok(deliveries.iter().map(|delivery| made.contains(&delivery.id)).collect())
 }
 
 impl ThisStore {
@@ -256,9 +262,9 @@ impl WebhookStore for ThisStore {
 
     async fn queue_delivery(&self, delivery: &WebhookDelivery) -> StoreResult<bool> {
         let mut tx = self.begin_write().await?;
-        let made = insert_delivery(&mut tx, delivery).await?;
+        let made = insert_deliveries(&mut tx, &[delivery]).await?;
         self.commit_write(tx).await?;
-        Ok(made)
+        Ok(made[0])
     }
 
     async fn deliveries_due(&self, now: i64) -> StoreResult<bool> {
@@ -326,49 +332,63 @@ impl WebhookStore for ThisStore {
             return Ok(false);
         }
         let mut tx = self.begin_write().await?;
-        for (attempt, outcome) in attempts {
-            let (state, next_attempt_at, delivered_at) = match outcome {
-                AttemptOutcome::Delivered => (DeliveryState::Delivered, None, Some(attempt.at)),
-                AttemptOutcome::Retry { at } => (DeliveryState::Pending, Some(*at), None),
-                AttemptOutcome::GiveUp => (DeliveryState::Failed, None, None),
-            };
-            let recorded: Option<i64> = sqlx::query_scalar(
-                "UPDATE webhook_deliveries SET state = $2, attempts = attempts + 1, \
-                 next_attempt_at = COALESCE($3, next_attempt_at), last_status = $4, last_error = $5, \
-                 last_attempt_at = $6, last_duration_ms = $7, delivered_at = COALESCE($8, delivered_at) WHERE id = $1 \
-                 RETURNING attempts",
-            )
-            .bind(&attempt.delivery_id)
-            .bind(state.as_str())
-            .bind(next_attempt_at)
-            .bind(attempt.status)
-            .bind(&attempt.error)
-            .bind(attempt.at)
-            .bind(attempt.duration_ms)
-            .bind(delivered_at)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(map_write_error)?;
-            // A delivery deleted meanwhile (its endpoint went) keeps no attempts; one delivered at
-            // its first attempt has that attempt in its own row.
-            match recorded {
-                None => continue,
-                Some(1) if matches!(outcome, AttemptOutcome::Delivered) => continue,
-                Some(_) => {}
-            }
-            sqlx::query(
-                "INSERT INTO webhook_attempts (delivery_id, webhook_id, at, status, error, duration_ms) \
-                 VALUES ($1, $2, $3, $4, $5, $6)",
-            )
-            .bind(&attempt.delivery_id)
-            .bind(&attempt.webhook_id)
-            .bind(attempt.at)
-            .bind(attempt.status)
-            .bind(&attempt.error)
-            .bind(attempt.duration_ms)
-            .execute(&mut *tx)
-            .await
-            .map_err(map_write_error)?;
+        // One statement per 500 attempts for their deliveries' state (a round sends up to 100 to
+        // an endpoint), and one for the attempts logged apart (see `insert_deliveries`).
+        let mut recorded: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
+        for chunk in attempts.chunks(DELIVERY_ROWS_PER_STATEMENT) {
+            // A VALUES list's columns are column1, column2, ... on both backends.
+            let mut query = QueryBuilder::<Db>::new(
+                "UPDATE webhook_deliveries SET state = v.column2, attempts = attempts + 1, \
+                 next_attempt_at = COALESCE(v.column3, next_attempt_at), last_status = v.column4, \
+                 last_error = v.column5, last_attempt_at = v.column6, last_duration_ms = v.column7, \
+                 delivered_at = COALESCE(v.column8, delivered_at) FROM (",
+            );
+            query.push_values(chunk, |mut row, (attempt, outcome)| {
+                let (state, next_attempt_at, delivered_at) = match outcome {
+                    AttemptOutcome::Delivered => (DeliveryState::Delivered, None, Some(attempt.at)),
+                    AttemptOutcome::Retry { at } => (DeliveryState::Pending, Some(*at), None),
+                    AttemptOutcome::GiveUp => (DeliveryState::Failed, None, None),
+                };
+                row.push_bind(attempt.delivery_id.clone())
+                    .push_bind(state.as_str())
+                    .push_bind(next_attempt_at)
+                    .push_bind(attempt.status)
+                    .push_bind(attempt.error.clone())
+                    .push_bind(attempt.at)
+                    .push_bind(attempt.duration_ms)
+                    .push_bind(delivered_at);
+            });
+            query.push(
+                ") AS v WHERE webhook_deliveries.id = v.column1 \
+                 RETURNING webhook_deliveries.id, webhook_deliveries.attempts",
+            );
+            let rows: Vec<(String, i64)> = query.build_query_as().fetch_all(&mut *tx).await.map_err(map_write_error)?;
+            recorded.extend(rows);
+        }
+        // A delivery deleted meanwhile (its endpoint went) keeps no attempts; one delivered at its
+        // first attempt has that attempt in its own row.
+        let logged: Vec<&WebhookAttempt> = attempts
+            .iter()
+            .filter(|(attempt, outcome)| match recorded.get(&attempt.delivery_id) {
+                None => false,
+                Some(1) => !matches!(outcome, AttemptOutcome::Delivered),
+                Some(_) => true,
+            })
+            .map(|(attempt, _)| attempt)
+            .collect();
+        for chunk in logged.chunks(DELIVERY_ROWS_PER_STATEMENT) {
+            let mut query = QueryBuilder::<Db>::new(
+                "INSERT INTO webhook_attempts (delivery_id, webhook_id, at, status, error, duration_ms) ",
+            );
+            query.push_values(chunk, |mut row, attempt| {
+                row.push_bind(attempt.delivery_id.clone())
+                    .push_bind(attempt.webhook_id.clone())
+                    .push_bind(attempt.at)
+                    .push_bind(attempt.status)
+                    .push_bind(attempt.error.clone())
+                    .push_bind(attempt.duration_ms);
+            });
+            query.build().execute(&mut *tx).await.map_err(map_write_error)?;
         }
         // The endpoint's health, from its last attempt: a success ends a run of failures and any
         // pause; a failure starts a run (or, when the run has lasted the whole retry window,
