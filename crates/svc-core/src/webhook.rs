@@ -90,6 +90,9 @@ pub struct Webhook {
     /// After a failed attempt, nothing more is sent to the endpoint until then (the failed
     /// delivery's retry): one failing endpoint costs one attempt per retry, not one per delivery.
     pub paused_until: Option<i64>,
+    /// When it was last turned on (made, or enabled again): events from before are not sent to it,
+    /// however far behind the feed's consumer is.
+    pub enabled_at: i64,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -381,6 +384,7 @@ mod tests {
             previous_until: None,
             failing_since: None,
             paused_until: None,
+            enabled_at: 0,
             created_at: 0,
             updated_at: 0,
         };

@@ -78,6 +78,9 @@ pub struct Webhooks {
     fresh: Arc<std::sync::Mutex<std::collections::VecDeque<WebhookDelivery>>>,
     /// When the consumer last followed the feed with no endpoint anywhere.
     passed_at: Arc<std::sync::atomic::AtomicI64>,
+    /// Until when this instance holds the feed's consumer, as far as it knows: renewed once half
+    /// of it is left, not with a write every round.
+    held_until: Arc<std::sync::atomic::AtomicI64>,
 }
 
 impl Webhooks {
@@ -98,11 +101,8 @@ impl Webhooks {
             lease_ms,
             fresh: Default::default(),
             passed_at: Default::default(),
+            held_until: Default::default(),
         })
-    }
-
-    fn fresh_count(&self) -> usize {
-        self.fresh.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).len()
     }
 
     /// Up to `limit` of the deliveries this instance's consumer just made, while this instance
@@ -229,6 +229,7 @@ pub async fn create(
         previous_until: None,
         failing_since: None,
         paused_until: None,
+        enabled_at: now,
         created_at: now,
         updated_at: now,
     };
@@ -278,6 +279,7 @@ pub async fn update(
         if enabled && !hook.enabled {
             hook.failing_since = None;
             hook.paused_until = None;
+            hook.enabled_at = time::now_ms();
         }
         hook.enabled = enabled;
         hook.disabled_reason = None;
@@ -427,8 +429,8 @@ fn standard_body(event_type: &str, at: i64, data: Value) -> String {
 }
 
 /// What an event's payload is made from, read once per round.
-struct Subject {
-    report: Option<Report>,
+struct Subject<'a> {
+    report: Option<&'a Report>,
     comment: Option<Comment>,
 }
 
@@ -449,7 +451,7 @@ fn event_payload(hooks: &Webhooks, project: &Project, event: &Event, subject: &S
             target.insert("reportId".into(), Value::String(report_id.clone()));
             target.insert("dashboardUrl".into(), Value::String(hooks.report_link(report_id)));
         }
-        if let Some(report) = &subject.report {
+        if let Some(report) = subject.report {
             target.insert("report".into(), hooks.report_json(report));
         }
         if let Some(comment) = &subject.comment {
@@ -487,7 +489,7 @@ impl ChatMessage {
     }
 
     fn of(hooks: &Webhooks, project: &Project, event: &Event, subject: &Subject) -> Option<Self> {
-        let report = subject.report.as_ref()?;
+        let report = subject.report?;
         let title = report.title.clone();
         let (heading, words) = match &event.kind {
             EventKind::ReportCreated { .. } => (format!("New report: {title}"), mail::excerpt(&report.blocks)),
@@ -654,7 +656,8 @@ pub async fn queue_events(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceR
     let store = svc.store();
     // Nothing new: only reads.
     let last_event = store.last_event_id().await?;
-    if let Some(position) = store.consumer_position(consumer::WEBHOOKS).await?
+    let read_position = store.consumer_position(consumer::WEBHOOKS).await?;
+    if let Some(position) = read_position
         && last_event <= position
     {
         return Ok(0);
@@ -667,14 +670,24 @@ pub async fn queue_events(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceR
         if now - hooks.passed_at.load(std::sync::atomic::Ordering::Relaxed) >= 60_000
             && store.lease_consumer(consumer::WEBHOOKS, owner, now, now + CONSUMER_LEASE_MS).await?.is_some()
         {
-            advance(svc, Vec::new(), last_event, now).await?;
+            advance(svc, hooks, Vec::new(), last_event, now).await?;
             hooks.passed_at.store(now, std::sync::atomic::Ordering::Relaxed);
         }
         return Ok(0);
     }
-    let Some(mut position) = store.lease_consumer(consumer::WEBHOOKS, owner, now, now + CONSUMER_LEASE_MS).await?
-    else {
-        return Ok(0);
+    // While this instance holds the consumer with half its lease left, the position it read is
+    // its own (no other instance moves it); the lease is renewed, a write, only after that.
+    let held_until = hooks.held_until.load(std::sync::atomic::Ordering::Relaxed);
+    let mut position = match read_position {
+        Some(position) if held_until - now > CONSUMER_LEASE_MS / 2 => position,
+        _ => {
+            let until = now + CONSUMER_LEASE_MS;
+            let Some(position) = store.lease_consumer(consumer::WEBHOOKS, owner, now, until).await? else {
+                return Ok(0);
+            };
+            hooks.held_until.store(until, std::sync::atomic::Ordering::Relaxed);
+            position
+        }
     };
     let mut made = 0;
     // How far the events read call for no delivery: the consumer moves past them with the next
@@ -689,7 +702,7 @@ pub async fn queue_events(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceR
         position = last;
         passed = Some(last);
         if !writes.is_empty() {
-            let Some(made_now) = advance(svc, writes, last, now).await? else { return Ok(made) };
+            let Some(made_now) = advance(svc, hooks, writes, last, now).await? else { return Ok(made) };
             let mut fresh = hooks.fresh.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             made += made_now.len();
             fresh.extend(made_now);
@@ -700,7 +713,7 @@ pub async fn queue_events(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceR
         }
     }
     if let Some(last) = passed {
-        advance(svc, Vec::new(), last, now).await?;
+        advance(svc, hooks, Vec::new(), last, now).await?;
     }
     if made > 0 {
         WAKE.notify_one();
@@ -713,6 +726,7 @@ pub async fn queue_events(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceR
 /// (it makes these deliveries).
 async fn advance(
     svc: &Service,
+    hooks: &Webhooks,
     mut writes: Vec<Write>,
     to: i64,
     now: i64,
@@ -721,7 +735,10 @@ async fn advance(
     let change = Change::anywhere(crate::audit::housekeeping(), now, writes);
     let applied = match svc.store().apply(&change).await {
         Ok(applied) => applied,
-        Err(StoreError::LeaseLost(_)) => return Ok(None),
+        Err(StoreError::LeaseLost(_)) => {
+            hooks.held_until.store(0, std::sync::atomic::Ordering::Relaxed);
+            return Ok(None);
+        }
         Err(error) => return Err(error.into()),
     };
     let made = change
@@ -750,36 +767,45 @@ async fn deliveries_for(svc: &Service, hooks: &Webhooks, events: &[Event], now: 
     for hook in &endpoints {
         by_project.entry(hook.project_id.as_str()).or_default().push(hook);
     }
+    // Who wants each event, then what they need read in one statement each (not one per event).
+    let wanted: Vec<(&Event, Vec<&Webhook>)> = events
+        .iter()
+        .map(|event| {
+            let by_reporter = event.by.kind == AuthorKind::Reporter;
+            let wanting = by_project
+                .get(event.project_id.as_str())
+                .map(|hooks| {
+                    hooks
+                        .iter()
+                        .copied()
+                        // What happened before an endpoint was added, or while it was off, is not
+                        // sent to it (the consumer may read those events only after it was on).
+                        .filter(|hook| hook.enabled_at <= event.at && hook.wants(event.kind.type_name(), by_reporter))
+                        .collect()
+                })
+                .unwrap_or_default();
+            (event, wanting)
+        })
+        .filter(|(_, wanting): &(&Event, Vec<&Webhook>)| !wanting.is_empty())
+        .collect();
+    let mut report_ids: Vec<String> = wanted
+        .iter()
+        .filter(|(event, _)| !matches!(event.kind, EventKind::ReportDeleted))
+        .filter_map(|(event, _)| event.report_id.clone())
+        .collect();
+    report_ids.sort();
+    report_ids.dedup();
+    let reports: HashMap<String, Report> =
+        store.get_reports(&report_ids).await?.into_iter().map(|report| (report.id.clone(), report)).collect();
     let mut projects: HashMap<String, Option<Project>> = HashMap::new();
-    let mut reports: HashMap<String, Option<Report>> = HashMap::new();
     let mut writes = Vec::new();
-    for event in events {
-        let by_reporter = event.by.kind == AuthorKind::Reporter;
-        let wanting: Vec<&Webhook> = by_project
-            .get(event.project_id.as_str())
-            .map(|hooks| {
-                hooks
-                    .iter()
-                    .copied()
-                    // What happened before an endpoint was added is not sent to it.
-                    .filter(|hook| hook.created_at <= event.at && hook.wants(event.kind.type_name(), by_reporter))
-                    .collect()
-            })
-            .unwrap_or_default();
-        if wanting.is_empty() {
-            continue;
-        }
+    for (event, wanting) in wanted {
         if !projects.contains_key(&event.project_id) {
             projects.insert(event.project_id.clone(), store.get_project(&event.project_id).await?);
         }
         let Some(project) = projects[&event.project_id].clone() else { continue };
         let report = match &event.report_id {
-            Some(id) if !matches!(event.kind, EventKind::ReportDeleted) => {
-                if !reports.contains_key(id) {
-                    reports.insert(id.clone(), store.get_report(id).await?);
-                }
-                reports[id].clone()
-            }
+            Some(id) if !matches!(event.kind, EventKind::ReportDeleted) => reports.get(id),
             _ => None,
         };
         let comment = match (&event.kind, &event.report_id) {
@@ -1025,9 +1051,6 @@ async fn mail_owners_disabled(svc: &Service, hooks: &Webhooks, hook: &Webhook) {
 /// delivery task calls this; tests call it directly.
 pub async fn deliver_due(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceResult<Round> {
     let mut round = Round::default();
-    if hooks.fresh_count() == 0 && !svc.store().deliveries_due(now).await? {
-        return Ok(round);
-    }
     // Small batches (short transactions on the database every request writes to), as many as
     // are due, for at most a few seconds a call.
     let started = Instant::now();
@@ -1049,7 +1072,8 @@ async fn deliver_batch(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceResu
     let mut round = Round::default();
     // What this instance's consumer just made first (held already), then what is due.
     let mut claimed = hooks.take_fresh(DELIVERIES_PER_ROUND as usize, now);
-    if claimed.len() < DELIVERIES_PER_ROUND as usize {
+    // A claim is a write on the database ingest writes to: only when something is due (a read).
+    if claimed.len() < DELIVERIES_PER_ROUND as usize && store.deliveries_due(now).await? {
         let room = (DELIVERIES_PER_ROUND as usize - claimed.len()) as u32;
         claimed.extend(store.claim_due_deliveries(now, now + hooks.lease_ms, room, None).await?);
     }

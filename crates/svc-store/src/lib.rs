@@ -366,6 +366,9 @@ pub trait ReportStore: Send + Sync {
     /// is filed without triage: its `assignee` and `labels` are not stored (see [`TriageStore`]).
     async fn create_report(&self, new: &NewReport) -> StoreResult<CreatedReport>;
     async fn get_report(&self, id: &str) -> StoreResult<Option<Report>>;
+    /// The reports of these ids that exist, in no particular order: one statement for a batch (the
+    /// webhook consumer reads one per event it delivers).
+    async fn get_reports(&self, ids: &[String]) -> StoreResult<Vec<Report>>;
     /// Newest first, at most `filter.limit` reports, every filter applied.
     ///
     /// `search` and `reporter` read the search index, which the backend keeps up to date off the

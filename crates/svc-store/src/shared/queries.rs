@@ -412,6 +412,19 @@ impl ReportStore for ThisStore {
         row.as_ref().map(rows::report).transpose()
     }
 
+    async fn get_reports(&self, ids: &[String]) -> StoreResult<Vec<Report>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut query =
+            sqlx::QueryBuilder::<Db>::new(concat!("SELECT ", report_select_columns!(), " FROM reports WHERE id IN "));
+        push_list(&mut query, ids);
+        // One statement per list length: not kept in the statement cache, where it would push out
+        // the statements every request runs.
+        let rows = query.build().persistent(false).fetch_all(self.read_pool()).await?;
+        rows::all(&rows, rows::report)
+    }
+
     async fn list_reports(&self, filter: &ReportFilter) -> StoreResult<Vec<Report>> {
         let Some(mut query) = list_query(filter) else { return Ok(Vec::new()) };
         let rows = query.build().persistent(list_is_prepared(filter)).fetch_all(self.read_pool()).await?;

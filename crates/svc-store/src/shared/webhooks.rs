@@ -17,7 +17,7 @@ use crate::{AttemptOutcome, StoreError, StoreResult, WebhookStore};
 macro_rules! webhook_columns {
     () => {
         "id, project_id, url, events, events_default, description, format, enabled, disabled_reason, secret, \
-         previous_secret, previous_until, failing_since, paused_until, created_at, updated_at"
+         previous_secret, previous_until, failing_since, paused_until, created_at, updated_at, enabled_at"
     };
 }
 
@@ -50,6 +50,7 @@ fn webhook(row: &DbRow) -> StoreResult<Webhook> {
         paused_until: row.try_get("paused_until")?,
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
+        enabled_at: row.try_get("enabled_at")?,
     })
 }
 
@@ -92,7 +93,7 @@ fn events_json(events: &[String]) -> String {
     serde_json::to_string(events).unwrap_or_else(|_| "[]".into())
 }
 
-/// Binds every column of `hook` as `$1`..`$16`, in the order of `webhook_columns!`.
+/// Binds every column of `hook` as `$1`..`$17`, in the order of `webhook_columns!`.
 fn bind_webhook<'q>(
     query: sqlx::query::Query<'q, Db, <Db as sqlx::Database>::Arguments>,
     hook: &'q Webhook,
@@ -114,6 +115,7 @@ fn bind_webhook<'q>(
         .bind(hook.paused_until)
         .bind(hook.created_at)
         .bind(hook.updated_at)
+        .bind(hook.enabled_at)
 }
 
 /// Delivery rows per INSERT statement (15 parameters each, well under either backend's limit).
@@ -192,7 +194,7 @@ impl WebhookStore for ThisStore {
         let query = sqlx::query(concat!(
             "INSERT INTO webhooks (",
             webhook_columns!(),
-            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
         ));
         bind_webhook(query, hook).execute(self.write_pool()).await.map_err(map_write_error)?;
         Ok(())
@@ -244,7 +246,7 @@ impl WebhookStore for ThisStore {
         let query = sqlx::query(
             "UPDATE webhooks SET url = $3, events = $4, events_default = $5, description = $6, enabled = $8, \
              disabled_reason = $9, secret = $10, previous_secret = $11, previous_until = $12, failing_since = $13, \
-             paused_until = $14, updated_at = $16 WHERE id = $1 AND project_id = $2 AND format = $7 AND created_at = $15",
+             paused_until = $14, updated_at = $16, enabled_at = $17 WHERE id = $1 AND project_id = $2 AND format = $7 AND created_at = $15",
         );
         let done = bind_webhook(query, hook).execute(self.write_pool()).await.map_err(map_write_error)?;
         Ok(done.rows_affected() == 1)

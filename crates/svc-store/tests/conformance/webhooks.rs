@@ -24,6 +24,7 @@ fn endpoint(project_id: &str, at: i64) -> Webhook {
         previous_until: None,
         failing_since: None,
         paused_until: None,
+        enabled_at: at,
         created_at: at,
         updated_at: at,
     }
