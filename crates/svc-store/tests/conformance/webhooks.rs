@@ -1,6 +1,7 @@
 //! Webhook deliveries on every backend: a change's run of deliveries is made whole (one made per
 //! event and endpoint, however many arrive at once, each with its body), and a round of attempts
-//! records every delivery's state and logs the attempts a delivery log shows. Part of
+//! records every delivery's state and logs the attempts a delivery log shows; an endpoint keeps
+//! when it was last turned on, and a round's reports are read in one call. Part of
 //! `conformance.rs`, whose fixtures and `conformance!` macro it uses.
 
 use super::*;
@@ -132,5 +133,37 @@ conformance! {
         assert_eq!(logged.iter().map(|a| a.status).collect::<Vec<_>>(), vec![Some(500), Some(204)]);
         let healthy = store.get_webhook(&project.id, &hook.id).await.unwrap().unwrap();
         assert_eq!((healthy.failing_since, healthy.paused_until), (None, None));
+    }
+}
+
+conformance! {
+    async fn an_endpoint_keeps_when_it_was_last_turned_on(store: DynStore) {
+        let project = project(&store).await;
+        let at = now_ms();
+        let mut hook = endpoint(&project.id, at);
+        store.create_webhook(&hook).await.unwrap();
+        hook.enabled = false;
+        store.update_webhook(&hook).await.unwrap();
+        hook.enabled = true;
+        hook.enabled_at = at + 5_000;
+        store.update_webhook(&hook).await.unwrap();
+        let read = store.get_webhook(&project.id, &hook.id).await.unwrap().unwrap();
+        assert_eq!((read.enabled, read.enabled_at, read.created_at), (true, at + 5_000, at));
+        assert_eq!(store.enabled_webhooks(std::slice::from_ref(&project.id)).await.unwrap()[0].enabled_at, at + 5_000);
+    }
+}
+
+conformance! {
+    async fn the_reports_of_a_round_are_read_in_one_call(store: DynStore) {
+        let project = project(&store).await;
+        let first = create(&store, filed(report(&project.id))).await;
+        let second = create(&store, filed(report(&project.id))).await;
+        let asked = vec![second.id.clone(), "r_missing".to_string(), first.id.clone()];
+        let mut found = store.get_reports(&asked).await.unwrap();
+        found.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut expected = vec![first, second];
+        expected.sort_by(|a, b| a.id.cmp(&b.id));
+        assert_eq!(found, expected, "the ones that exist, each whole");
+        assert!(store.get_reports(&[]).await.unwrap().is_empty());
     }
 }
