@@ -62,7 +62,16 @@ impl Database {
             if create && let Some(folder) = options.get_filename().parent().filter(|p| !p.as_os_str().is_empty()) {
                 std::fs::create_dir_all(folder).map_err(sqlx::Error::Io)?;
             }
-            let pool = SqlitePoolOptions::new().max_connections(1).connect_with(options).await?;
+            // A source's webhook deliveries are in a file of their own beside it (see
+            // `sqlite::deliveries`); a destination's go into the database, and move there when the
+            // service first opens it.
+            let deliveries = crate::sqlite::deliveries::path_beside(options.get_filename());
+            let mut pool_options = SqlitePoolOptions::new().max_connections(1);
+            if !create && deliveries.exists() {
+                let path = deliveries.to_str().ok_or_else(|| StoreError::Corrupt("a path is not UTF-8".into()))?;
+                pool_options = crate::sqlite::deliveries::attaching(pool_options, path);
+            }
+            let pool = pool_options.connect_with(options).await?;
             if create {
                 sqlx::migrate!("src/sqlite/migrations").run(&pool).await?;
             }
@@ -85,9 +94,12 @@ impl Database {
     async fn tables(&self) -> StoreResult<BTreeSet<String>> {
         let names: Vec<String> = match self {
             Database::Sqlite(pool) => {
-                sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-                    .fetch_all(pool)
-                    .await?
+                sqlx::query_scalar(
+                    "SELECT name FROM pragma_table_list WHERE schema IN ('main', 'delivery') AND type = 'table' \
+                     AND name NOT LIKE 'sqlite_%'",
+                )
+                .fetch_all(pool)
+                .await?
             }
             Database::Postgres(pool) => {
                 sqlx::query_scalar(

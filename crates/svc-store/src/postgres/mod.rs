@@ -31,6 +31,11 @@ macro_rules! status_change_order {
 
 mod group_commit;
 
+/// Every consumer keeps its position in `event_consumers` here.
+fn keeps_apart(_name: &str) -> bool {
+    false
+}
+
 /// The advisory lock every transaction that writes events takes before its first event (held to
 /// its commit), so event ids follow commit order (see `shared/events.rs`).
 pub(super) const EVENT_ORDER_LOCK: i64 = 0x5356_4345_5645_4e54; // "SVCEVENT"
@@ -281,6 +286,29 @@ impl PostgresStore {
 
     async fn commit_write(&self, tx: sqlx::Transaction<'static, Db>) -> StoreResult<()> {
         Ok(tx.commit().await?)
+    }
+
+    // Webhook deliveries live with everything else here: several writers share PostgreSQL, and
+    // foreign keys delete an endpoint's deliveries with it (SQLite keeps them in a file of their
+    // own, see `sqlite::deliveries`).
+    async fn begin_delivery_write(&self) -> StoreResult<sqlx::Transaction<'static, Db>> {
+        self.begin_write().await
+    }
+
+    fn delivery_pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    async fn position_kept_apart(&self, _name: &str) -> StoreResult<Option<i64>> {
+        Ok(None)
+    }
+
+    async fn lowest_position_kept_apart(&self) -> StoreResult<(&'static str, Option<i64>)> {
+        Ok(("", None))
+    }
+
+    async fn forget_deliveries(&self, _of: Option<&[String]>) -> StoreResult<u64> {
+        Ok(0)
     }
 
     /// A read transaction: one snapshot of the database for all its queries.

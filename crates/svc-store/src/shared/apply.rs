@@ -20,7 +20,18 @@ use crate::{Applied, Change, ChangeStore, StoreError, StoreResult, Write};
 #[async_trait]
 impl ChangeStore for ThisStore {
     async fn apply(&self, change: &Change) -> StoreResult<Vec<Applied>> {
-        let mut tx = self.begin_write().await?;
+        // Webhook deliveries, with the consumer that made them, go to their own writer where the
+        // backend has one (SQLite: a file of their own, off ingest's writer).
+        let deliveries_only = change.writes.iter().all(|write| match write {
+            Write::WebhookDelivery(_) => true,
+            Write::AdvanceConsumer { name, .. } => super::keeps_apart(name),
+            _ => false,
+        });
+        let mut tx = if deliveries_only && !change.writes.is_empty() {
+            self.begin_delivery_write().await?
+        } else {
+            self.begin_write().await?
+        };
         let mut events: Vec<NewEvent> = Vec::new();
         let mut applied = Vec::with_capacity(change.writes.len());
         let mut next = 0;

@@ -235,6 +235,9 @@ impl DeletionStore for ThisStore {
     }
 
     async fn delete_project(&self, project_id: &str) -> StoreResult<DeletedReports> {
+        // Its endpoints go with it, and their deliveries right after (where they are kept apart).
+        let webhook_ids: Vec<String> =
+            crate::WebhookStore::list_webhooks(self, project_id).await?.into_iter().map(|hook| hook.id).collect();
         let mut tx = self.begin_write().await?;
         deletion_index::lock(&mut tx).await?;
         // Locks the project row (PostgreSQL), so nothing new can name the project until this ends.
@@ -263,6 +266,7 @@ impl DeletionStore for ThisStore {
         }
         sqlx::query("DELETE FROM projects WHERE id = $1").bind(project_id).execute(&mut *tx).await?;
         self.commit_write(tx).await?;
+        self.forget_deliveries(Some(&webhook_ids)).await?;
         // Ingest's cached project (by public key) and channels go at once.
         self.cache.clear();
         Ok(deleted)

@@ -96,6 +96,9 @@ impl EventStore for ThisStore {
     }
 
     async fn lease_consumer(&self, name: &str, owner: &str, now: i64, until: i64) -> StoreResult<Option<i64>> {
+        // A position kept apart (SQLite's webhook consumer) is copied here with each lease, so a
+        // file of deliveries lost or never restored starts again from near where it was.
+        let kept_apart = self.position_kept_apart(name).await?;
         let mut tx = self.begin_write().await?;
         // A consumer starts at the feed's end: it acts on what happens from then on.
         sqlx::query(
@@ -107,18 +110,20 @@ impl EventStore for ThisStore {
         .await
         .map_err(map_write_error)?;
         let position: Option<i64> = sqlx::query_scalar(
-            "UPDATE event_consumers SET lease_owner = $2, lease_until = $4 \
+            "UPDATE event_consumers SET lease_owner = $2, lease_until = $4, \
+             position = CASE WHEN $5 > position THEN $5 ELSE position END \
              WHERE name = $1 AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until <= $3) RETURNING position",
         )
         .bind(name)
         .bind(owner)
         .bind(now)
         .bind(until)
+        .bind(kept_apart)
         .fetch_optional(&mut *tx)
         .await
         .map_err(map_write_error)?;
         self.commit_write(tx).await?;
-        Ok(position)
+        Ok(position.map(|position| kept_apart.unwrap_or(position)))
     }
 
     async fn release_consumer(&self, name: &str, owner: &str) -> StoreResult<()> {
@@ -150,6 +155,9 @@ impl EventStore for ThisStore {
     }
 
     async fn consumer_position(&self, name: &str) -> StoreResult<Option<i64>> {
+        if let Some(position) = self.position_kept_apart(name).await? {
+            return Ok(Some(position));
+        }
         Ok(sqlx::query_scalar("SELECT position FROM event_consumers WHERE name = $1")
             .bind(name)
             .fetch_optional(self.read_pool())
@@ -157,12 +165,16 @@ impl EventStore for ThisStore {
     }
 
     async fn delete_events_before(&self, at: i64) -> StoreResult<u64> {
-        // Never an event a consumer has still to read.
+        // Never an event a consumer has still to read (the one whose position is kept apart is
+        // read first: it only grows, so this may keep a few too many, never too few).
+        let (apart, apart_position) = self.lowest_position_kept_apart().await?;
         let done = sqlx::query(
-            "DELETE FROM events WHERE at < $1 \
-             AND id <= COALESCE((SELECT min(position) FROM event_consumers), (SELECT max(id) FROM events))",
+            "DELETE FROM events WHERE at < $1 AND id <= $3 \
+             AND id <= COALESCE((SELECT min(position) FROM event_consumers WHERE name <> $2), (SELECT max(id) FROM events))",
         )
         .bind(at)
+        .bind(apart)
+        .bind(apart_position.unwrap_or(i64::MAX))
         .execute(self.write_pool())
         .await
         .map_err(map_write_error)?;
@@ -173,13 +185,13 @@ impl EventStore for ThisStore {
 /// Moves a leased consumer to `to` in `tx`; `LeaseLost` when `owner` no longer holds it (another
 /// instance took it over: this change must not happen twice).
 pub(super) async fn advance_consumer(tx: &mut Tx, name: &str, owner: &str, to: i64) -> StoreResult<()> {
-    let done =
-        sqlx::query("UPDATE event_consumers SET position = $3 WHERE name = $1 AND lease_owner = $2 AND position <= $3")
-            .bind(name)
-            .bind(owner)
-            .bind(to)
-            .execute(&mut **tx)
-            .await
-            .map_err(map_write_error)?;
+    let sql = if super::keeps_apart(name) {
+        // In the deliveries' file, beside the deliveries; the lease stays with the others.
+        "UPDATE feed_positions SET position = $3 WHERE name = $1 AND position <= $3 \
+         AND EXISTS (SELECT 1 FROM event_consumers WHERE name = $1 AND lease_owner = $2)"
+    } else {
+        "UPDATE event_consumers SET position = $3 WHERE name = $1 AND lease_owner = $2 AND position <= $3"
+    };
+    let done = sqlx::query(sql).bind(name).bind(owner).bind(to).execute(&mut **tx).await.map_err(map_write_error)?;
     if done.rows_affected() == 0 { Err(StoreError::LeaseLost(name.to_string())) } else { Ok(()) }
 }

@@ -259,11 +259,15 @@ impl WebhookStore for ThisStore {
             .execute(self.write_pool())
             .await
             .map_err(map_write_error)?;
-        Ok(done.rows_affected() == 1)
+        let deleted = done.rows_affected() == 1;
+        if deleted {
+            self.forget_deliveries(Some(&[id.to_string()])).await?;
+        }
+        Ok(deleted)
     }
 
     async fn queue_delivery(&self, delivery: &WebhookDelivery) -> StoreResult<bool> {
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin_delivery_write().await?;
         let made = insert_deliveries(&mut tx, &[delivery]).await?;
         self.commit_write(tx).await?;
         Ok(made[0])
@@ -307,7 +311,7 @@ impl WebhookStore for ThisStore {
         query.push(" ORDER BY d.next_attempt_at, d.id LIMIT ").push_bind(i64::from(limit));
         query.push(") AND state = 'pending' AND next_attempt_at <= ").push_bind(now);
         query.push(concat!(" RETURNING ", delivery_columns!()));
-        let rows = query.build().fetch_all(self.write_pool()).await?;
+        let rows = query.build().fetch_all(self.delivery_pool()).await?;
         let mut claimed = rows.iter().map(delivery).collect::<StoreResult<Vec<_>>>()?;
         claimed.sort_by(|a, b| a.id.cmp(&b.id));
         self.with_payloads(claimed).await
@@ -320,7 +324,7 @@ impl WebhookStore for ThisStore {
         let mut query = QueryBuilder::<Db>::new("UPDATE webhook_deliveries SET next_attempt_at = ");
         query.push_bind(at).push(" WHERE state = 'pending' AND id IN ");
         super::queries::push_list(&mut query, ids);
-        query.build().execute(self.write_pool()).await.map_err(map_write_error)?;
+        query.build().execute(self.delivery_pool()).await.map_err(map_write_error)?;
         Ok(())
     }
 
@@ -333,7 +337,7 @@ impl WebhookStore for ThisStore {
         if attempts.is_empty() && held.is_empty() {
             return Ok(false);
         }
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin_delivery_write().await?;
         // One statement per 500 attempts for their deliveries' state (a round sends up to 100 to
         // an endpoint), and one for the attempts logged apart (see `insert_deliveries`).
         let mut recorded: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
@@ -395,26 +399,48 @@ impl WebhookStore for ThisStore {
         // The endpoint's health, from its last attempt: a success ends a run of failures and any
         // pause; a failure starts a run (or, when the run has lasted the whole retry window,
         // disables the endpoint) and pauses it until the failed delivery's retry, and the
-        // deliveries held back behind it wait as long.
-        let mut disabled = false;
-        match attempts.last() {
-            Some((_, AttemptOutcome::Delivered)) => {
-                sqlx::query(
-                    "UPDATE webhooks SET failing_since = NULL, paused_until = NULL \
-                     WHERE id = $1 AND (failing_since IS NOT NULL OR paused_until IS NOT NULL)",
-                )
-                .bind(webhook_id)
-                .execute(&mut *tx)
-                .await
-                .map_err(map_write_error)?;
-            }
-            Some((attempt, outcome)) => {
+        // deliveries held back behind it wait as long. The endpoint is written after the attempts
+        // are committed (on SQLite they are in another file, see `sqlite::deliveries`), and only
+        // when it changes: a healthy endpoint's rounds write nothing beside their deliveries.
+        let failed = match attempts.last() {
+            Some((attempt, outcome)) if !matches!(outcome, AttemptOutcome::Delivered) => {
                 let resume_at = match outcome {
                     AttemptOutcome::Retry { at } => *at,
                     _ => attempt.at + svc_core::webhook::retry_delay_ms(1),
                 };
+                if !held.is_empty() {
+                    let mut query = QueryBuilder::<Db>::new("UPDATE webhook_deliveries SET next_attempt_at = ");
+                    query.push_bind(resume_at).push(" WHERE state = 'pending' AND id IN ");
+                    super::queries::push_list(&mut query, held);
+                    query.build().execute(&mut *tx).await.map_err(map_write_error)?;
+                }
+                Some((attempt, resume_at))
+            }
+            _ => None,
+        };
+        self.commit_write(tx).await?;
+        let mut disabled = false;
+        match failed {
+            None if attempts.is_empty() => {}
+            None => {
+                let unwell: Option<bool> = sqlx::query_scalar(
+                    "SELECT failing_since IS NOT NULL OR paused_until IS NOT NULL FROM webhooks WHERE id = $1",
+                )
+                .bind(webhook_id)
+                .fetch_optional(self.read_pool())
+                .await?;
+                if unwell == Some(true) {
+                    sqlx::query("UPDATE webhooks SET failing_since = NULL, paused_until = NULL WHERE id = $1")
+                        .bind(webhook_id)
+                        .execute(self.write_pool())
+                        .await
+                        .map_err(map_write_error)?;
+                }
+            }
+            Some((attempt, resume_at)) => {
                 // A success earlier in this round ended the previous run of failures.
                 let new_run = attempts.iter().any(|(_, outcome)| matches!(outcome, AttemptOutcome::Delivered));
+                let mut tx = self.begin_write().await?;
                 sqlx::query(
                     "UPDATE webhooks SET paused_until = $3, \
                      failing_since = CASE WHEN $4 OR failing_since IS NULL THEN $2 ELSE failing_since END \
@@ -427,12 +453,6 @@ impl WebhookStore for ThisStore {
                 .execute(&mut *tx)
                 .await
                 .map_err(map_write_error)?;
-                if !held.is_empty() {
-                    let mut query = QueryBuilder::<Db>::new("UPDATE webhook_deliveries SET next_attempt_at = ");
-                    query.push_bind(resume_at).push(" WHERE state = 'pending' AND id IN ");
-                    super::queries::push_list(&mut query, held);
-                    query.build().execute(&mut *tx).await.map_err(map_write_error)?;
-                }
                 let done = sqlx::query(
                     "UPDATE webhooks SET enabled = FALSE, disabled_reason = $3, updated_at = $2 \
                      WHERE id = $1 AND enabled = TRUE AND failing_since <= $2 - $4",
@@ -445,10 +465,9 @@ impl WebhookStore for ThisStore {
                 .await
                 .map_err(map_write_error)?;
                 disabled = done.rows_affected() == 1;
+                self.commit_write(tx).await?;
             }
-            None => {}
         }
-        self.commit_write(tx).await?;
         Ok(disabled)
     }
 
@@ -506,7 +525,7 @@ impl WebhookStore for ThisStore {
         .bind(id)
         .bind(webhook_id)
         .bind(now)
-        .execute(self.write_pool())
+        .execute(self.delivery_pool())
         .await
         .map_err(map_write_error)?;
         Ok(done.rows_affected() == 1)
@@ -517,9 +536,12 @@ impl WebhookStore for ThisStore {
         let before_id = format!("{:012x}", created_before.max(0));
         let done = sqlx::query("DELETE FROM webhook_deliveries WHERE id < $1 AND state <> 'pending'")
             .bind(before_id)
-            .execute(self.write_pool())
+            .execute(self.delivery_pool())
             .await
             .map_err(map_write_error)?;
-        Ok(done.rows_affected())
+        // And any whose endpoint went while its deliveries were not deleted with it (a crash in
+        // between, where they are kept apart).
+        let orphans = self.forget_deliveries(None).await?;
+        Ok(done.rows_affected() + orphans)
     }
 }

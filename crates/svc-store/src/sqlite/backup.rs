@@ -11,7 +11,8 @@ use std::path::Path;
 /// Writes a copy of the database at `source` to `dest` (which must not exist) with `VACUUM INTO`:
 /// one read transaction, so the copy is the database as of one commit, every report acknowledged
 /// before it included, while the service goes on writing beside it (WAL readers do not block the
-/// writer). The copy is written with `synchronous=FULL`, so it is on disk when this returns.
+/// writer). The copy is written with `synchronous=FULL`, so it is on disk when this returns. The
+/// webhook deliveries' file beside the database is copied into it too (see `super::deliveries`).
 pub async fn copy_database(source: &Path, dest: &Path) -> StoreResult<()> {
     let mut connection = SqliteConnectOptions::new()
         .filename(source)
@@ -23,6 +24,14 @@ pub async fn copy_database(source: &Path, dest: &Path) -> StoreResult<()> {
     let dest = dest.to_str().ok_or_else(|| crate::StoreError::Corrupt("the copy's path is not UTF-8".into()))?;
     sqlx::query("VACUUM INTO ?").bind(dest).execute(&mut connection).await?;
     connection.close().await?;
+    let mut copy = SqliteConnectOptions::new()
+        .filename(dest)
+        .create_if_missing(false)
+        .synchronous(SqliteSynchronous::Full)
+        .connect()
+        .await?;
+    super::deliveries::copy_into(source, &mut copy).await?;
+    copy.close().await?;
     Ok(())
 }
 

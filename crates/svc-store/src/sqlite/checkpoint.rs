@@ -54,7 +54,8 @@ pub(super) async fn run_once(writer: &SqlitePool, reader: &SqlitePool) -> StoreR
 async fn passive(pool: &SqlitePool, on: &'static str) -> StoreResult<Checkpointed> {
     let started = std::time::Instant::now();
     let (_busy, wal_frames, copied_frames): (i64, i64, i64) =
-        sqlx::query_as("PRAGMA wal_checkpoint(PASSIVE)").fetch_one(pool).await?;
+        // `main.`: the readers attach the deliveries' file too, which its own writer checkpoints.
+        sqlx::query_as("PRAGMA main.wal_checkpoint(PASSIVE)").fetch_one(pool).await?;
     tracing::debug!(on, wal_frames, copied_frames, ms = started.elapsed().as_millis() as u64, "WAL checkpoint");
     Ok(Checkpointed { wal_frames, copied_frames })
 }

@@ -31,9 +31,17 @@ macro_rules! status_change_order {
 
 pub mod backup;
 mod checkpoint;
+pub mod deliveries;
+#[cfg(test)]
+mod deliveries_tests;
 pub use checkpoint::Checkpointed;
 mod group_commit;
 mod memory;
+
+/// Whether the consumer `name` keeps its position in the deliveries' file (see [`deliveries`]).
+fn keeps_apart(name: &str) -> bool {
+    deliveries::CONSUMERS.contains(&name)
+}
 
 /// Events are written by one writer at a time: their ids follow commit order already.
 async fn order_events(_conn: &mut sqlx::SqliteConnection) -> StoreResult<()> {
@@ -117,6 +125,9 @@ const BULK_ROWS_PER_STATEMENT: usize = 500;
 
 pub struct SqliteStore {
     writer: SqlitePool,
+    /// The writer of the webhook deliveries' own file (see [`deliveries`]); the same pool as
+    /// `writer` for an in-memory database.
+    delivery_writer: SqlitePool,
     reader: SqlitePool,
     /// New reports and blobs waiting for their group commit.
     write_queue: mpsc::Sender<Job>,
@@ -161,6 +172,17 @@ impl SqliteStore {
             writer_options =
                 writer_options.after_release(|connection, _| Box::pin(discard_if_still_in_transaction(connection)));
         }
+        // The deliveries' file: beside the database, or in memory with it (then the one connection
+        // attaches it, and writes both).
+        let deliveries_path = if in_memory {
+            writer_options = deliveries::attaching(writer_options, ":memory:");
+            ":memory:".to_string()
+        } else {
+            deliveries::path_beside(options.get_filename())
+                .to_str()
+                .ok_or_else(|| StoreError::Corrupt("the database's path is not UTF-8".into()))?
+                .to_string()
+        };
         let writer = writer_options
             .connect_with(
                 options
@@ -178,6 +200,12 @@ impl SqliteStore {
             )
             .await?;
         sqlx::migrate!("src/sqlite/migrations").run(&writer).await?;
+        let delivery_writer = if in_memory {
+            deliveries::prepare(&writer).await?;
+            writer.clone()
+        } else {
+            deliveries::open_writer(options.clone(), &deliveries_path).await?
+        };
         // An in-memory database lives in its connections: readers share the writer's.
         let reader = if in_memory {
             writer.clone()
@@ -185,8 +213,7 @@ impl SqliteStore {
             // sqlx hands rows from a connection's thread to the caller through a bounded channel;
             // at its default of 50 the thread stopped half-way through a 101-row page until the
             // caller caught up. A whole page (the largest listing is 201 rows) now fits.
-            SqlitePoolOptions::new()
-                .max_connections(READ_CONNECTIONS)
+            deliveries::attaching(SqlitePoolOptions::new().max_connections(READ_CONNECTIONS), &deliveries_path)
                 .connect_with(options.row_buffer_size(READ_ROW_CHANNEL))
                 .await?
         };
@@ -201,6 +228,7 @@ impl SqliteStore {
         }
         Ok(SqliteStore {
             writer,
+            delivery_writer,
             reader,
             write_queue,
             cache: HotCache::default(),
@@ -222,6 +250,51 @@ impl SqliteStore {
             .await
             .map_err(StoreError::from)
             .inspect_err(|error| self.note_failure(error))
+    }
+
+    /// A write transaction on the webhook deliveries' file (see [`deliveries`]): deferred, so it
+    /// takes the write lock of that file alone, at its first write.
+    async fn begin_delivery_write(&self) -> StoreResult<sqlx::Transaction<'static, Sqlite>> {
+        self.delivery_writer.begin().await.map_err(StoreError::from).inspect_err(|error| self.note_failure(error))
+    }
+
+    fn delivery_pool(&self) -> &SqlitePool {
+        &self.delivery_writer
+    }
+
+    /// Where the consumer `name` is, when its position is kept in the deliveries' file.
+    async fn position_kept_apart(&self, name: &str) -> StoreResult<Option<i64>> {
+        if !keeps_apart(name) {
+            return Ok(None);
+        }
+        Ok(sqlx::query_scalar("SELECT position FROM feed_positions WHERE name = $1")
+            .bind(name)
+            .fetch_optional(&self.reader)
+            .await?)
+    }
+
+    /// The lowest position kept in the deliveries' file, and the consumer it belongs to (one).
+    async fn lowest_position_kept_apart(&self) -> StoreResult<(&'static str, Option<i64>)> {
+        let name = deliveries::CONSUMERS[0];
+        Ok((name, self.position_kept_apart(name).await?))
+    }
+
+    /// Deletes the deliveries of endpoints that were deleted (foreign keys cannot reach across
+    /// files): `of` names them, or, when `None`, every delivery whose endpoint is gone.
+    async fn forget_deliveries(&self, of: Option<&[String]>) -> StoreResult<u64> {
+        let mut query = QueryBuilder::<Sqlite>::new("DELETE FROM webhook_deliveries WHERE webhook_id ");
+        match of {
+            Some([]) => return Ok(0),
+            Some(ids) => {
+                query.push("IN ");
+                queries::push_list(&mut query, ids);
+            }
+            None => {
+                query.push("NOT IN (SELECT id FROM webhooks)");
+            }
+        }
+        let done = query.build().execute(&self.delivery_writer).await.map_err(map_write_error)?;
+        Ok(done.rows_affected())
     }
 
     /// Commits a transaction of [`Self::begin_write`], noting a failure in the write health.

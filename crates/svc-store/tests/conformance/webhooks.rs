@@ -1,7 +1,8 @@
 //! Webhook deliveries on every backend: a change's run of deliveries is made whole (one made per
 //! event and endpoint, however many arrive at once, each with its body), and a round of attempts
 //! records every delivery's state and logs the attempts a delivery log shows; an endpoint keeps
-//! when it was last turned on, and a round's reports are read in one call. Part of
+//! when it was last turned on, a round's reports are read in one call, and an endpoint or project
+//! deleted takes its deliveries with it. Part of
 //! `conformance.rs`, whose fixtures and `conformance!` macro it uses.
 
 use super::*;
@@ -165,5 +166,27 @@ conformance! {
         expected.sort_by(|a, b| a.id.cmp(&b.id));
         assert_eq!(found, expected, "the ones that exist, each whole");
         assert!(store.get_reports(&[]).await.unwrap().is_empty());
+    }
+}
+
+conformance! {
+    async fn an_endpoint_or_project_deleted_takes_its_deliveries_with_it(store: DynStore) {
+        let (first, second) = (project(&store).await, project(&store).await);
+        let at = now_ms();
+        let (deleted, kept, in_deleted_project) =
+            (endpoint(&first.id, at), endpoint(&first.id, at), endpoint(&second.id, at));
+        for hook in [&deleted, &kept, &in_deleted_project] {
+            store.create_webhook(hook).await.unwrap();
+            let writes = (1..=3).map(|event_id| Write::WebhookDelivery(delivery_for(hook, event_id, at))).collect();
+            apply(&store, None, at, writes).await.unwrap();
+        }
+        assert!(store.delete_webhook(&first.id, &deleted.id).await.unwrap());
+        store.delete_project(&second.id).await.unwrap();
+        assert!(store.list_deliveries(&deleted.id, None, 10).await.unwrap().is_empty());
+        assert!(store.list_deliveries(&in_deleted_project.id, None, 10).await.unwrap().is_empty());
+        assert_eq!(store.list_deliveries(&kept.id, None, 10).await.unwrap().len(), 3);
+        let claimed = store.claim_due_deliveries(at, at + 60_000, 100, None).await.unwrap();
+        assert_eq!(claimed.len(), 3, "only the kept endpoint's are sent");
+        assert!(claimed.iter().all(|d| d.webhook_id == kept.id));
     }
 }

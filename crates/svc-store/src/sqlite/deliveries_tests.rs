@@ -1,0 +1,167 @@
+//! The webhook deliveries' own file (see `deliveries`): a delivery transaction never holds up a
+//! report, and deliveries kept in the database itself (before this file, or in a backup) move into
+//! it when the store opens, with the webhook consumer's position.
+
+use super::*;
+use crate::prelude::*;
+use crate::test_fixtures::project;
+use svc_core::event::consumer;
+use svc_core::ids::new_id;
+use svc_core::secret::Secret;
+use svc_core::webhook::{Webhook, WebhookDelivery, WebhookFormat};
+
+async fn open(folder: &std::path::Path) -> SqliteStore {
+    SqliteStore::connect(&format!("sqlite://{}", folder.join("svc.db").display())).await.expect("open store")
+}
+
+fn endpoint(project_id: &str, at: i64) -> Webhook {
+    Webhook {
+        id: new_id(),
+        project_id: project_id.into(),
+        url: "https://hooks.example.com/in".into(),
+        events: vec!["report.created".into()],
+        events_default: false,
+        description: None,
+        format: WebhookFormat::Standard,
+        enabled: true,
+        disabled_reason: None,
+        secret: Secret::new("whsec_dGVzdA=="),
+        previous_secret: None,
+        previous_until: None,
+        failing_since: None,
+        paused_until: None,
+        enabled_at: at,
+        created_at: at,
+        updated_at: at,
+    }
+}
+
+fn delivery_for(hook: &Webhook, event_id: i64, at: i64) -> WebhookDelivery {
+    WebhookDelivery::new_pending(
+        new_id(),
+        hook,
+        Some((event_id, "report.created")),
+        format!("msg_{event_id}"),
+        format!("{{\"event\":{event_id}}}"),
+        at,
+        at,
+    )
+}
+
+fn report_of(project: &Project) -> NewReport {
+    let at = svc_core::time::now_ms();
+    let report = Report {
+        id: new_id(),
+        project_id: project.id.clone(),
+        channel_key: "bug".into(),
+        status: "new".parse().unwrap(),
+        title: "The save button does nothing".into(),
+        blocks: serde_json::from_value(serde_json::json!([{"type": "text", "text": "Nothing happens."}])).unwrap(),
+        context: serde_json::from_value(serde_json::json!({})).unwrap(),
+        identity: None,
+        identity_error: None,
+        author: Author { kind: svc_core::model::AuthorKind::Reporter, id: None, label: None },
+        artifact_id: None,
+        url: None,
+        created_at: at,
+        updated_at: at,
+        assignee: None,
+        labels: Vec::new(),
+    };
+    NewReport { report, blob_ids: Vec::new(), idempotency_key: None }
+}
+
+/// While a transaction of deliveries is open and has written (it holds its file's write lock),
+/// a report is filed and a change applied: neither waits for it. On one writer they would wait
+/// until it committed, which here is never.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_transaction_never_holds_up_a_report() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = open(folder.path()).await;
+    let project = project(&store).await;
+    let at = svc_core::time::now_ms();
+    let hook = endpoint(&project.id, at);
+    store.create_webhook(&hook).await.unwrap();
+    let deliveries: Vec<WebhookDelivery> = (1..=200).map(|event_id| delivery_for(&hook, event_id, at)).collect();
+
+    let mut tx = store.begin_delivery_write().await.unwrap();
+    let made = webhooks::insert_deliveries(&mut tx, &deliveries.iter().collect::<Vec<_>>()).await.unwrap();
+    assert!(made.iter().all(|made| *made));
+    let held = std::time::Duration::from_secs(30);
+    let filed = tokio::time::timeout(held, store.create_report(&report_of(&project))).await;
+    let Ok(Ok(CreatedReport::Created(report))) = filed else { panic!("the report waited for the deliveries") };
+    let by = Author { kind: svc_core::model::AuthorKind::Agent, id: None, label: None };
+    let triage = crate::Write::Status { report_id: report.id.clone(), to: "triaged".parse().unwrap() };
+    let applied = tokio::time::timeout(held, store.apply(&crate::Change::anywhere(by, at, vec![triage]))).await;
+    assert!(matches!(applied, Ok(Ok(_))), "the change waited for the deliveries: {applied:?}");
+    store.commit_write(tx).await.unwrap();
+    assert_eq!(store.list_deliveries(&hook.id, None, 500).await.unwrap().len(), 200);
+    assert!(folder.path().join("svc.db-deliveries").exists(), "the deliveries are in a file beside the database");
+}
+
+/// A backup holds the deliveries inside its one database file; the store opened on it moves them
+/// into a file of their own (as it does for a database from before that file), keeps the webhook
+/// consumer's position, and leaves no copy in the database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deliveries_kept_in_the_database_move_into_their_file_with_the_consumers_position() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = open(folder.path()).await;
+    let project = project(&store).await;
+    let at = svc_core::time::now_ms();
+    let hook = endpoint(&project.id, at);
+    store.create_webhook(&hook).await.unwrap();
+    let deliveries: Vec<WebhookDelivery> = (1..=3).map(|event_id| delivery_for(&hook, event_id, at)).collect();
+    let writes = deliveries.iter().cloned().map(crate::Write::WebhookDelivery).collect::<Vec<_>>();
+    let by = Author { kind: svc_core::model::AuthorKind::Cli, id: None, label: None };
+    store.apply(&crate::Change::anywhere(by.clone(), at, writes)).await.unwrap();
+    store.create_report(&report_of(&project)).await.unwrap();
+    let last = store.last_event_id().await.unwrap();
+    assert!(store.lease_consumer(consumer::WEBHOOKS, "A", at, at + 60_000).await.unwrap().is_some());
+    let advance = crate::Write::AdvanceConsumer { name: consumer::WEBHOOKS.into(), owner: "A".into(), to: last };
+    store.apply(&crate::Change::anywhere(by, at, vec![advance])).await.unwrap();
+    assert_eq!(store.consumer_position(consumer::WEBHOOKS).await.unwrap(), Some(last));
+
+    let restored = tempfile::tempdir().unwrap();
+    backup::copy_database(&folder.path().join("svc.db"), &restored.path().join("svc.db")).await.unwrap();
+    assert!(!restored.path().join("svc.db-deliveries").exists(), "a backup is one file");
+    let reopened = open(restored.path()).await;
+    let listed = reopened.list_deliveries(&hook.id, None, 10).await.unwrap();
+    let mut ids: Vec<&str> = listed.iter().map(|d| d.id.as_str()).collect();
+    ids.sort();
+    let mut expected: Vec<&str> = deliveries.iter().map(|d| d.id.as_str()).collect();
+    expected.sort();
+    assert_eq!(ids, expected);
+    assert_eq!(reopened.consumer_position(consumer::WEBHOOKS).await.unwrap(), Some(last));
+    let in_database: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM main.sqlite_master WHERE name IN ('webhook_deliveries', 'webhook_payloads', \
+         'webhook_attempts', 'feed_positions')",
+    )
+    .fetch_one(&reopened.writer)
+    .await
+    .unwrap();
+    assert_eq!(in_database, 0, "moved, not copied");
+    // The bodies moved with them: a sender claims each with its body.
+    let claimed = reopened.claim_due_deliveries(at, at + 60_000, 10, None).await.unwrap();
+    assert_eq!(claimed.len(), 3);
+    assert!(claimed.iter().all(|d| d.payload.starts_with("{\"event\":")));
+}
+
+/// Deliveries whose endpoint went without them (a crash between the two files' deletions) are
+/// swept with the old deliveries.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deliveries_left_without_their_endpoint_are_swept() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = open(folder.path()).await;
+    let project = project(&store).await;
+    let at = svc_core::time::now_ms();
+    let (gone, kept) = (endpoint(&project.id, at), endpoint(&project.id, at));
+    store.create_webhook(&gone).await.unwrap();
+    store.create_webhook(&kept).await.unwrap();
+    assert!(store.queue_delivery(&delivery_for(&gone, 1, at)).await.unwrap());
+    assert!(store.queue_delivery(&delivery_for(&kept, 1, at)).await.unwrap());
+    // The endpoint's row alone, as a crash right after it would leave things.
+    sqlx::query("DELETE FROM webhooks WHERE id = $1").bind(&gone.id).execute(&store.writer).await.unwrap();
+    assert_eq!(store.delete_old_deliveries(0).await.unwrap(), 1);
+    assert!(store.list_deliveries(&gone.id, None, 10).await.unwrap().is_empty());
+    assert_eq!(store.list_deliveries(&kept.id, None, 10).await.unwrap().len(), 1);
+}
