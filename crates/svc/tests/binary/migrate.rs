@@ -60,6 +60,12 @@ async fn an_installation_moves_to_postgresql_and_s3_whole() {
     let hook = json!({"url": "http://127.0.0.1:9/hooks", "events": ["report.created"]});
     let (status, webhook) = json_with(http.post(api(&sqlite, "/webhooks")).json(&hook), setup).await;
     assert_eq!(status, 201, "{webhook}");
+    // One delivery in its log (the test event; refused, the address is private): on SQLite it is
+    // kept in the deliveries' file beside the database, which the copy reads too.
+    let deliveries = format!("/webhooks/{}/deliveries", webhook["id"].as_str().unwrap());
+    let test = format!("/webhooks/{}/test", webhook["id"].as_str().unwrap());
+    assert_eq!(json_with(http.post(api(&sqlite, &test)), setup).await.0, 200);
+    assert!(data.join("svc.db-deliveries").exists());
     let storage = [("SVC_RATE_LIMIT", "off")];
     let password = "correct horse battery staple";
     let (made, out, err) = run_cli_with(
@@ -111,6 +117,11 @@ async fn an_installation_moves_to_postgresql_and_s3_whole() {
         out.lines().any(|line| line.starts_with("reports") && line.contains(" 12 ") && line.ends_with("same")),
         "{out}"
     );
+    assert!(
+        out.lines()
+            .any(|line| line.starts_with("webhook_deliveries") && line.contains(" 1 ") && line.ends_with("same")),
+        "{out}"
+    );
     // Run again on a complete copy: nothing left to do, and it says the same.
     let (ok, out, err) = migrate(&[]);
     assert!(
@@ -136,6 +147,8 @@ async fn an_installation_moves_to_postgresql_and_s3_whole() {
     assert_eq!(rooms["items"][0]["count"], json!(12), "room counts are rebuilt: {rooms}");
     let hooks = json_with(http.get(api(&moved, "/webhooks")), setup).await.1;
     assert_eq!(hooks["items"][0]["id"], webhook["id"], "{hooks}");
+    let log = json_with(http.get(api(&moved, &deliveries)), setup).await.1;
+    assert_eq!(log["items"].as_array().map(Vec::len), Some(1), "the delivery log moved too: {log}");
     // The agent's key reads the report and its comment through the tool endpoint; search finds it.
     let read = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "get_report", "arguments": {"report_id": reports[0]}}});
     let document = json_with(http.post(moved.url("/mcp")).json(&read), agent).await.1;
@@ -173,6 +186,9 @@ async fn an_installation_moves_to_postgresql_and_s3_whole() {
     assert_eq!(listed["items"], moved_list["items"], "the same 13 reports on SQLite again");
     let blob = http.get(api(&returned, &format!("/blobs/{screenshot}"))).header(setup.0, setup.1).send().await.unwrap();
     assert_eq!(blob.bytes().await.unwrap().as_ref(), image.as_slice(), "the screenshot, in the folder again");
+    let log = json_with(http.get(api(&returned, &deliveries)), setup).await.1;
+    assert_eq!(log["items"].as_array().map(Vec::len), Some(1), "and the delivery log: {log}");
+    assert!(back.join("svc.db-deliveries").exists(), "in its own file once the service opened the copy");
     drop(returned);
     drop_schema(&postgres, &schema).await;
 }
