@@ -2,6 +2,7 @@
 //! report, and deliveries kept in the database itself (before this file, or in a backup) move into
 //! it when the store opens, with the webhook consumer's position.
 
+use super::tests::{open, plain};
 use super::*;
 use crate::prelude::*;
 use crate::test_fixtures::project;
@@ -9,10 +10,6 @@ use svc_core::event::consumer;
 use svc_core::ids::new_id;
 use svc_core::secret::Secret;
 use svc_core::webhook::{Webhook, WebhookDelivery, WebhookFormat};
-
-async fn open(folder: &std::path::Path) -> SqliteStore {
-    SqliteStore::connect(&format!("sqlite://{}", folder.join("svc.db").display())).await.expect("open store")
-}
 
 fn endpoint(project_id: &str, at: i64) -> Webhook {
     Webhook {
@@ -48,27 +45,14 @@ fn delivery_for(hook: &Webhook, event_id: i64, at: i64) -> WebhookDelivery {
     )
 }
 
-fn report_of(project: &Project) -> NewReport {
+/// A store in `folder` with a project and one endpoint, and the time they were made.
+async fn with_an_endpoint(folder: &std::path::Path) -> (SqliteStore, Project, Webhook, i64) {
+    let store = open(folder).await;
+    let project = project(&store).await;
     let at = svc_core::time::now_ms();
-    let report = Report {
-        id: new_id(),
-        project_id: project.id.clone(),
-        channel_key: "bug".into(),
-        status: "new".parse().unwrap(),
-        title: "The save button does nothing".into(),
-        blocks: serde_json::from_value(serde_json::json!([{"type": "text", "text": "Nothing happens."}])).unwrap(),
-        context: serde_json::from_value(serde_json::json!({})).unwrap(),
-        identity: None,
-        identity_error: None,
-        author: Author { kind: svc_core::model::AuthorKind::Reporter, id: None, label: None },
-        artifact_id: None,
-        url: None,
-        created_at: at,
-        updated_at: at,
-        assignee: None,
-        labels: Vec::new(),
-    };
-    NewReport { report, blob_ids: Vec::new(), idempotency_key: None }
+    let hook = endpoint(&project.id, at);
+    store.create_webhook(&hook).await.unwrap();
+    (store, project, hook, at)
 }
 
 /// While a transaction of deliveries is open and has written (it holds its file's write lock),
@@ -77,18 +61,14 @@ fn report_of(project: &Project) -> NewReport {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_transaction_never_holds_up_a_report() {
     let folder = tempfile::tempdir().unwrap();
-    let store = open(folder.path()).await;
-    let project = project(&store).await;
-    let at = svc_core::time::now_ms();
-    let hook = endpoint(&project.id, at);
-    store.create_webhook(&hook).await.unwrap();
+    let (store, project, hook, at) = with_an_endpoint(folder.path()).await;
     let deliveries: Vec<WebhookDelivery> = (1..=200).map(|event_id| delivery_for(&hook, event_id, at)).collect();
 
     let mut tx = store.begin_delivery_write().await.unwrap();
     let made = webhooks::insert_deliveries(&mut tx, &deliveries.iter().collect::<Vec<_>>()).await.unwrap();
     assert!(made.iter().all(|made| *made));
     let held = std::time::Duration::from_secs(30);
-    let filed = tokio::time::timeout(held, store.create_report(&report_of(&project))).await;
+    let filed = tokio::time::timeout(held, store.create_report(&plain(&project))).await;
     let Ok(Ok(CreatedReport::Created(report))) = filed else { panic!("the report waited for the deliveries") };
     let by = Author { kind: svc_core::model::AuthorKind::Agent, id: None, label: None };
     let triage = crate::Write::Status { report_id: report.id.clone(), to: "triaged".parse().unwrap() };
@@ -105,16 +85,12 @@ async fn a_delivery_transaction_never_holds_up_a_report() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deliveries_kept_in_the_database_move_into_their_file_with_the_consumers_position() {
     let folder = tempfile::tempdir().unwrap();
-    let store = open(folder.path()).await;
-    let project = project(&store).await;
-    let at = svc_core::time::now_ms();
-    let hook = endpoint(&project.id, at);
-    store.create_webhook(&hook).await.unwrap();
+    let (store, project, hook, at) = with_an_endpoint(folder.path()).await;
     let deliveries: Vec<WebhookDelivery> = (1..=3).map(|event_id| delivery_for(&hook, event_id, at)).collect();
     let writes = deliveries.iter().cloned().map(crate::Write::WebhookDelivery).collect::<Vec<_>>();
     let by = Author { kind: svc_core::model::AuthorKind::Cli, id: None, label: None };
     store.apply(&crate::Change::anywhere(by.clone(), at, writes)).await.unwrap();
-    store.create_report(&report_of(&project)).await.unwrap();
+    store.create_report(&plain(&project)).await.unwrap();
     let last = store.last_event_id().await.unwrap();
     assert!(store.lease_consumer(consumer::WEBHOOKS, "A", at, at + 60_000).await.unwrap().is_some());
     let advance = crate::Write::AdvanceConsumer { name: consumer::WEBHOOKS.into(), owner: "A".into(), to: last };

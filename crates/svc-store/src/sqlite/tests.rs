@@ -8,11 +8,11 @@ use crate::prelude::*;
 use crate::test_fixtures::project;
 use svc_core::ids::new_id;
 
-async fn open(folder: &std::path::Path) -> SqliteStore {
+pub(super) async fn open(folder: &std::path::Path) -> SqliteStore {
     SqliteStore::connect(&format!("sqlite://{}", folder.join("svc.db").display())).await.expect("open store")
 }
 
-fn plain(project: &Project) -> NewReport {
+pub(super) fn plain(project: &Project) -> NewReport {
     let at = svc_core::time::now_ms();
     let report = Report {
         id: new_id(),
