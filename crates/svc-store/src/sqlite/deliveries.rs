@@ -39,6 +39,9 @@ pub const SCHEMA: &str = "delivery";
 /// The consumers whose position is kept in this file, beside the writes they make.
 pub(super) const CONSUMERS: &[&str] = &[svc_core::event::consumer::WEBHOOKS];
 
+/// The name of the deliveries' writer's thread (webhook delivery lowers its priority).
+pub const WRITER_THREAD: &str = "svc-deliveries";
+
 /// The tables kept in this file, parents first.
 pub const TABLES: &[&str] = &["webhook_deliveries", "webhook_payloads", "webhook_attempts", "feed_positions"];
 
@@ -122,7 +125,7 @@ pub(super) async fn open_writer(options: SqliteConnectOptions, path: &str) -> St
         path,
     )
     .after_release(|connection, _| Box::pin(super::discard_if_still_in_transaction(connection)))
-    .connect_with(options)
+    .connect_with(options.thread_name(|_| WRITER_THREAD.into()))
     .await?;
     prepare(&writer).await?;
     Ok(writer)
