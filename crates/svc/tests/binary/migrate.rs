@@ -148,7 +148,8 @@ async fn an_installation_moves_to_postgresql_and_s3_whole() {
     let hooks = json_with(http.get(api(&moved, "/webhooks")), setup).await.1;
     assert_eq!(hooks["items"][0]["id"], webhook["id"], "{hooks}");
     let log = json_with(http.get(api(&moved, &deliveries)), setup).await.1;
-    assert_eq!(log["items"].as_array().map(Vec::len), Some(1), "the delivery log moved too: {log}");
+    let tested = log["items"].as_array().and_then(|items| items.iter().find(|d| d["event"] == "webhook.test"));
+    let tested = tested.unwrap_or_else(|| panic!("the delivery log moved too: {log}"))["id"].clone();
     // The agent's key reads the report and its comment through the tool endpoint; search finds it.
     let read = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "get_report", "arguments": {"report_id": reports[0]}}});
     let document = json_with(http.post(moved.url("/mcp")).json(&read), agent).await.1;
@@ -186,8 +187,9 @@ async fn an_installation_moves_to_postgresql_and_s3_whole() {
     assert_eq!(listed["items"], moved_list["items"], "the same 13 reports on SQLite again");
     let blob = http.get(api(&returned, &format!("/blobs/{screenshot}"))).header(setup.0, setup.1).send().await.unwrap();
     assert_eq!(blob.bytes().await.unwrap().as_ref(), image.as_slice(), "the screenshot, in the folder again");
+    // (With the report filed after the move, if the moved service's delivery got to it.)
     let log = json_with(http.get(api(&returned, &deliveries)), setup).await.1;
-    assert_eq!(log["items"].as_array().map(Vec::len), Some(1), "and the delivery log: {log}");
+    assert!(log["items"].as_array().is_some_and(|items| items.iter().any(|d| d["id"] == tested)), "{log}");
     assert!(back.join("svc.db-deliveries").exists(), "in its own file once the service opened the copy");
     drop(returned);
     drop_schema(&postgres, &schema).await;
