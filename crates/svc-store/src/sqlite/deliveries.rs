@@ -164,6 +164,13 @@ async fn left_in_database(connection: &mut sqlx::SqliteConnection) -> StoreResul
 /// crash half-way moves them again on the next start: rows here already are kept.
 async fn move_rows_here(connection: &mut sqlx::SqliteConnection) -> StoreResult<()> {
     let left = left_in_database(connection).await?;
+    // The usual open: nothing to move, every position there. No write (the `svc` commands open the
+    // store beside a running server, whose deliveries' writer would otherwise wait for them).
+    let positions: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM delivery.feed_positions").fetch_one(&mut *connection).await?;
+    if left.is_empty() && positions >= CONSUMERS.len() as i64 {
+        return Ok(());
+    }
     let mut tx = connection.begin().await?;
     for table in &left {
         let columns: Vec<String> = sqlx::query("SELECT name FROM pragma_table_info(?, 'main') ORDER BY cid")
