@@ -4,7 +4,7 @@
 //! [`principal::Principal`]), translate a request into a call, and translate the result and
 //! [`ServiceError`] back into their wire format.
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 pub mod accounts;
 pub mod audit;
@@ -24,6 +24,7 @@ pub mod oauth;
 pub mod outbound;
 pub mod permissions;
 pub mod principal;
+pub mod priority;
 pub mod projects;
 pub mod readiness;
 pub mod reporter_oidc;

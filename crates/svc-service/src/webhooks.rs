@@ -36,6 +36,7 @@ use crate::mail::{self, Mail};
 use crate::outbound::{OutboundPolicy, refusal_of};
 use crate::permissions::{self, Operation};
 use crate::principal::Principal;
+use crate::priority;
 use crate::{Service, ServiceError, ServiceResult};
 
 /// Events read per round of the consumer.
@@ -1190,18 +1191,15 @@ const TICK: Duration = Duration::from_secs(1);
 const CHANGE_ROUNDS: Duration = Duration::from_millis(100);
 const ROUNDS_IN_FLIGHT: usize = 4;
 
-/// How much lower than the rest of the server delivery runs on SQLite (a nice value): when the
-/// cores are busy, the requests go first and delivery catches up after (bench/README.md, "The
-/// deliveries in a file of their own").
-const DELIVERY_NICENESS: i32 = 10;
-
 /// Starts the webhook tasks (`svc serve`): the feed's consumer, which makes deliveries as events
 /// come (soon after a change anywhere), and the senders, whose rounds run side by side (a round
 /// waiting on a slow endpoint does not stop the next). Old deliveries are deleted once an hour.
 ///
-/// On SQLite (one instance, one machine) they run on a thread of their own at a lower priority,
-/// with the deliveries' SQLite writer: on the server's runtime their work (payloads, signatures,
-/// requests) waited in line with the requests', and a report filed during it waited too. On
+/// On SQLite (one instance, one machine) they run on a thread of their own in the idle scheduling
+/// class (see [`crate::priority`]), with the deliveries' SQLite writer: on the server's runtime
+/// their work (payloads, signatures, requests) waited in line with the requests', and a report
+/// filed during it waited too; at a lower nice value it still held a core for a time slice after a
+/// request's thread woke (bench/README.md, "Delivery in the idle class"). On
 /// PostgreSQL they stay on the server's runtime: its connections are driven by the runtime that
 /// opened them, and several instances spread the work instead.
 pub fn spawn(svc: Arc<Service>, hooks: Webhooks) {
@@ -1210,8 +1208,10 @@ pub fn spawn(svc: Arc<Service>, hooks: Webhooks) {
         return;
     }
     let started = std::thread::Builder::new().name("svc-webhooks".into()).spawn(move || {
-        lower_priority(None);
-        lower_priority(thread_named(svc_store::sqlite::deliveries::WRITER_THREAD));
+        priority::give_way(None);
+        if let Some(writer) = priority::thread_named(svc_store::sqlite::deliveries::WRITER_THREAD) {
+            priority::give_way(Some(writer));
+        }
         let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
             Ok(runtime) => runtime,
             Err(error) => return tracing::error!(%error, "webhook delivery could not start its runtime"),
@@ -1224,23 +1224,6 @@ pub fn spawn(svc: Arc<Service>, hooks: Webhooks) {
     if let Err(error) = started {
         tracing::error!(%error, "webhook delivery could not start its thread");
     }
-}
-
-/// Lowers the priority of the thread `tid` (this one when `None`; Linux sets it per thread).
-fn lower_priority(tid: Option<rustix::process::Pid>) {
-    if let Err(error) = rustix::process::setpriority_process(tid, DELIVERY_NICENESS) {
-        tracing::debug!(%error, "webhook delivery runs at the server's priority");
-    }
-}
-
-/// The id of this process's thread named `name`, if there is one (Linux's `/proc`).
-fn thread_named(name: &str) -> Option<rustix::process::Pid> {
-    let tasks = std::fs::read_dir("/proc/self/task").ok()?;
-    tasks.flatten().find_map(|task| {
-        let comm = std::fs::read_to_string(task.path().join("comm")).ok()?;
-        let tid: i32 = task.file_name().to_str()?.parse().ok()?;
-        (comm.trim_end() == name).then(|| rustix::process::Pid::from_raw(tid)).flatten()
-    })
 }
 
 fn spawn_here(svc: Arc<Service>, hooks: Webhooks) {
@@ -1294,16 +1277,15 @@ fn spawn_here(svc: Arc<Service>, hooks: Webhooks) {
 mod tests {
     use super::*;
 
-    /// Delivery lowers the priority of the deliveries' SQLite writer by its thread's name: a store
-    /// that is open has that thread, and lowering it works without privileges.
+    /// Delivery moves the deliveries' SQLite writer into the idle class by its thread's name: a
+    /// store that is open has that thread, and the move works without privileges.
     #[tokio::test]
-    async fn the_deliveries_writer_is_found_by_name_and_its_priority_lowered() {
+    async fn the_deliveries_writer_is_found_by_name_and_gives_way() {
         let folder = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", folder.path().join("svc.db").display());
         let _store = svc_store::sqlite::SqliteStore::connect(&url).await.unwrap();
-        let writer = thread_named(svc_store::sqlite::deliveries::WRITER_THREAD).expect("the writer's thread");
-        lower_priority(Some(writer));
-        // At least that low (a test run that is itself niced further keeps its own).
-        assert!(rustix::process::getpriority_process(Some(writer)).unwrap() >= DELIVERY_NICENESS);
+        let writer = priority::thread_named(svc_store::sqlite::deliveries::WRITER_THREAD).expect("the writer's thread");
+        assert!(priority::give_way(Some(writer)));
+        assert!(priority::gives_way(Some(writer)));
     }
 }
