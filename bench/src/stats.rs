@@ -80,6 +80,12 @@ pub fn rss_mib(pid: u32) -> Option<(f64, f64)> {
     Some((field("VmRSS:")?, field("VmHWM:")?))
 }
 
+/// Bytes a process has sent to storage so far (its dirtied pages, fsynced or not), from /proc.
+pub fn written_bytes(pid: u32) -> Option<u64> {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+    io.lines().find_map(|line| line.strip_prefix("write_bytes:")).and_then(|bytes| bytes.trim().parse().ok())
+}
+
 /// CPU time (user + system) a process has used so far, in seconds, from /proc.
 #[allow(unsafe_code)]
 pub fn process_cpu_seconds(pid: u32) -> Option<f64> {

@@ -814,8 +814,13 @@ fn scenario_webhooks(ctx: &mut Ctx) -> anyhow::Result<()> {
         let url = format!("http://{}/ingest/report", svc.addr);
         let bodies = crate::data::report_bodies(64);
         let seconds = Duration::from_secs(options.ingest_seconds);
+        // A paced run, and the MB svc wrote to disk during it (what deliveries add to the disk
+        // that every report's fsync waits on).
         let paced_run = |ctx: &Ctx| {
-            ctx.runtime.block_on(paced(url.clone(), boot.project_key.clone(), bodies.clone(), rate, seconds))
+            let written = || crate::stats::written_bytes(svc.pid()).unwrap_or(0);
+            let before = written();
+            let run = ctx.runtime.block_on(paced(url.clone(), boot.project_key.clone(), bodies.clone(), rate, seconds));
+            run.map(|run| (run, (written() - before) as f64 / 1e6))
         };
         let receivers = [Receiver::start(204)?, Receiver::start(204)?, Receiver::start(500)?];
         // Seconds from now until both answering receivers have `count` more than `before`.
@@ -854,6 +859,7 @@ fn scenario_webhooks(ctx: &mut Ctx) -> anyhow::Result<()> {
             Ok(())
         };
         let (mut plain, mut hooked, mut caught_up) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut plain_written, mut hooked_written) = (Vec::new(), Vec::new());
         for round in 1..=options.runs {
             // Four runs in the order without, with, with, without: each side once right after the
             // other and once in the other place, so neither side always inherits what the run
@@ -869,16 +875,18 @@ fn scenario_webhooks(ctx: &mut Ctx) -> anyhow::Result<()> {
                 }
                 std::thread::sleep(SETTLE);
                 if !with_endpoints {
-                    let without = paced_run(ctx)?;
+                    let (without, written) = paced_run(ctx)?;
                     p99s.push(format!("{:.1} without", without.p99_ms));
                     plain.push(without);
+                    plain_written.push(written);
                     continue;
                 }
                 if endpoints.is_empty() {
                     endpoints = add_endpoints()?;
                 }
                 let before: Vec<u64> = receivers[..2].iter().map(Receiver::received).collect();
-                let with = paced_run(ctx)?;
+                let (with, written) = paced_run(ctx)?;
+                hooked_written.push(written);
                 // Every report of the paced run reaches both answering endpoints; how long after the load.
                 match all_delivered(&before, with.sent, Duration::from_secs(60)) {
                     Some(seconds) => caught_up.push(seconds),
@@ -925,6 +933,7 @@ fn scenario_webhooks(ctx: &mut Ctx) -> anyhow::Result<()> {
         let p99 = |runs: &[crate::webhooks::Paced]| runs.iter().map(|run| run.p99_ms).collect::<Vec<_>>();
         ctx.table.add(without, "p50 ms", p50(&plain), None, vec![]);
         ctx.table.add(without, "p99 ms", p99(&plain), None, vec![]);
+        ctx.table.add(without, "MB written to disk", plain_written, None, vec![]);
         ctx.table.add(with, "p50 ms", p50(&hooked), None, vec![]);
         ctx.table.add(with, "p99 ms", p99(&hooked), Some(Target::AtMost(50.0)), vec![]);
         ctx.table.add(
@@ -934,6 +943,7 @@ fn scenario_webhooks(ctx: &mut Ctx) -> anyhow::Result<()> {
             Some(Target::AtLeast(f64::from(rate) * 0.98)),
             vec![],
         );
+        ctx.table.add(with, "MB written to disk", hooked_written, None, vec![]);
         if !caught_up.is_empty() {
             ctx.table.add(with, "s until all delivered after the load", caught_up, Some(Target::AtMost(5.0)), vec![]);
         }

@@ -236,6 +236,10 @@ pub struct WebhookDelivery {
     pub event_type: String,
     /// The body (read only where it is sent: empty in the delivery log).
     pub payload: String,
+    /// The delivery whose stored body this one sends too (`None`: its own). Endpoints of one
+    /// format get the same bytes for an event, and a body is most of what a delivery writes:
+    /// three endpoints wrote it three times.
+    pub shares_payload_of: Option<String>,
     pub state: DeliveryState,
     pub attempts: i64,
     /// When it may be tried next; while a sender holds it, the end of that sender's lease.
@@ -267,6 +271,7 @@ impl WebhookDelivery {
             message_id,
             event_type: event.map_or(TEST_EVENT, |(_, kind)| kind).to_string(),
             payload,
+            shares_payload_of: None,
             state: DeliveryState::Pending,
             attempts: 0,
             next_attempt_at: held_until,

@@ -816,30 +816,37 @@ async fn deliveries_for(svc: &Service, hooks: &Webhooks, events: &[Event], now: 
             _ => None,
         };
         let subject = Subject { report, comment };
-        // One body per format: endpoints of one format get the same bytes for an event.
-        let mut bodies: Vec<(WebhookFormat, Option<String>)> = Vec::new();
+        // One body per format: endpoints of one format get the same bytes for an event, stored
+        // once, with the first delivery that sends it (the others name that one).
+        let mut bodies: Vec<(WebhookFormat, Option<(String, String)>)> = Vec::new();
         for hook in wanting {
-            let payload = match bodies.iter().find(|(format, _)| *format == hook.format) {
-                Some((_, payload)) => payload.clone(),
+            let id = ids::new_id_at(now);
+            let (payload, shares_payload_of) = match bodies.iter().find(|(format, _)| *format == hook.format) {
+                Some((_, Some((payload, holder)))) => (payload.clone(), Some(holder.clone())),
+                Some((_, None)) => continue,
                 None => {
                     let payload = payload_for(hooks, hook, &project, event, &subject);
-                    bodies.push((hook.format, payload.clone()));
-                    payload
+                    bodies.push((hook.format, payload.clone().map(|payload| (payload, id.clone()))));
+                    match payload {
+                        Some(payload) => (payload, None),
+                        None => continue,
+                    }
                 }
             };
-            let Some(payload) = payload else { continue };
             // The message id is stable for the event: a receiver that saw it from another copy of
             // this database (a restore) still dedupes. Held by this instance from the start: its
             // senders take it from memory.
-            writes.push(Write::WebhookDelivery(WebhookDelivery::new_pending(
-                ids::new_id_at(now),
+            let mut delivery = WebhookDelivery::new_pending(
+                id,
                 hook,
                 Some((event.id, event.kind.type_name())),
                 format!("msg_{}_{}", event.id, hook.id),
                 payload,
                 now,
                 now + hooks.lease_ms,
-            )));
+            );
+            delivery.shares_payload_of = shares_payload_of;
+            writes.push(Write::WebhookDelivery(delivery));
         }
     }
     Ok(writes)

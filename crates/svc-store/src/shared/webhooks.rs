@@ -24,7 +24,7 @@ macro_rules! webhook_columns {
 macro_rules! delivery_columns {
     () => {
         "id, webhook_id, project_id, event_id, message_id, event_type, state, attempts, next_attempt_at, \
-         last_status, last_error, last_attempt_at, last_duration_ms, created_at, delivered_at"
+         last_status, last_error, last_attempt_at, last_duration_ms, created_at, delivered_at, payload_key"
     };
 }
 
@@ -65,6 +65,7 @@ fn delivery(row: &DbRow) -> StoreResult<WebhookDelivery> {
         event_type: row.try_get("event_type")?,
         // Read apart (`with_payloads`) where it is sent.
         payload: String::new(),
+        shares_payload_of: row.try_get("payload_key")?,
         state: DeliveryState::parse(&state)
             .ok_or_else(|| StoreError::Corrupt(format!("webhook_deliveries.state: {state:?}")))?,
         attempts: row.try_get("attempts")?,
@@ -118,18 +119,22 @@ fn bind_webhook<'q>(
         .bind(hook.enabled_at)
 }
 
-/// Delivery rows per INSERT statement (15 parameters each, well under either backend's limit).
+/// Delivery rows per INSERT statement (16 parameters each, well under either backend's limit).
 const DELIVERY_ROWS_PER_STATEMENT: usize = 500;
 
 /// Makes each delivery unless its endpoint has one for that event already (also inside a change's
 /// transaction, see `apply`); whether each was made, in order. A webhook round makes hundreds at
 /// once: one statement for their rows and one for their bodies per 500, instead of two each, keeps
 /// the transaction short on SQLite's single writer, which ingest shares (bench/README.md).
+///
+/// A body is stored once for the deliveries that share it (`shares_payload_of`), under the id of
+/// the delivery they name: kept while any of them is (a trigger deletes it with the last), even
+/// when that delivery itself was not made because its endpoint had one for the event already.
 pub(super) async fn insert_deliveries(
     conn: &mut super::events::Connection,
     deliveries: &[&WebhookDelivery],
 ) -> StoreResult<Vec<bool>> {
-    let mut made: std::collections::HashSet<String> = std::collections::HashSet::with_capacity(deliveries.len());
+    let mut made: std::collections::HashSet<&str> = std::collections::HashSet::with_capacity(deliveries.len());
     for chunk in deliveries.chunks(DELIVERY_ROWS_PER_STATEMENT) {
         let mut query = QueryBuilder::<Db>::new(concat!("INSERT INTO webhook_deliveries (", delivery_columns!(), ") "));
         query.push_values(chunk, |mut row, delivery| {
@@ -147,23 +152,34 @@ pub(super) async fn insert_deliveries(
                 .push_bind(delivery.last_attempt_at)
                 .push_bind(delivery.last_duration_ms)
                 .push_bind(delivery.created_at)
-                .push_bind(delivery.delivered_at);
+                .push_bind(delivery.delivered_at)
+                .push_bind(delivery.shares_payload_of.clone());
         });
         query.push(" ON CONFLICT (webhook_id, event_id) DO NOTHING RETURNING id");
         let inserted: Vec<String> = query.build_query_scalar().fetch_all(&mut *conn).await.map_err(map_write_error)?;
-        if inserted.is_empty() {
-            continue;
-        }
         let inserted: std::collections::HashSet<String> = inserted.into_iter().collect();
-        let bodies: Vec<&&WebhookDelivery> = chunk.iter().filter(|delivery| inserted.contains(&delivery.id)).collect();
-        let mut query = QueryBuilder::<Db>::new("INSERT INTO webhook_payloads (delivery_id, payload) ");
-        query.push_values(bodies, |mut row, delivery| {
-            row.push_bind(delivery.id.clone()).push_bind(delivery.payload.clone());
-        });
-        query.build().execute(&mut *conn).await.map_err(map_write_error)?;
-        made.extend(inserted);
+        made.extend(chunk.iter().filter(|delivery| inserted.contains(&delivery.id)).map(|d| d.id.as_str()));
     }
-    Ok(deliveries.iter().map(|delivery| made.contains(&delivery.id)).collect())
+    // The bodies the deliveries made send, each once, under the id its sharers name (every
+    // sharer carries the body too: the one it names need not be among these).
+    let mut bodies: Vec<(&str, &str)> = Vec::new();
+    let mut keys: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for delivery in deliveries.iter().filter(|delivery| made.contains(delivery.id.as_str())) {
+        let key = delivery.shares_payload_of.as_deref().unwrap_or(&delivery.id);
+        if keys.insert(key) {
+            bodies.push((key, &delivery.payload));
+        }
+    }
+    for chunk in bodies.chunks(DELIVERY_ROWS_PER_STATEMENT) {
+        let mut query = QueryBuilder::<Db>::new("INSERT INTO webhook_payloads (delivery_id, payload) ");
+        query.push_values(chunk, |mut row, (key, payload)| {
+            row.push_bind(key.to_string()).push_bind(payload.to_string());
+        });
+        // Kept already for another sharer (made in an earlier change): the same body.
+        query.push(" ON CONFLICT (delivery_id) DO NOTHING");
+        query.build().execute(&mut *conn).await.map_err(map_write_error)?;
+    }
+    Ok(deliveries.iter().map(|delivery| made.contains(delivery.id.as_str())).collect())
 }
 
 impl ThisStore {
@@ -172,17 +188,21 @@ impl ThisStore {
         if deliveries.is_empty() {
             return Ok(deliveries);
         }
-        let ids: Vec<String> = deliveries.iter().map(|d| d.id.clone()).collect();
+        let key =
+            |delivery: &WebhookDelivery| delivery.shares_payload_of.clone().unwrap_or_else(|| delivery.id.clone());
+        let mut keys: Vec<String> = deliveries.iter().map(key).collect();
+        keys.sort();
+        keys.dedup();
         let mut query =
             QueryBuilder::<Db>::new("SELECT delivery_id, payload FROM webhook_payloads WHERE delivery_id IN ");
-        super::queries::push_list(&mut query, &ids);
+        super::queries::push_list(&mut query, &keys);
         let rows = query.build().fetch_all(self.read_pool()).await?;
         let mut payloads: std::collections::HashMap<String, String> = std::collections::HashMap::new();
         for row in rows {
             payloads.insert(row.try_get("delivery_id")?, row.try_get("payload")?);
         }
         for delivery in &mut deliveries {
-            delivery.payload = payloads.remove(&delivery.id).unwrap_or_default();
+            delivery.payload = payloads.get(&key(delivery)).cloned().unwrap_or_default();
         }
         Ok(deliveries)
     }

@@ -63,14 +63,17 @@ const SCHEMA_SQL: &[&str] = &[
         last_attempt_at   INTEGER,
         last_duration_ms  INTEGER,
         created_at        INTEGER NOT NULL,
-        delivered_at      INTEGER
+        delivered_at      INTEGER,
+        payload_key       TEXT
     )",
     "CREATE UNIQUE INDEX IF NOT EXISTS delivery.webhook_deliveries_once ON webhook_deliveries (webhook_id, event_id)",
     "CREATE INDEX IF NOT EXISTS delivery.webhook_deliveries_due ON webhook_deliveries (next_attempt_at) \
      WHERE state = 'pending'",
     "CREATE INDEX IF NOT EXISTS delivery.webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, id)",
+    // A body is shared by the deliveries that send the same bytes (`payload_key`), so it belongs
+    // to no one delivery: [`SHARING_SQL`]'s trigger deletes it with the last that sends it.
     "CREATE TABLE IF NOT EXISTS delivery.webhook_payloads (
-        delivery_id  TEXT PRIMARY KEY REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+        delivery_id  TEXT PRIMARY KEY,
         payload      TEXT NOT NULL
     )",
     "CREATE TABLE IF NOT EXISTS delivery.webhook_attempts (
@@ -89,6 +92,53 @@ const SCHEMA_SQL: &[&str] = &[
         position  INTEGER NOT NULL
     )",
 ];
+
+/// What shares bodies, made once a file made before it has the column (`upgrade`).
+const SHARING_SQL: &[&str] = &[
+    "CREATE INDEX IF NOT EXISTS delivery.webhook_deliveries_sharing ON webhook_deliveries (payload_key) \
+     WHERE payload_key IS NOT NULL",
+    // Row by row, as each goes: a body is kept while a delivery names it (its own or shared).
+    "CREATE TRIGGER IF NOT EXISTS delivery.webhook_payloads_unshared AFTER DELETE ON webhook_deliveries
+     BEGIN
+        DELETE FROM webhook_payloads WHERE delivery_id = coalesce(OLD.payload_key, OLD.id)
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = coalesce(OLD.payload_key, OLD.id))
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE payload_key = coalesce(OLD.payload_key, OLD.id));
+     END",
+];
+
+/// Brings a file made before bodies were shared to this shape: the column that names a shared
+/// body, and bodies without the foreign key that deleted them with their first delivery. Reads
+/// only, when the file has both already.
+async fn upgrade(connection: &mut sqlx::SqliteConnection) -> StoreResult<()> {
+    let has_key: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM pragma_table_info('webhook_deliveries', 'delivery') WHERE name = 'payload_key'",
+    )
+    .fetch_one(&mut *connection)
+    .await?;
+    let keyed: i64 = sqlx::query_scalar("SELECT count(*) FROM pragma_foreign_key_list('webhook_payloads', 'delivery')")
+        .fetch_one(&mut *connection)
+        .await?;
+    if has_key == 1 && keyed == 0 {
+        return Ok(());
+    }
+    let mut tx = connection.begin().await?;
+    if has_key == 0 {
+        tx.execute("ALTER TABLE delivery.webhook_deliveries ADD COLUMN payload_key TEXT").await?;
+    }
+    if keyed > 0 {
+        for statement in [
+            "CREATE TABLE delivery.webhook_payloads_shared (delivery_id TEXT PRIMARY KEY, payload TEXT NOT NULL)",
+            "INSERT INTO delivery.webhook_payloads_shared (delivery_id, payload) \
+             SELECT delivery_id, payload FROM delivery.webhook_payloads",
+            "DROP TABLE delivery.webhook_payloads",
+            "ALTER TABLE delivery.webhook_payloads_shared RENAME TO webhook_payloads",
+        ] {
+            tx.execute(statement).await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(())
+}
 
 /// The file beside the database at `database`.
 pub fn path_beside(database: &Path) -> PathBuf {
@@ -150,6 +200,10 @@ pub(super) async fn prepare(pool: &SqlitePool) -> StoreResult<()> {
     .execute(&mut *connection)
     .await?;
     for statement in SCHEMA_SQL {
+        connection.execute(*statement).await?;
+    }
+    upgrade(&mut connection).await?;
+    for statement in SHARING_SQL {
         connection.execute(*statement).await?;
     }
     move_rows_here(&mut connection).await

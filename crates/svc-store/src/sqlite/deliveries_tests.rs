@@ -141,3 +141,90 @@ async fn deliveries_left_without_their_endpoint_are_swept() {
     assert!(store.list_deliveries(&gone.id, None, 10).await.unwrap().is_empty());
     assert_eq!(store.list_deliveries(&kept.id, None, 10).await.unwrap().len(), 1);
 }
+
+/// The bodies kept in the file right now.
+async fn bodies_kept(store: &SqliteStore) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM delivery.webhook_payloads").fetch_one(&store.reader).await.unwrap()
+}
+
+/// An event's deliveries to three endpoints of one format keep one body between them, which goes
+/// with the last of them (not with the one it was stored with).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_events_deliveries_keep_one_body_until_the_last_goes() {
+    let folder = tempfile::tempdir().unwrap();
+    let (store, project, first, at) = with_an_endpoint(folder.path()).await;
+    let (second, third) = (endpoint(&project.id, at), endpoint(&project.id, at));
+    store.create_webhook(&second).await.unwrap();
+    store.create_webhook(&third).await.unwrap();
+    let holder = delivery_for(&first, 1, at);
+    let mut writes = vec![holder.clone()];
+    for hook in [&second, &third] {
+        let mut sharer = delivery_for(hook, 1, at);
+        sharer.shares_payload_of = Some(holder.id.clone());
+        writes.push(sharer);
+    }
+    let writes = writes.into_iter().map(crate::Write::WebhookDelivery).collect();
+    let by = Author { kind: svc_core::model::AuthorKind::Cli, id: None, label: None };
+    store.apply(&crate::Change::anywhere(by, at, writes)).await.unwrap();
+    assert_eq!(bodies_kept(&store).await, 1, "one body for three deliveries");
+    assert!(store.delete_webhook(&project.id, &first.id).await.unwrap());
+    assert_eq!(bodies_kept(&store).await, 1, "still sent by two");
+    assert!(store.delete_webhook(&project.id, &second.id).await.unwrap());
+    assert_eq!(bodies_kept(&store).await, 1, "still sent by one");
+    assert!(store.delete_webhook(&project.id, &third.id).await.unwrap());
+    assert_eq!(bodies_kept(&store).await, 0, "gone with the last");
+}
+
+/// A deliveries' file made before bodies were shared (each body tied to its delivery by a foreign
+/// key, no column to name another's) is brought to the new shape when the store opens, its
+/// deliveries and bodies kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_from_before_shared_bodies_keeps_its_deliveries() {
+    let folder = tempfile::tempdir().unwrap();
+    let (store, _project, hook, at) = with_an_endpoint(folder.path()).await;
+    let made = delivery_for(&hook, 1, at);
+    // The file as it was: the column dropped, the bodies' table with its foreign key again.
+    for statement in [
+        "DROP TRIGGER delivery.webhook_payloads_unshared",
+        "DROP INDEX delivery.webhook_deliveries_sharing",
+        "ALTER TABLE delivery.webhook_deliveries DROP COLUMN payload_key",
+        "DROP TABLE delivery.webhook_payloads",
+        "CREATE TABLE delivery.webhook_payloads (delivery_id TEXT PRIMARY KEY REFERENCES webhook_deliveries (id) \
+         ON DELETE CASCADE, payload TEXT NOT NULL)",
+    ] {
+        sqlx::query(statement).execute(&store.delivery_writer).await.unwrap();
+    }
+    sqlx::query(
+        "INSERT INTO delivery.webhook_deliveries (id, webhook_id, project_id, event_id, message_id, event_type, \
+         state, attempts, next_attempt_at, created_at) VALUES (?, ?, ?, 1, 'msg_1', 'report.created', 'pending', 0, ?, ?)",
+    )
+    .bind(&made.id)
+    .bind(&hook.id)
+    .bind(&hook.project_id)
+    .bind(at)
+    .bind(at)
+    .execute(&store.delivery_writer)
+    .await
+    .unwrap();
+    sqlx::query("INSERT INTO delivery.webhook_payloads (delivery_id, payload) VALUES (?, ?)")
+        .bind(&made.id)
+        .bind(&made.payload)
+        .execute(&store.delivery_writer)
+        .await
+        .unwrap();
+    drop(store);
+
+    let reopened = open(folder.path()).await;
+    let foreign_keys: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM pragma_foreign_key_list('webhook_payloads', 'delivery')")
+            .fetch_one(&reopened.reader)
+            .await
+            .unwrap();
+    assert_eq!(foreign_keys, 0, "a body is no longer one delivery's");
+    let claimed = reopened.claim_due_deliveries(at, at + 60_000, 10, None).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].payload, made.payload);
+    assert_eq!(claimed[0].shares_payload_of, None);
+    assert!(reopened.delete_webhook(&hook.project_id, &hook.id).await.unwrap());
+    assert_eq!(bodies_kept(&reopened).await, 0, "the trigger is there too");
+}

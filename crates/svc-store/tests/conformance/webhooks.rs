@@ -190,3 +190,45 @@ conformance! {
         assert!(claimed.iter().all(|d| d.webhook_id == kept.id));
     }
 }
+
+conformance! {
+    async fn a_body_shared_by_an_events_deliveries_outlives_the_endpoint_it_was_made_with(store: DynStore) {
+        let project = project(&store).await;
+        let at = now_ms();
+        let hooks = [endpoint(&project.id, at), endpoint(&project.id, at), endpoint(&project.id, at)];
+        for hook in &hooks {
+            store.create_webhook(hook).await.unwrap();
+        }
+        // Event 2's delivery to the first endpoint exists already (made before, another id): the
+        // deliveries that name the new one as their body's still get that body.
+        assert!(store.queue_delivery(&delivery_for(&hooks[0], 2, at)).await.unwrap());
+        let mut writes = Vec::new();
+        for event_id in [1, 2] {
+            let holder = delivery_for(&hooks[0], event_id, at);
+            for hook in &hooks[1..] {
+                let mut sharer = delivery_for(hook, event_id, at);
+                sharer.shares_payload_of = Some(holder.id.clone());
+                writes.push(sharer);
+            }
+            writes.insert(writes.len() - 2, holder);
+        }
+        let applied = apply(&store, None, at, writes.iter().cloned().map(Write::WebhookDelivery).collect()).await.unwrap();
+        assert_eq!(applied.iter().filter(|a| **a == Applied::Done).count(), 5, "event 2's first was made before");
+
+        let claimed = store.claim_due_deliveries(at, at + 1_000, 100, None).await.unwrap();
+        assert_eq!(claimed.len(), 6);
+        for delivery in &claimed {
+            let event_id = delivery.event_id.unwrap();
+            assert_eq!(delivery.payload, format!("{{\"type\":\"report.created\",\"event\":{event_id}}}"));
+        }
+        // The endpoint whose deliveries hold the bodies goes; the others still send them.
+        assert!(store.delete_webhook(&project.id, &hooks[0].id).await.unwrap());
+        let later = at + 2_000;
+        let claimed = store.claim_due_deliveries(later, later + 1_000, 100, None).await.unwrap();
+        assert_eq!(claimed.len(), 4);
+        for delivery in &claimed {
+            let event_id = delivery.event_id.unwrap();
+            assert_eq!(delivery.payload, format!("{{\"type\":\"report.created\",\"event\":{event_id}}}"));
+        }
+    }
+}
