@@ -296,3 +296,50 @@ pub(crate) async fn deleting_a_project_leaves_nothing(
 /// `INSERT` of a widget sighting for project `$1` (both backends read `$1`).
 pub(crate) const INSERT_SIGHTING: &str =
     "INSERT INTO widget_sightings (project_id, url, source, seen_at) VALUES ($1, 'https://a.example/', 'loader', 1)";
+
+/// An event's deliveries to three endpoints of one format keep one body between them (`bodies`
+/// counts the backend's stored bodies), which goes with the last of them, not with the one it was
+/// stored with.
+pub(crate) async fn one_body_until_the_last_delivery_goes(store: &dyn Store, bodies: impl AsyncFn() -> i64) {
+    use svc_core::webhook::{Webhook, WebhookDelivery, WebhookFormat};
+    let project = project(store).await;
+    let at = svc_core::time::now_ms();
+    let endpoint = || Webhook {
+        id: new_id(),
+        project_id: project.id.clone(),
+        url: "https://hooks.example.com/in".into(),
+        events: vec!["report.created".into()],
+        events_default: false,
+        description: None,
+        format: WebhookFormat::Standard,
+        enabled: true,
+        disabled_reason: None,
+        secret: svc_core::secret::Secret::new("whsec_dGVzdA=="),
+        previous_secret: None,
+        previous_until: None,
+        failing_since: None,
+        paused_until: None,
+        enabled_at: at,
+        created_at: at,
+        updated_at: at,
+    };
+    let hooks = [endpoint(), endpoint(), endpoint()];
+    let mut writes = Vec::new();
+    let mut holder: Option<String> = None;
+    for hook in &hooks {
+        store.create_webhook(hook).await.unwrap();
+        let message_id = format!("msg_1_{}", hook.id);
+        let mut delivery =
+            WebhookDelivery::new_pending(new_id(), hook, Some((1, "report.created")), message_id, "{}".into(), at, at);
+        delivery.shares_payload_of = holder.clone();
+        holder.get_or_insert_with(|| delivery.id.clone());
+        writes.push(Write::WebhookDelivery(delivery));
+    }
+    let by = svc_core::model::Author { kind: svc_core::model::AuthorKind::Cli, id: None, label: None };
+    store.apply(&Change::anywhere(by, at, writes)).await.unwrap();
+    assert_eq!(bodies().await, 1, "one body for three deliveries");
+    for (hook, left) in hooks.iter().zip([1, 1, 0]) {
+        assert!(store.delete_webhook(&project.id, &hook.id).await.unwrap());
+        assert_eq!(bodies().await, left, "after endpoint {} went", hook.id);
+    }
+}

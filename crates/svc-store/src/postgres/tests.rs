@@ -352,3 +352,12 @@ async fn ping_fails_while_the_server_refuses_writes_and_recovers_by_itself() {
     assert!(!store.health.is_failing());
     assert!(matches!(store.create_report(&plain(&project)).await, Ok(CreatedReport::Created(_))));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_events_deliveries_keep_one_body_until_the_last_goes() {
+    let Some(store) = fresh_store().await else { return };
+    let bodies = async || {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM webhook_payloads").fetch_one(store.pool()).await.unwrap()
+    };
+    crate::test_fixtures::one_body_until_the_last_delivery_goes(&*store, bodies).await;
+}

@@ -147,32 +147,12 @@ async fn bodies_kept(store: &SqliteStore) -> i64 {
     sqlx::query_scalar("SELECT count(*) FROM delivery.webhook_payloads").fetch_one(&store.reader).await.unwrap()
 }
 
-/// An event's deliveries to three endpoints of one format keep one body between them, which goes
-/// with the last of them (not with the one it was stored with).
+/// An event's deliveries to three endpoints keep one body between them until the last goes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_events_deliveries_keep_one_body_until_the_last_goes() {
     let folder = tempfile::tempdir().unwrap();
-    let (store, project, first, at) = with_an_endpoint(folder.path()).await;
-    let (second, third) = (endpoint(&project.id, at), endpoint(&project.id, at));
-    store.create_webhook(&second).await.unwrap();
-    store.create_webhook(&third).await.unwrap();
-    let holder = delivery_for(&first, 1, at);
-    let mut writes = vec![holder.clone()];
-    for hook in [&second, &third] {
-        let mut sharer = delivery_for(hook, 1, at);
-        sharer.shares_payload_of = Some(holder.id.clone());
-        writes.push(sharer);
-    }
-    let writes = writes.into_iter().map(crate::Write::WebhookDelivery).collect();
-    let by = Author { kind: svc_core::model::AuthorKind::Cli, id: None, label: None };
-    store.apply(&crate::Change::anywhere(by, at, writes)).await.unwrap();
-    assert_eq!(bodies_kept(&store).await, 1, "one body for three deliveries");
-    assert!(store.delete_webhook(&project.id, &first.id).await.unwrap());
-    assert_eq!(bodies_kept(&store).await, 1, "still sent by two");
-    assert!(store.delete_webhook(&project.id, &second.id).await.unwrap());
-    assert_eq!(bodies_kept(&store).await, 1, "still sent by one");
-    assert!(store.delete_webhook(&project.id, &third.id).await.unwrap());
-    assert_eq!(bodies_kept(&store).await, 0, "gone with the last");
+    let store = open(folder.path()).await;
+    crate::test_fixtures::one_body_until_the_last_delivery_goes(&store, async || bodies_kept(&store).await).await;
 }
 
 /// A deliveries' file made before bodies were shared (each body tied to its delivery by a foreign
