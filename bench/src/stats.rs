@@ -40,6 +40,50 @@ pub fn summary(values: &[f64]) -> Option<(f64, f64, f64)> {
     Some((median, sorted[0], sorted[sorted.len() - 1]))
 }
 
+/// Whether `after` differs from `before` beyond the noise, pair by pair (each pair measured side by
+/// side): the two-sided p-value of Wilcoxon's signed-rank test on the pairs' log ratios, exact (every
+/// one of the 2^n sign patterns counted). Ties share their ranks; equal pairs are left out. Below
+/// 0.05, one side is slower than the machine's own spread explains; `None` with no unequal pair.
+pub fn signed_rank_p(pairs: &[(f64, f64)]) -> Option<f64> {
+    let mut differences: Vec<f64> = pairs
+        .iter()
+        .filter(|(before, after)| *before > 0.0 && *after > 0.0)
+        .map(|(before, after)| (after / before).ln())
+        .filter(|difference| *difference != 0.0)
+        .collect();
+    if differences.is_empty() {
+        return None;
+    }
+    differences.sort_by(|a, b| a.abs().total_cmp(&b.abs()));
+    // Ranks doubled, so tied ranks (averages, halves) stay whole numbers.
+    let mut ranks = vec![0usize; differences.len()];
+    let mut start = 0;
+    while start < differences.len() {
+        let mut end = start;
+        while end + 1 < differences.len() && differences[end + 1].abs() == differences[start].abs() {
+            end += 1;
+        }
+        for rank in &mut ranks[start..=end] {
+            *rank = start + end + 2;
+        }
+        start = end + 1;
+    }
+    let positive: usize = ranks.iter().zip(&differences).filter(|(_, d)| **d > 0.0).map(|(rank, _)| rank).sum();
+    // How many sign patterns give each sum of positive (doubled) ranks.
+    let total: usize = ranks.iter().sum();
+    let mut ways = vec![0f64; total + 1];
+    ways[0] = 1.0;
+    for &rank in &ranks {
+        for sum in (rank..=total).rev() {
+            ways[sum] += ways[sum - rank];
+        }
+    }
+    let patterns = 2f64.powi(ranks.len() as i32);
+    let at_most: f64 = ways[..=positive].iter().sum::<f64>() / patterns;
+    let at_least: f64 = ways[positive..].iter().sum::<f64>() / patterns;
+    Some((2.0 * at_most.min(at_least)).min(1.0))
+}
+
 fn timeval_seconds(tv: libc::timeval) -> f64 {
     tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6
 }
@@ -118,5 +162,16 @@ mod tests {
         assert_eq!(l.percentile_ms(99.0), Some(99.0));
         assert_eq!(summary(&[3.0, 1.0, 2.0]), Some((2.0, 1.0, 3.0)));
         assert_eq!(summary(&[4.0, 1.0, 2.0, 3.0]), Some((2.5, 1.0, 4.0)));
+    }
+
+    #[test]
+    fn the_signed_rank_test_tells_a_steady_slowdown_from_noise() {
+        // Six pairs all slower: the smallest p six pairs can give (2 / 64).
+        let slower: Vec<(f64, f64)> = (1..=6).map(|i| (10.0, 11.0 + f64::from(i))).collect();
+        assert!((signed_rank_p(&slower).unwrap() - 2.0 / 64.0).abs() < 1e-12);
+        // Up and down by the same amounts: nothing to tell.
+        let mixed = [(10.0, 12.0), (10.0, 8.0), (10.0, 13.0), (13.0, 10.0), (10.0, 11.0), (11.0, 10.0)];
+        assert!(signed_rank_p(&mixed).unwrap() > 0.5);
+        assert_eq!(signed_rank_p(&[(5.0, 5.0)]), None);
     }
 }

@@ -944,6 +944,29 @@ fn scenario_webhooks(ctx: &mut Ctx) -> anyhow::Result<()> {
             vec![],
         );
         ctx.table.add(with, "MB written to disk", hooked_written, None, vec![]);
+        // Within noise or not: each run with endpoints against the run without beside it (the
+        // first two of a round, and the last two), a steady difference told from the machine's
+        // spread by a paired test rather than by eye.
+        let paired = |figure: fn(&crate::webhooks::Paced) -> f64| -> Vec<(f64, f64)> {
+            plain.iter().zip(&hooked).map(|(without, with)| (figure(without), figure(with))).collect()
+        };
+        let beside = "Webhooks: 1,000 reports/s, 3 endpoints against the run without beside it";
+        for (name, figure) in
+            [("p50", (|run| run.p50_ms) as fn(&crate::webhooks::Paced) -> f64), ("p99", |run| run.p99_ms)]
+        {
+            let pairs = paired(figure);
+            let ratios: Vec<f64> = pairs.iter().map(|(without, with)| with / without).collect();
+            ctx.table.add(beside, &format!("{name} with ÷ without"), ratios, None, vec![]);
+            if let Some(p) = crate::stats::signed_rank_p(&pairs) {
+                ctx.table.add(
+                    beside,
+                    &format!("{name}: p of a steady difference (signed-rank, {} pairs)", pairs.len()),
+                    vec![p],
+                    Some(Target::AtLeast(0.05)),
+                    vec![],
+                );
+            }
+        }
         if !caught_up.is_empty() {
             ctx.table.add(with, "s until all delivered after the load", caught_up, Some(Target::AtMost(5.0)), vec![]);
         }
