@@ -297,21 +297,16 @@ pub(crate) async fn deleting_a_project_leaves_nothing(
 pub(crate) const INSERT_SIGHTING: &str =
     "INSERT INTO widget_sightings (project_id, url, source, seen_at) VALUES ($1, 'https://a.example/', 'loader', 1)";
 
-/// An event's deliveries to three endpoints of one format keep one body between them (`bodies`
-/// counts the backend's stored bodies), which goes with the last of them, not with the one it was
-/// stored with.
-pub(crate) async fn one_body_until_the_last_delivery_goes(store: &dyn Store, bodies: impl AsyncFn() -> i64) {
-    use svc_core::webhook::{Webhook, WebhookDelivery, WebhookFormat};
-    let project = project(store).await;
-    let at = svc_core::time::now_ms();
-    let endpoint = || Webhook {
+/// An enabled standard endpoint of `project_id`, made at `at`, for `report.created`.
+pub(crate) fn webhook(project_id: &str, at: i64) -> svc_core::webhook::Webhook {
+    svc_core::webhook::Webhook {
         id: new_id(),
-        project_id: project.id.clone(),
+        project_id: project_id.into(),
         url: "https://hooks.example.com/in".into(),
         events: vec!["report.created".into()],
         events_default: false,
         description: None,
-        format: WebhookFormat::Standard,
+        format: svc_core::webhook::WebhookFormat::Standard,
         enabled: true,
         disabled_reason: None,
         secret: svc_core::secret::Secret::new("whsec_dGVzdA=="),
@@ -322,8 +317,17 @@ pub(crate) async fn one_body_until_the_last_delivery_goes(store: &dyn Store, bod
         enabled_at: at,
         created_at: at,
         updated_at: at,
-    };
-    let hooks = [endpoint(), endpoint(), endpoint()];
+    }
+}
+
+/// An event's deliveries to three endpoints of one format keep one body between them (`bodies`
+/// counts the backend's stored bodies), which goes with the last of them, not with the one it was
+/// stored with.
+pub(crate) async fn one_body_until_the_last_delivery_goes(store: &dyn Store, bodies: impl AsyncFn() -> i64) {
+    use svc_core::webhook::WebhookDelivery;
+    let project = project(store).await;
+    let at = svc_core::time::now_ms();
+    let hooks = [webhook(&project.id, at), webhook(&project.id, at), webhook(&project.id, at)];
     let mut writes = Vec::new();
     let mut holder: Option<String> = None;
     for hook in &hooks {

@@ -5,33 +5,10 @@
 use super::tests::{open, plain};
 use super::*;
 use crate::prelude::*;
-use crate::test_fixtures::project;
+use crate::test_fixtures::{project, webhook as endpoint};
 use svc_core::event::consumer;
 use svc_core::ids::new_id;
-use svc_core::secret::Secret;
-use svc_core::webhook::{Webhook, WebhookDelivery, WebhookFormat};
-
-fn endpoint(project_id: &str, at: i64) -> Webhook {
-    Webhook {
-        id: new_id(),
-        project_id: project_id.into(),
-        url: "https://hooks.example.com/in".into(),
-        events: vec!["report.created".into()],
-        events_default: false,
-        description: None,
-        format: WebhookFormat::Standard,
-        enabled: true,
-        disabled_reason: None,
-        secret: Secret::new("whsec_dGVzdA=="),
-        previous_secret: None,
-        previous_until: None,
-        failing_since: None,
-        paused_until: None,
-        enabled_at: at,
-        created_at: at,
-        updated_at: at,
-    }
-}
+use svc_core::webhook::{Webhook, WebhookDelivery};
 
 fn delivery_for(hook: &Webhook, event_id: i64, at: i64) -> WebhookDelivery {
     WebhookDelivery::new_pending(
