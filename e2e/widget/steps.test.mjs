@@ -209,8 +209,12 @@ test('recordSteps: false sends no steps', { timeout: 120000 }, async () => {
   await page.waitForFunction(() => window.Svc && Svc.isInitialized());
   await page.getByRole('button', { name: 'Pay' }).click();
   await page.getByText('Payment failed.').waitFor();
-  // Past the moment the recorder would have started: the page has been idle twice since.
-  await page.evaluate(() => new Promise((done) => requestIdleCallback(() => requestIdleCallback(done))));
+  // Past the moment the recorder would have started: the page has been idle twice since, or two
+  // seconds have passed twice. Chromium may hold idle callbacks back for as long as it likes (it
+  // held them past this test's two minutes once, with the other core busy), so each has a timeout.
+  await page.evaluate(
+    () => new Promise((done) => requestIdleCallback(() => requestIdleCallback(done, { timeout: 2000 }), { timeout: 2000 })),
+  );
   await fileThroughPanel(page, 'Pay fails, quietly');
   const api = rest(svc.url, svc.token);
   const P = `/api/v1/projects/${svc.projectId}`;
