@@ -131,16 +131,37 @@ pub fn written_bytes(pid: u32) -> Option<u64> {
 }
 
 /// CPU time (user + system) a process has used so far, in seconds, from /proc.
-#[allow(unsafe_code)]
 pub fn process_cpu_seconds(pid: u32) -> Option<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat_cpu_seconds(&stat).map(|(_, seconds)| seconds)
+}
+
+/// CPU time (user + system) of a process's threads so far, in seconds, summed by thread name (a
+/// thread that ended meanwhile is not counted: compare two readings only over threads that live
+/// through both, as the server's pools' do).
+pub fn thread_cpu_seconds(pid: u32) -> std::collections::BTreeMap<String, f64> {
+    let mut by_name = std::collections::BTreeMap::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return by_name };
+    for task in tasks.flatten() {
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else { continue };
+        if let Some((name, seconds)) = stat_cpu_seconds(&stat) {
+            *by_name.entry(name).or_insert(0.0) += seconds;
+        }
+    }
+    by_name
+}
+
+/// The name and the user + system seconds of a `/proc/.../stat` line.
+#[allow(unsafe_code)]
+fn stat_cpu_seconds(stat: &str) -> Option<(String, f64)> {
     // The command name (field 2) may hold spaces; the fields after it are counted from its ')'.
+    let name = &stat[stat.find('(')? + 1..stat.rfind(')')?];
     let after_name = &stat[stat.rfind(')')? + 2..];
     let fields: Vec<&str> = after_name.split_whitespace().collect();
     let ticks = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
     // SAFETY: sysconf only reads a configuration value.
     let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    Some(ticks / per_second.max(1.0))
+    Some((name.to_string(), ticks / per_second.max(1.0)))
 }
 
 /// The machine's 1-minute load average.
@@ -173,5 +194,31 @@ mod tests {
         let mixed = [(10.0, 12.0), (10.0, 8.0), (10.0, 13.0), (13.0, 10.0), (10.0, 11.0), (11.0, 10.0)];
         assert!(signed_rank_p(&mixed).unwrap() > 0.5);
         assert_eq!(signed_rank_p(&[(5.0, 5.0)]), None);
+    }
+
+    #[test]
+    #[allow(unsafe_code)]
+    fn cpu_time_is_read_per_thread_name() {
+        let line = "12 (svc) worker) R 1 2 3 4 5 6 7 8 9 10 250 50 0 0 20 0 1 0";
+        let (name, seconds) = stat_cpu_seconds(line).unwrap();
+        assert_eq!(name, "svc) worker");
+        // SAFETY: sysconf only reads a configuration value.
+        let ticks_per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+        assert!((seconds - 300.0 / ticks_per_second).abs() < 1e-9);
+
+        let busy = std::thread::Builder::new()
+            .name("bench-busy".into())
+            .spawn(|| {
+                let started = std::time::Instant::now();
+                let mut spin = 0u64;
+                while started.elapsed() < std::time::Duration::from_millis(300) {
+                    spin = std::hint::black_box(spin.wrapping_add(1));
+                }
+                crate::stats::thread_cpu_seconds(std::process::id())
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(busy.get("bench-busy").is_some_and(|&seconds| seconds > 0.0), "{busy:?}");
     }
 }
