@@ -154,10 +154,11 @@ pub fn thread_cpu_seconds(pid: u32) -> std::collections::BTreeMap<String, f64> {
 /// The name and the user + system seconds of a `/proc/.../stat` line.
 #[allow(unsafe_code)]
 fn stat_cpu_seconds(stat: &str) -> Option<(String, f64)> {
-    // The command name (field 2) may hold spaces; the fields after it are counted from its ')'.
-    let name = &stat[stat.find('(')? + 1..stat.rfind(')')?];
-    let after_name = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    // The command name (field 2) may hold spaces and parentheses; the fields after it are counted
+    // from its last ')'.
+    let name_end = stat.rfind(')')?;
+    let name = &stat[stat.find('(')? + 1..name_end];
+    let fields: Vec<&str> = stat.get(name_end + 2..)?.split_whitespace().collect();
     let ticks = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
     // SAFETY: sysconf only reads a configuration value.
     let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;

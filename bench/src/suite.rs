@@ -797,17 +797,17 @@ fn scenario_ingest_sqlite(ctx: &mut Ctx) -> anyhow::Result<()> {
 /// first instead of weighing on the next run.
 const SETTLE: Duration = Duration::from_secs(3);
 
-/// What webhooks cost ingest, on SQLite: reports filed at 1,000 a second (paced, as a busy site
-/// files them) and at full rate, with no endpoint and with three subscribed to `report.created`
-/// (two answering 204, one answering 500); and how soon the deliveries have all arrived after the
-/// paced load. Each measured run is four paced runs, endpoints off, on, on, off: the spread of each
-/// side shows the machine's noise beside the difference the endpoints make.
 /// The server's threads that do delivery's own work (`svc-service/src/webhooks.rs` names them):
 /// in the idle class, they get only the CPU requests leave.
 const DELIVERY_THREADS: [&str; 2] = ["svc-webhooks", "svc-deliveries"];
 /// Pairs the signed-rank test needs before it can tell a steady difference at 0.05 (3 rounds).
 const MIN_PAIRS_FOR_A_VERDICT: usize = 6;
 
+/// What webhooks cost ingest, on SQLite: reports filed at 1,000 a second (paced, as a busy site
+/// files them) and at full rate, with no endpoint and with three subscribed to `report.created`
+/// (two answering 204, one answering 500); and how soon the deliveries have all arrived after the
+/// paced load. Each measured run is four paced runs, endpoints off, on, on, off: the spread of each
+/// side shows the machine's noise beside the difference the endpoints make.
 fn scenario_webhooks(ctx: &mut Ctx) -> anyhow::Result<()> {
     use crate::webhooks::{Receiver, paced};
     let options = ctx.options;
