@@ -27,14 +27,26 @@ pub enum Live {
 /// Events read per query while catching up.
 const BATCH: u32 = 500;
 
-/// Everything that changes from now on. The tail starts with the first subscriber.
-pub fn subscribe(svc: &Service) -> broadcast::Receiver<Live> {
+/// Everything that changes from now on. The tail starts with the first subscriber, which waits
+/// until the tail knows where the feed stands: a change made after this returns reaches the
+/// subscriber as its event (with its id), never as an unnamed change of its project.
+pub async fn subscribe(svc: &Service) -> broadcast::Receiver<Live> {
     svc.live
-        .get_or_init(|| {
+        .get_or_init(|| async {
+            // Announcements are heard from before the position is read, so none falls between.
+            let changes = svc.store.changes().subscribe();
+            let position = match svc.store.last_event_id().await {
+                Ok(position) => position,
+                Err(error) => {
+                    tracing::warn!(%error, "live updates: the event feed could not be read");
+                    0
+                }
+            };
             let (sender, _) = broadcast::channel(1024);
-            tokio::spawn(tail(svc.store.clone(), sender.downgrade()));
+            tokio::spawn(tail(svc.store.clone(), changes, position, sender.downgrade()));
             sender
         })
+        .await
         .subscribe()
 }
 
@@ -44,15 +56,12 @@ pub async fn events_since(svc: &Service, project_ids: &[String], after: i64, lim
     Ok(svc.store().list_events(Some(project_ids), after, limit).await?)
 }
 
-async fn tail(store: DynStore, sender: broadcast::WeakSender<Live>) {
-    let mut changes = store.changes().subscribe();
-    let mut position = match store.last_event_id().await {
-        Ok(position) => position,
-        Err(error) => {
-            tracing::warn!(%error, "live updates: the event feed could not be read");
-            0
-        }
-    };
+async fn tail(
+    store: DynStore,
+    mut changes: broadcast::Receiver<String>,
+    mut position: i64,
+    sender: broadcast::WeakSender<Live>,
+) {
     loop {
         let heard = changes.recv().await;
         // Every live view is gone with the service: so is the tail.
@@ -91,4 +100,4 @@ async fn tail(store: DynStore, sender: broadcast::WeakSender<Live>) {
 }
 
 /// The tail's sender, made with the first subscriber.
-pub(crate) type LiveSender = std::sync::OnceLock<broadcast::Sender<Live>>;
+pub(crate) type LiveSender = tokio::sync::OnceCell<broadcast::Sender<Live>>;

@@ -102,7 +102,7 @@ pub async fn stream(
     headers: HeaderMap,
 ) -> PageResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     // Subscribed before anything is read, so nothing falls between the two.
-    let receiver = live::subscribe(&state.service);
+    let receiver = live::subscribe(&state.service).await;
     let visible: HashSet<String> =
         projects::reachable(&state.service, &person.principal()).await?.into_iter().map(|p| p.id).collect();
     let last_seen = headers.get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<i64>().ok());
