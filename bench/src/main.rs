@@ -95,6 +95,20 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Files reports at a steady rate (what the webhook scenario's paced runs send), for profiling
+    /// a running server at a load short of its limit; prints the rate kept and the latencies.
+    Paced {
+        /// The ingest URL (`http://host:port/ingest/report`).
+        #[arg(long)]
+        url: String,
+        /// Public project key.
+        #[arg(long)]
+        key: String,
+        #[arg(long, default_value_t = 1_000)]
+        rate: u32,
+        #[arg(long, default_value_t = 10)]
+        seconds: u64,
+    },
     /// Print the report bodies the ingest scenarios send, one per line.
     Bodies {
         #[arg(long, default_value_t = 64)]
@@ -234,6 +248,20 @@ fn main() -> anyhow::Result<()> {
             };
             let options = compare::Options { base, head, only, rounds: rounds.max(1), suite_args, work, out };
             compare::run(options)?;
+        }
+        Command::Paced { url, key, rate, seconds } => {
+            let bodies = data::report_bodies(64);
+            let run = tokio::runtime::Runtime::new()?.block_on(webhooks::paced(
+                url,
+                key,
+                bodies,
+                rate,
+                Duration::from_secs(seconds),
+            ))?;
+            println!(
+                "{} sent, {} failed, {:.0}/s, p50 {:.2} ms, p99 {:.2} ms",
+                run.sent, run.failed, run.per_s, run.p50_ms, run.p99_ms
+            );
         }
         Command::Bodies { count } => {
             for body in data::report_bodies(count) {

@@ -187,6 +187,9 @@ impl SqliteStore {
             .connect_with(
                 options
                     .clone()
+                    // The one-trip commits of the group commit, one string per batch size, beside
+                    // the hundred statements of every other write.
+                    .statement_cache_capacity(100 + group_commit::ONE_TRIP_MAX)
                     .pragma("cache_size", WRITER_CACHE_KIB)
                     .pragma("temp_store", "memory")
                     // Checkpoints run beside the writer; its commits checkpoint only a WAL the

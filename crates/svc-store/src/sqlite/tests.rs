@@ -187,3 +187,43 @@ async fn the_wal_starts_over_while_commits_keep_coming() {
     let filter = ReportFilter { project_ids: vec![project.id.clone()], limit: 10, ..Default::default() };
     assert_eq!(store.list_reports(&filter).await.unwrap().len(), 10);
 }
+
+/// A batch of plain reports commits in one round trip; a row of it that fails (here a report id
+/// that is taken) sends the batch the long way, where only that report fails, and every stored
+/// report has its one `report.created` event, in the order stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_row_fails_alone_and_every_stored_report_has_its_event() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = open(folder.path()).await;
+    let project = project(&store).await;
+    let first = plain(&project);
+    store.create_report(&first).await.unwrap();
+    let taken =
+        NewReport { report: Report { id: first.report.id.clone(), ..plain(&project).report }, ..plain(&project) };
+    let batch: Vec<NewReport> = (0..6).map(|i| if i == 3 { taken.clone() } else { plain(&project) }).collect();
+    // Queued together, so the writer takes them as one batch.
+    let create = |i: usize| store.create_report(&batch[i]);
+    let (a, b, c, d, e, f) = tokio::join!(create(0), create(1), create(2), create(3), create(4), create(5));
+    let outcomes = [a, b, c, d, e, f];
+    for (new, outcome) in batch.iter().zip(&outcomes) {
+        if new.report.id == first.report.id {
+            assert!(matches!(outcome, Err(StoreError::Conflict(_))), "{outcome:?}");
+        } else {
+            assert!(matches!(outcome, Ok(CreatedReport::Created(_))), "{outcome:?}");
+        }
+    }
+    let events = store.list_events(Some(&[project.id.clone()]), 0, 100).await.unwrap();
+    let filed: Vec<&str> = events.iter().filter_map(|event| event.report_id.as_deref()).collect();
+    let stored: Vec<String> = store
+        .list_reports(&ReportFilter { project_ids: vec![project.id.clone()], limit: 100, ..Default::default() })
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|report| report.id)
+        .collect();
+    assert_eq!(stored.len(), 6, "the first report and the five new ones");
+    assert_eq!(filed.len(), 6, "one event per stored report: {filed:?}");
+    for id in &stored {
+        assert_eq!(filed.iter().filter(|filed| *filed == id).count(), 1, "{id}");
+    }
+}
