@@ -5,25 +5,42 @@
 --   SVC_BENCH_HEADERS  extra headers, one "name: value" per line
 --   SVC_BENCH_BODIES   optional file with one request body per line; requests cycle through them
 -- Requests are formatted once per thread in init(), so the generator spends its CPU on sending, not
--- on Lua. done() prints one line "JSON {...}" with counts and latency percentiles (microseconds).
+-- on Lua; except that a header whose value is "{unique}" gets a value of its own in every request
+-- (an Idempotency-Key, as the widget sends one with every report), formatted as it is sent.
+-- done() prints one line "JSON {...}" with counts and latency percentiles (microseconds).
 
 local requests = {}
 local count = 0
 local next_index = 0
+-- Per-request formatting, when a header asks for unique values.
+local unique_names = {}
+local method, path, headers, bodies_text = nil, nil, nil, {}
+local sent = 0
+local prefix = ""
+
+local threads = 0
+setup = function(thread)
+  threads = threads + 1
+  thread:set("thread_number", threads)
+end
 
 init = function(args)
-  local method = os.getenv("SVC_BENCH_METHOD") or "GET"
-  local path = os.getenv("SVC_BENCH_PATH") or "/"
-  local headers = {}
+  method = os.getenv("SVC_BENCH_METHOD") or "GET"
+  path = os.getenv("SVC_BENCH_PATH") or "/"
+  headers = {}
   for line in string.gmatch(os.getenv("SVC_BENCH_HEADERS") or "", "[^\n]+") do
     local name, value = string.match(line, "^%s*([^:]+):%s*(.-)%s*$")
     if name then headers[name] = value end
+    if value == "{unique}" then table.insert(unique_names, name) end
   end
+  -- Unique across threads and runs: the thread's number and the start time.
+  prefix = "bench-" .. tostring(thread_number or 0) .. "-" .. tostring(os.time()) .. "-" .. tostring(math.random(1000000)) .. "-"
   local bodies = os.getenv("SVC_BENCH_BODIES")
   if bodies and bodies ~= "" then
     for body in io.lines(bodies) do
       if body ~= "" then
         count = count + 1
+        bodies_text[count] = body
         requests[count] = wrk.format(method, path, headers, body)
       end
     end
@@ -37,6 +54,11 @@ end
 
 request = function()
   next_index = next_index % count + 1
+  if #unique_names > 0 then
+    sent = sent + 1
+    for _, name in ipairs(unique_names) do headers[name] = prefix .. sent end
+    return wrk.format(method, path, headers, bodies_text[next_index])
+  end
   return requests[next_index]
 end
 

@@ -111,6 +111,53 @@ impl QueuedReport {
     fn is_single_row(&self) -> bool {
         self.new.idempotency_key.is_none() && self.new.blob_ids.is_empty()
     }
+
+    /// One row and its idempotency key.
+    fn is_keyed_row(&self) -> bool {
+        self.new.idempotency_key.is_some() && self.new.blob_ids.is_empty()
+    }
+
+    /// (project, idempotency key); the key empty when there is none.
+    fn key(&self) -> (&str, &str) {
+        (self.new.report.project_id.as_str(), self.new.idempotency_key.as_deref().unwrap_or_default())
+    }
+}
+
+/// The remembered idempotency keys among these reports': (project, key) -> (report, when).
+async fn remembered_keys(
+    conn: &mut SqliteConnection,
+    reports: impl Iterator<Item = &QueuedReport>,
+) -> Result<std::collections::HashMap<(String, String), (String, i64)>, sqlx::Error> {
+    let wanted =
+        serde_json::Value::from(reports.map(|queued| vec![queued.key().0, queued.key().1]).collect::<Vec<_>>());
+    let rows: Vec<(String, String, String, i64)> = sqlx::query_as(
+        "SELECT i.project_id, i.key, i.report_id, i.created_at FROM json_each(?) AS j \
+         JOIN idempotency_keys AS i ON i.project_id = json_extract(j.value, '$[0]') AND i.key = json_extract(j.value, '$[1]')",
+    )
+    .bind(wanted.to_string())
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().map(|(project_id, key, report_id, at)| ((project_id, key), (report_id, at))).collect())
+}
+
+/// Stores the idempotency keys of these reports (an expired entry for the same key is replaced).
+async fn remember_keys(conn: &mut SqliteConnection, reports: &[&QueuedReport]) -> Result<(), sqlx::Error> {
+    let keys: Vec<serde_json::Value> = reports
+        .iter()
+        .map(|queued| {
+            serde_json::json!([queued.key().0, queued.key().1, queued.new.report.id, queued.new.report.created_at])
+        })
+        .collect();
+    sqlx::query(
+        "INSERT INTO idempotency_keys (project_id, key, report_id, created_at) \
+         SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), \
+         json_extract(value, '$[3]') FROM json_each(?) WHERE true \
+         ON CONFLICT (project_id, key) DO UPDATE SET report_id = excluded.report_id, created_at = excluded.created_at",
+    )
+    .bind(serde_json::Value::from(keys).to_string())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
 }
 
 /// What storing one row did (a report itself is moved into its answer afterwards).
@@ -274,8 +321,31 @@ async fn try_commit_batch(
         Job::Report(queued) => Some(queued),
         _ => None,
     };
-    let single_rows: Vec<usize> =
+    // Reports with an idempotency key and no blobs (what the widget sends): their keys are looked
+    // up together, and those not seen before are stored with the plain ones below.
+    let keyed: Vec<usize> = (0..batch.len()).filter(|&i| report(i).is_some_and(QueuedReport::is_keyed_row)).collect();
+    let mut new_keys = Vec::new();
+    if !keyed.is_empty() {
+        let remembered = remembered_keys(&mut tx, keyed.iter().filter_map(|&i| report(i))).await?;
+        let mut taken = std::collections::HashSet::new();
+        for &i in &keyed {
+            let Some(queued) = report(i) else { continue };
+            let key = queued.key();
+            match remembered.get(&(key.0.to_string(), key.1.to_string())) {
+                Some((first_id, at)) if queued.new.report.created_at - at < IDEMPOTENCY_WINDOW_MS => {
+                    outcomes[i] = Some(Ok(Stored::Repeat(first_id.clone())));
+                }
+                // The first of the batch with its key; a later one is left to the savepoint path
+                // below, which finds the key the first stored.
+                _ if taken.insert(key) => new_keys.push(i),
+                _ => {}
+            }
+        }
+    }
+    let mut single_rows: Vec<usize> =
         (0..batch.len()).filter(|&i| report(i).is_some_and(QueuedReport::is_single_row)).collect();
+    single_rows.extend(&new_keys);
+    single_rows.sort_unstable();
     let mut rest = &single_rows[..];
     while !rest.is_empty() {
         let (size_index, size) =
@@ -297,6 +367,14 @@ async fn try_commit_batch(
             Err(error) if is_storage_failure(&error) => return Err(error),
             Err(_) => {}
         }
+    }
+
+    // The keys of the keyed reports just stored, in one statement (before the savepoint path, so a
+    // repeat within the batch finds its key).
+    let stored_keys: Vec<&QueuedReport> =
+        new_keys.iter().filter(|&&i| matches!(outcomes[i], Some(Ok(_)))).filter_map(|&i| report(i)).collect();
+    if !stored_keys.is_empty() {
+        remember_keys(&mut tx, &stored_keys).await?;
     }
 
     for (job, outcome) in batch.iter().zip(outcomes.iter_mut()) {

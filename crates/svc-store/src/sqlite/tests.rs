@@ -190,8 +190,9 @@ async fn the_wal_starts_over_while_commits_keep_coming() {
 
 /// A batch of plain reports commits in one round trip; a row of it that fails (here a report id
 /// that is taken) sends the batch the long way, where only that report fails, and every stored
-/// report has its one `report.created` event, in the order stored.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// report has its one `report.created` event, in the order stored. (On one thread, so the writer
+/// task runs only once all six are queued: one batch.)
+#[tokio::test(flavor = "current_thread")]
 async fn a_failing_row_fails_alone_and_every_stored_report_has_its_event() {
     let folder = tempfile::tempdir().unwrap();
     let store = open(folder.path()).await;
@@ -201,7 +202,6 @@ async fn a_failing_row_fails_alone_and_every_stored_report_has_its_event() {
     let taken =
         NewReport { report: Report { id: first.report.id.clone(), ..plain(&project).report }, ..plain(&project) };
     let batch: Vec<NewReport> = (0..6).map(|i| if i == 3 { taken.clone() } else { plain(&project) }).collect();
-    // Queued together, so the writer takes them as one batch.
     let create = |i: usize| store.create_report(&batch[i]);
     let (a, b, c, d, e, f) = tokio::join!(create(0), create(1), create(2), create(3), create(4), create(5));
     let outcomes = [a, b, c, d, e, f];
@@ -226,4 +226,44 @@ async fn a_failing_row_fails_alone_and_every_stored_report_has_its_event() {
     for id in &stored {
         assert_eq!(filed.iter().filter(|filed| *filed == id).count(), 1, "{id}");
     }
+}
+
+/// Reports with idempotency keys (what the widget sends) in one batch: their keys are looked up
+/// together; a key seen before answers with its report, the first of a batch with a new key is
+/// stored, and a second with the same key in the same batch is a repeat of the first. (On one
+/// thread, so the writer task runs only once all five are queued: one batch.)
+#[tokio::test(flavor = "current_thread")]
+async fn keyed_reports_in_one_batch_are_stored_once_per_key() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = open(folder.path()).await;
+    let project = project(&store).await;
+    let keyed = |key: &str| NewReport { idempotency_key: Some(key.into()), ..plain(&project) };
+    let earlier = keyed("k-0");
+    let Ok(CreatedReport::Created(earlier_report)) = store.create_report(&earlier).await else { panic!("stored") };
+    let batch = [keyed("k-1"), keyed("k-2"), keyed("k-1"), plain(&project), keyed("k-0")];
+    let create = |i: usize| store.create_report(&batch[i]);
+    let (a, b, c, d, e) = tokio::join!(create(0), create(1), create(2), create(3), create(4));
+    let Ok(CreatedReport::Created(first)) = a else { panic!("the first with k-1 is stored: {a:?}") };
+    assert!(matches!(b, Ok(CreatedReport::Created(_))), "{b:?}");
+    match c {
+        Ok(CreatedReport::Repeat(id)) => assert_eq!(id, first.id, "a repeat of the first with k-1"),
+        other => panic!("a repeat: {other:?}"),
+    }
+    assert!(matches!(d, Ok(CreatedReport::Created(_))), "{d:?}");
+    match e {
+        Ok(CreatedReport::Repeat(id)) => assert_eq!(id, earlier_report.id, "k-0 was stored before"),
+        other => panic!("a repeat: {other:?}"),
+    }
+    // Each key is remembered: a retry later in another batch is a repeat too.
+    match store.create_report(&keyed("k-2")).await {
+        Ok(CreatedReport::Repeat(_)) => {}
+        other => panic!("k-2 remembered: {other:?}"),
+    }
+    let stored = store
+        .list_reports(&ReportFilter { project_ids: vec![project.id.clone()], limit: 100, ..Default::default() })
+        .await
+        .unwrap();
+    assert_eq!(stored.len(), 4, "k-0, k-1, k-2 and the plain report");
+    let events = store.list_events(Some(&[project.id.clone()]), 0, 100).await.unwrap();
+    assert_eq!(events.len(), 4, "one report.created per stored report");
 }
