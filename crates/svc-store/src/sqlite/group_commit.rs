@@ -5,11 +5,19 @@
 //! queue their rows; one task drains the queue, stores the whole batch in one transaction, commits
 //! once and then answers every caller.
 //!
-//! Inside the transaction, blobs come first (a report may name a blob of the same batch), then the
-//! reports that are a single row (no blobs to bind, no idempotency key: what the widget sends most)
-//! with multi-row INSERTs; each report that needs several statements gets a savepoint, so one
-//! failing report rolls back only itself. If a multi-row INSERT fails (a statement is atomic, so it
-//! leaves nothing behind), its reports are retried one by one and only the failing one fails.
+//! A batch of plain reports only (no blobs, no idempotency key, no viewed marks) is one string of
+//! statements (BEGIN, the rows, their events, COMMIT) that SQLite's thread runs in one go: each
+//! statement sent on its own is a hand-off to that thread and back, and at a moderate rate those
+//! cost more CPU than the rows. Any other batch goes the long way, below.
+//!
+//! Inside the transaction, blobs come first (a report may name a blob of the same batch). Then the
+//! idempotency keys of the reports that carry one and no blobs (the widget sends a key with every
+//! report) are looked up in one statement: a key seen in the last 24 hours answers with its report,
+//! and the first report of the batch with a new key joins the plain ones. Those are stored with
+//! multi-row INSERTs, and their keys in one more statement. Each report that needs more (blobs to
+//! bind, or a key a report earlier in the batch took) gets a savepoint, so one failing report rolls
+//! back only itself. If a multi-row INSERT fails (a statement is atomic, so it leaves nothing
+//! behind), its reports are retried one by one and only the failing one fails.
 //! Viewed marks come last (they name reports): marks of one report and viewer from several calls
 //! are folded into one upsert of the latest time (inside one transaction only the latest is ever
 //! seen); if any fails, the calls are replayed one by one, each all or nothing, as before.
@@ -57,8 +65,10 @@ static MULTI_ROW_INSERTS: LazyLock<Vec<String>> =
     LazyLock::new(|| INSERT_SIZES.iter().map(|&rows| multi_row_insert(rows)).collect());
 
 /// Batches of at most this many plain reports commit in one round trip to SQLite's thread (see
-/// [`commit_in_one_trip`]); the writer's statement cache holds one string per size.
-pub(super) const ONE_TRIP_MAX: usize = 32;
+/// [`commit_in_one_trip`]); the writer's statement cache holds one string per size. As many as a
+/// busy moment brings (64 clients): with only the small batches in one trip, full-rate text ingest
+/// cost half as much CPU again per report (bench/README.md, "One hand-off per commit").
+pub(super) const ONE_TRIP_MAX: usize = 64;
 
 /// The `report.created` events of the last `?` reports stored (a new report takes the largest
 /// rowid plus one, and the one writer stores a batch's rows one after another).
