@@ -45,12 +45,6 @@ use crate::{CreatedReport, IDEMPOTENCY_WINDOW_MS, ReportText, StoreError, StoreR
 use std::collections::BTreeMap;
 use svc_core::model::{Blob, NewReport};
 
-/// The `report.created` events of the reports stored from a rowid on (see `shared/events.rs`; the
-/// columns are an event's, its data `{channelKey}`).
-const FILED_EVENTS: &str = "INSERT INTO events (project_id, report_id, type, data, by_kind, by_id, by_label, at) \
-     SELECT project_id, id, 'report.created', json_object('channelKey', channel_key), author_kind, author_id, \
-     author_label, created_at FROM reports WHERE rowid >= $1 ORDER BY rowid";
-
 /// Most rows stored by one commit.
 const MAX_BATCH: usize = 256;
 /// Rows that may wait for the writer before callers are slowed down.
@@ -70,8 +64,10 @@ static MULTI_ROW_INSERTS: LazyLock<Vec<String>> =
 /// cost half as much CPU again per report (bench/README.md, "One hand-off per commit").
 pub(super) const ONE_TRIP_MAX: usize = 64;
 
-/// The `report.created` events of the last `?` reports stored (a new report takes the largest
-/// rowid plus one, and the one writer stores a batch's rows one after another).
+/// The `report.created` events of the last `?` reports stored (see `shared/events.rs`; the columns
+/// are an event's, its data `{channelKey}`): a new report takes the largest rowid plus one, and the
+/// one writer stores a commit's rows one after another (a row a savepoint undid gives its rowid to
+/// the next).
 const LAST_FILED_EVENTS: &str = "INSERT INTO events (project_id, report_id, type, data, by_kind, by_id, by_label, at) \
      SELECT project_id, id, 'report.created', json_object('channelKey', channel_key), author_kind, author_id, \
      author_label, created_at FROM reports WHERE rowid > (SELECT max(rowid) FROM reports) - ? ORDER BY rowid";
@@ -314,11 +310,6 @@ async fn try_commit_batch(
     use sqlx::Connection;
     let mut tx = connection.begin_with("BEGIN IMMEDIATE").await?;
     let mut outcomes: Vec<Option<StoreResult<Stored>>> = batch.iter().map(|_| None).collect();
-    // A new report takes the largest rowid plus one (one writer): the reports this commit files are
-    // the rows from the first one it stores. Read from the first INSERT's result, not asked for
-    // (a round trip on the writer's critical path).
-    let mut first_rowid: Option<i64> = None;
-
     // Blobs first: one statement each, atomic by itself.
     for (job, outcome) in batch.iter().zip(outcomes.iter_mut()) {
         if let Job::Blob(queued) = job {
@@ -368,8 +359,7 @@ async fn try_commit_batch(
         }
         // On a row's failure the statement left nothing behind; its reports go one by one below.
         match query.execute(&mut *tx).await {
-            Ok(done) => {
-                first_rowid.get_or_insert(done.last_insert_rowid() - done.rows_affected() as i64 + 1);
+            Ok(_) => {
                 for &i in chunk {
                     outcomes[i] = Some(Ok(Stored::Created));
                 }
@@ -394,12 +384,12 @@ async fn try_commit_batch(
         }
         if queued.is_single_row() {
             // One statement is atomic by itself: no savepoint needed.
-            let stored = insert_one_report(&mut tx, queued, &mut first_rowid).await;
+            let stored = insert_one_report(&mut tx, queued).await;
             *outcome = Some(unless_storage_failed(stored)?.map(|()| Stored::Created));
             continue;
         }
         sqlx::query("SAVEPOINT new_report").execute(&mut *tx).await?;
-        let stored = unless_storage_failed(store_new_report(&mut tx, queued, &mut first_rowid).await)?;
+        let stored = unless_storage_failed(store_new_report(&mut tx, queued).await)?;
         if stored.is_err() {
             sqlx::query("ROLLBACK TO new_report").execute(&mut *tx).await?;
         }
@@ -407,13 +397,14 @@ async fn try_commit_batch(
         *outcome = Some(stored);
     }
     // Every report stored is `report.created` in the feed, in the same commit: one statement that
-    // reads them back in SQLite (no binds, no JSON built here), in the order they were stored.
+    // reads them back in SQLite (no JSON built here), in the order they were stored.
     let filed = batch
         .iter()
         .zip(&outcomes)
-        .any(|(job, outcome)| matches!((job, outcome), (Job::Report(_), Some(Ok(Stored::Created)))));
-    if let Some(first_rowid) = first_rowid.filter(|_| filed) {
-        sqlx::query(FILED_EVENTS).bind(first_rowid).execute(&mut *tx).await?;
+        .filter(|(job, outcome)| matches!((job, outcome), (Job::Report(_), Some(Ok(Stored::Created)))))
+        .count();
+    if filed > 0 {
+        sqlx::query(LAST_FILED_EVENTS).bind(filed as i64).execute(&mut *tx).await?;
     }
     store_views(&mut tx, batch, &mut outcomes).await?;
     tx.commit().await?;
@@ -489,27 +480,18 @@ async fn store_views(
     Ok(())
 }
 
-/// One report's row; notes its rowid when it is the first this commit stores.
-async fn insert_one_report(
-    conn: &mut SqliteConnection,
-    queued: &QueuedReport,
-    first_rowid: &mut Option<i64>,
-) -> StoreResult<()> {
+/// One report's row.
+async fn insert_one_report(conn: &mut SqliteConnection, queued: &QueuedReport) -> StoreResult<()> {
     let one_row = MULTI_ROW_INSERTS[INSERT_SIZES.len() - 1].as_str();
-    let done = bind_report(sqlx::query(one_row), &queued.new.report, &queued.text)
+    bind_report(sqlx::query(one_row), &queued.new.report, &queued.text)
         .execute(&mut *conn)
         .await
         .map_err(map_write_error)?;
-    first_rowid.get_or_insert(done.last_insert_rowid());
     Ok(())
 }
 
 /// One report inside the batch transaction: idempotency check, the row, its blobs, its key.
-async fn store_new_report(
-    conn: &mut SqliteConnection,
-    queued: &QueuedReport,
-    first_rowid: &mut Option<i64>,
-) -> StoreResult<Stored> {
+async fn store_new_report(conn: &mut SqliteConnection, queued: &QueuedReport) -> StoreResult<Stored> {
     let new = &queued.new;
     let report = &new.report;
     // The report's own creation time is "now" for the idempotency window.
@@ -527,7 +509,7 @@ async fn store_new_report(
         }
     }
 
-    insert_one_report(&mut *conn, queued, first_rowid).await?;
+    insert_one_report(&mut *conn, queued).await?;
 
     let mut bound: Vec<&str> = Vec::with_capacity(new.blob_ids.len());
     for blob_id in &new.blob_ids {
