@@ -215,10 +215,14 @@ pub(super) async fn run_writer(writer: SqlitePool, mut queue: mpsc::Receiver<Job
 }
 
 /// Waits for more rows while the last commit started less than [`COMMIT_SPACING`] ago and the
-/// batch is small. A lone write (the last commit long ago) never waits.
+/// batch is small reports only. A lone write (the last commit long ago) never waits, nor does a
+/// batch with a blob or a report binding one: a screenshot's bytes cost more than the commit they
+/// would share, and waiting made screenshot + report pairs slower (bench/README.md).
 async fn gather(queue: &mut mpsc::Receiver<Job>, batch: &mut Vec<Job>, last_commit: Option<Instant>) {
     let Some(deadline) = last_commit.map(|at| at + COMMIT_SPACING) else { return };
-    while batch.len() < GATHER_ROWS && Instant::now() < deadline {
+    let small_reports_only =
+        |batch: &[Job]| batch.iter().all(|job| matches!(job, Job::Report(queued) if queued.new.blob_ids.is_empty()));
+    while batch.len() < GATHER_ROWS && small_reports_only(batch) && Instant::now() < deadline {
         let room = MAX_BATCH - batch.len();
         match tokio::time::timeout_at(deadline.into(), queue.recv_many(batch, room)).await {
             Ok(0) | Err(_) => return,
