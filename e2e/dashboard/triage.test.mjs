@@ -122,8 +122,14 @@ test('triage with the keyboard: nothing reloads, the selection survives moves, c
   // An agent's draft, published with p where the person is.
   const target = await current.getAttribute('data-id');
   await callTool(svc, svc.token, 'add_comment', { report_id: target, text: 'The coupon is applied twice: **fixed** in #12.' });
-  await page.keyboard.press('k');
-  await page.keyboard.press('j');
+  // The live list marks the row once it has repainted; only then are positions settled, and the
+  // report is opened again by moving away and back (up and down, or down and up at the top).
+  const targetRow = page.locator(`.list .item[data-id="${target}"]`);
+  await targetRow.locator('.mark-draft').waitFor();
+  const atTop = (await page.locator('.list .item').first().getAttribute('data-id')) === target;
+  await page.keyboard.press(atTop ? 'j' : 'k');
+  await page.keyboard.press(atTop ? 'k' : 'j');
+  await page.locator('.list .item[aria-current="true"]').and(targetRow).waitFor();
   await page.locator('#report .comment.draft').waitFor();
   await page.keyboard.press('p');
   await page.locator('#report .comment').filter({ hasText: 'published' }).waitFor();

@@ -185,6 +185,9 @@ impl PostgresStore {
     }
 
     async fn connect_with(options: PgConnectOptions, max_connections: u32) -> StoreResult<Self> {
+        // Every query here is short; a plan the estimates price high (a new table, a backlog)
+        // was compiled with LLVM first, costing more than running it.
+        let options = options.options([("jit", "off")]);
         let pool = PgPoolOptions::new()
             .max_connections(max_connections)
             .acquire_timeout(ACQUIRE_TIMEOUT)

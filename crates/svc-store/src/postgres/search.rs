@@ -6,8 +6,8 @@
 //! inserted it (`ingest_xid`, a column default), and the indexer, every [`INTERVAL`], takes the
 //! reports of transactions older than the oldest transaction still running: those have all
 //! committed or rolled back, so no report with a smaller transaction id can appear later, whatever
-//! order concurrent transactions commit in. It indexes them in (ingest_xid, id) order, a batch per
-//! transaction, each moving the mark. The progress row is locked with `SKIP LOCKED`, so of several
+//! order concurrent transactions commit in. It indexes them in (ingest_xid, id) order, read from an
+//! index in that order (migration 0021), a batch per transaction, each moving the mark. The progress row is locked with `SKIP LOCKED`, so of several
 //! instances one indexes at a time. A transaction that stays open holds indexing back until it
 //! ends (reads do not: they have no transaction id). Comments change a report's text: a trigger
 //! on `comments` marks the report in `search_stale`, and the next round indexes it again.
@@ -199,6 +199,31 @@ async fn backfill(pool: &PgPool, lock: Lock) -> StoreResult<bool> {
     }
 }
 
+/// The reports not indexed yet after the mark `($1, $2)`, of transactions older than the horizon
+/// `$3`, the first `$4` in (ingest_xid, id) order.
+pub(super) const PENDING: &str = concat!(
+    "SELECT ingest_xid, ",
+    report_select_columns!(),
+    " FROM reports WHERE ingest_xid >= $1 AND ingest_xid < $3 AND (ingest_xid, id) > ($1, $2) \
+     ORDER BY ingest_xid, id LIMIT $4"
+);
+
+/// The horizon for [`PENDING`] in the transaction `tx`: every transaction with a smaller id has
+/// ended (this one, which holds a row lock, has an id of its own and is among those still
+/// running). Also keeps [`PENDING`] on `reports_ingest_order_idx` for the rest of the transaction,
+/// which gives the order and stops after the limit: without statistics (a new table) or with a
+/// backlog, the planner took a few hundred rows for the whole backlog and read and sorted all of
+/// it (see migration 0021).
+pub(super) async fn pending_horizon(tx: &mut PgConnection) -> StoreResult<i64> {
+    let (horizon, _, _): (i64, String, String) = sqlx::query_as(
+        "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint, \
+         set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true)",
+    )
+    .fetch_one(tx)
+    .await?;
+    Ok(horizon)
+}
+
 /// Reports filed since the mark by transactions that have all ended (see the module notes).
 /// Whether it wrote, and the horizon it reached: every report of a transaction older than it is
 /// indexed (0 when it did not get to look).
@@ -221,23 +246,14 @@ async fn index_new(
             tx.rollback().await?;
             return Ok((wrote, 0));
         };
-        // Every transaction with a smaller id has ended (this one, which holds a row lock, has an
-        // id of its own and is among those still running).
-        let horizon: i64 = sqlx::query_scalar("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint")
-            .fetch_one(&mut *tx)
+        let horizon = pending_horizon(&mut tx).await?;
+        let found = sqlx::query(PENDING)
+            .bind(mark_xid)
+            .bind(&mark_id)
+            .bind(horizon)
+            .bind(ROWS_PER_TRANSACTION)
+            .fetch_all(&mut *tx)
             .await?;
-        let found = sqlx::query(concat!(
-            "SELECT ingest_xid, ",
-            report_select_columns!(),
-            " FROM reports WHERE ingest_xid >= $1 AND ingest_xid < $3 AND (ingest_xid, id) > ($1, $2) \
-             ORDER BY ingest_xid, id LIMIT $4"
-        ))
-        .bind(mark_xid)
-        .bind(&mark_id)
-        .bind(horizon)
-        .bind(ROWS_PER_TRANSACTION)
-        .fetch_all(&mut *tx)
-        .await?;
         let Some(last) = found.last() else {
             tx.rollback().await?;
             return Ok((wrote, horizon));

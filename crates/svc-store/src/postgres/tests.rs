@@ -252,6 +252,41 @@ async fn a_report_committed_late_is_indexed_once_its_transaction_ends() {
     assert_eq!(store.list_reports(&search("narwhal")).await.unwrap().len(), 1);
 }
 
+/// Under a burst the indexer runs behind ingest; each of its rounds must read the next reports
+/// from the index in their order and stop at the limit, not read and sort the whole backlog (on a
+/// new table, without statistics, the planner chose a parallel scan of the table). And the
+/// store's queries are not compiled with LLVM first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_indexer_reads_pending_reports_from_their_index_and_queries_run_without_jit() {
+    let Some(store) = fresh_store().await else { return };
+    let project = project(&*store).await;
+    // A backlog of a few thousand, filed together (through the group commit, as under a burst).
+    let filed = (0..4_000).map(|_| {
+        let store = store.clone();
+        let report = plain(&project);
+        tokio::spawn(async move { store.create_report(&report).await.unwrap() })
+    });
+    for task in filed.collect::<Vec<_>>() {
+        task.await.unwrap();
+    }
+    let mut tx = store.pool().begin().await.unwrap();
+    let horizon = search::pending_horizon(&mut tx).await.unwrap();
+    let plan: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("EXPLAIN {}", search::PENDING)))
+        .bind(0_i64)
+        .bind("")
+        .bind(horizon)
+        .bind(500_i64)
+        .fetch_all(&mut *tx)
+        .await
+        .unwrap();
+    let plan = plan.join("\n");
+    assert!(plan.contains("Index Scan using reports_ingest_order_idx"), "{plan}");
+    assert!(!plan.contains("Sort") && !plan.contains("Seq Scan") && !plan.contains("Bitmap"), "{plan}");
+    tx.rollback().await.unwrap();
+    let jit: String = sqlx::query_scalar("SELECT current_setting('jit')").fetch_one(store.pool()).await.unwrap();
+    assert_eq!(jit, "off");
+}
+
 fn plain(project: &Project) -> NewReport {
     NewReport { report: report(project, svc_core::time::now_ms(), None), blob_ids: Vec::new(), idempotency_key: None }
 }
