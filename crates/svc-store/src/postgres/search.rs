@@ -7,8 +7,8 @@
 //! reports of transactions older than the oldest transaction still running: those have all
 //! committed or rolled back, so no report with a smaller transaction id can appear later, whatever
 //! order concurrent transactions commit in. It indexes them in (ingest_xid, id) order, read from an
-//! index in that order (migration 0021), a batch per transaction, each moving the mark. The progress row is locked with `SKIP LOCKED`, so of several
-//! instances one indexes at a time. A transaction that stays open holds indexing back until it
+//! index in that order (migration 0021), a batch per transaction, each moving the mark. The
+//! progress row is locked with `SKIP LOCKED`, so of several instances one indexes at a time. A transaction that stays open holds indexing back until it
 //! ends (reads do not: they have no transaction id). Comments change a report's text: a trigger
 //! on `comments` marks the report in `search_stale`, and the next round indexes it again.
 //!

@@ -133,13 +133,18 @@ async function send(action, fields) {
 }
 
 /** The list from a fresh page, with the person's ticks kept. */
-function swapList(fresh) {
+function swapList(fresh, { keepCurrent = false } = {}) {
   const freshList = fresh.querySelector('.list');
   if (!list || !freshList) return;
   const ticked = new Set(picked());
   const scroll = list.scrollTop;
+  const current = currentRow()?.dataset.id;
   adopt(list, freshList);
   for (const box of list.querySelectorAll('.pick')) box.checked = ticked.has(box.value);
+  // A page fetched in the background was rendered for the address of the moment it was asked
+  // for; the person may have moved since, and the row they are on stays the current one.
+  const still = keepCurrent && current ? rowOf(current) : null;
+  if (still) markCurrent(still);
   list.scrollTop = scroll;
   localTimes(list);
   const index = rows().findIndex((row) => row.getAttribute('aria-current') === 'true');
@@ -200,17 +205,22 @@ function settle(fresh, sent = null) {
   swapPane(fresh, { keep: true, sent });
 }
 
-/** The report of `row` beside the list, without a page load; the address follows. */
-let loading = null;
-async function show(row, { push = true } = {}) {
-  const link = row?.querySelector('a.open');
-  if (!link) return;
+/** Marks `row` (and its link) as the list's current row, and no other. */
+function markCurrent(row) {
   for (const other of rows()) {
     other.removeAttribute('aria-current');
     other.querySelector('a.open')?.removeAttribute('aria-current');
   }
   row.setAttribute('aria-current', 'true');
-  link.setAttribute('aria-current', 'true');
+  row.querySelector('a.open')?.setAttribute('aria-current', 'true');
+}
+
+/** The report of `row` beside the list, without a page load; the address follows. */
+let loading = null;
+async function show(row, { push = true } = {}) {
+  const link = row?.querySelector('a.open');
+  if (!link) return;
+  markCurrent(row);
   row.classList.add('read');
   row.querySelector('.unread-dot')?.remove();
   row.scrollIntoView({ block: 'nearest' });
@@ -622,7 +632,7 @@ if (list?.hasAttribute('data-live') && 'EventSource' in window) {
       if (!response.ok) return;
       const fresh = parse(await response.text());
       swapCounts(fresh);
-      swapList(fresh);
+      swapList(fresh, { keepCurrent: true });
     }, 200);
   });
 }
