@@ -7,8 +7,10 @@
 //!
 //! Writes stream: [`BlobWriter`] keeps at most a few parts in memory whatever the upload's size (small
 //! blobs go up in one put, larger ones as a multipart upload). [`BlobWriter::finish`] returns once the
-//! blob is durably stored: the local folder writes to a staging file, syncs it, renames it into place
-//! and syncs the folder; S3 answers a put or a completed multipart upload only once it is stored.
+//! blob is durably stored. The local folder writes a blob under one part straight into its own new
+//! file, syncs it and syncs the folder, one folder sync shared by the uploads finishing together (see
+//! `folder.rs`); a larger one is staged by the backend, synced, renamed into place and the folder
+//! synced. S3 answers a put or a completed multipart upload only once it is stored.
 //!
 //! A missing blob is not an error: reads answer `Ok(None)` and deleting a missing blob is `Ok(())`.
 //!
@@ -19,6 +21,8 @@
 //! listing a folder or a bucket cannot tell.
 
 #![forbid(unsafe_code)]
+
+mod folder;
 
 use std::fmt;
 use std::path::{Path as FsPath, PathBuf};
@@ -151,7 +155,11 @@ fn note_write<T>(writes_failing: &AtomicBool, result: &Result<T, BlobError>) {
 
 #[derive(Clone)]
 enum Kind {
-    Local { root: PathBuf },
+    /// `folder` writes the one-put blobs (see [`folder`]); the backend does the rest.
+    Local {
+        root: PathBuf,
+        folder: Arc<folder::Folder>,
+    },
     S3,
     Memory,
 }
@@ -169,10 +177,11 @@ impl BlobStore {
         std::fs::create_dir_all(dir)?;
         let root = std::fs::canonicalize(dir)?;
         let fs = LocalFileSystem::new_with_prefix(&root)?.with_fsync(true);
+        let folder = Arc::new(folder::Folder::new(root.join(OBJECT_FOLDER)));
         Ok(Self {
             inner: Arc::new(fs),
             description: format!("local:{}", root.display()).into(),
-            kind: Kind::Local { root },
+            kind: Kind::Local { root, folder },
             part_size: LOCAL_PART_SIZE,
             parts_in_flight: LOCAL_PARTS_IN_FLIGHT,
             writes_failing: Arc::default(),
@@ -284,7 +293,9 @@ impl BlobStore {
         self.description.to_string()
     }
 
-    /// Start writing the blob `blob_id`. Nothing is visible under that id until [`BlobWriter::finish`].
+    /// Start writing the blob `blob_id`. What is read under that id before [`BlobWriter::finish`]
+    /// returns is not the blob: nothing, or on the local folder a file being written. Nobody else knows
+    /// a new blob's id before its upload is answered.
     pub fn writer(&self, blob_id: &str) -> Result<BlobWriter, BlobError> {
         Ok(BlobWriter {
             store: Arc::clone(&self.inner),
@@ -293,6 +304,10 @@ impl BlobStore {
             parts_in_flight: self.parts_in_flight,
             state: WriterState::Buffering(PutPayloadMut::new()),
             written: 0,
+            folder: match &self.kind {
+                Kind::Local { folder, .. } => Some(Arc::clone(folder)),
+                Kind::S3 | Kind::Memory => None,
+            },
             writes_failing: Arc::clone(&self.writes_failing),
             cleanups: Arc::clone(&self.cleanups),
         })
@@ -384,7 +399,7 @@ impl BlobStore {
     async fn reachable(&self) -> Result<(), BlobError> {
         let check = async {
             match &self.kind {
-                Kind::Local { root } => {
+                Kind::Local { root, .. } => {
                     let meta = tokio::fs::metadata(root).await?;
                     if !meta.is_dir() {
                         return Err(BlobError::Io(std::io::Error::new(
@@ -438,6 +453,8 @@ pub struct BlobWriter {
     parts_in_flight: usize,
     state: WriterState,
     written: u64,
+    /// The local folder, which stores a one-put blob itself (see [`folder`]).
+    folder: Option<Arc<folder::Folder>>,
     /// The store's write health (see the module docs).
     writes_failing: Arc<AtomicBool>,
     /// The store's running clean-ups (see [`BlobStore::settle`]).
@@ -530,9 +547,18 @@ impl BlobWriter {
 
     async fn finish_upload(&mut self) -> Result<u64, BlobError> {
         match std::mem::replace(&mut self.state, WriterState::Closed) {
-            WriterState::Buffering(buffer) => {
-                self.store.put(&self.path, buffer.freeze()).await?;
-            }
+            WriterState::Buffering(buffer) => match &self.folder {
+                Some(folder) => {
+                    let (folder, payload) = (Arc::clone(folder), buffer.freeze());
+                    let name = self.path.filename().expect("a blob path ends in its id").to_string();
+                    tokio::task::spawn_blocking(move || folder.put_new(&name, &payload))
+                        .await
+                        .map_err(std::io::Error::other)??;
+                }
+                None => {
+                    self.store.put(&self.path, buffer.freeze()).await?;
+                }
+            },
             // Aborts the multipart upload itself when it fails.
             WriterState::Uploading(parts) => {
                 parts.finish().await?;

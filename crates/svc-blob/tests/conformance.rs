@@ -80,8 +80,8 @@ async fn get_bytes(store: &BlobStore, id: &str) -> Option<(u64, Vec<u8>)> {
     Some((size, chunks.concat()))
 }
 
-/// Nothing half-written is left in a local store's folder (the local backend stages writes as
-/// `<name>#<n>` beside the final file).
+/// Nothing half-written is left in a local store's folder (the local backend stages multipart
+/// writes as `<name>#<n>` beside the final file).
 fn assert_no_staging_files(root: &std::path::Path) {
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {

@@ -190,7 +190,8 @@ fn progress_bar(total: u64, what: &str) -> ProgressBar {
 }
 
 /// Every file under `folder` (relative paths, sorted), without object_store's staging files
-/// (`name#n`: an upload still being written).
+/// (`name#n`: a large upload still being written). A small upload being written has its own name
+/// already, but no row in the database copied before: restored, it is a file nothing names.
 fn files_under(folder: &Path) -> io::Result<Vec<PathBuf>> {
     let mut found = Vec::new();
     let mut pending = vec![folder.to_path_buf()];
