@@ -36,8 +36,12 @@ impl Folder {
         let path = self.path.join(name);
         let mut file = match create_new(&path) {
             Err(error) if error.kind() == io::ErrorKind::NotFound => {
-                // The folder went away (an operator cleaning up): made again, as the backend did.
+                // The first blob, or the folder went away (an operator cleaning up): made again,
+                // and its own entry synced, as the backend did.
                 std::fs::create_dir_all(&self.path)?;
+                if let Some(parent) = self.path.parent() {
+                    File::open(parent)?.sync_all()?;
+                }
                 create_new(&path)?
             }
             created => created?,
