@@ -8,8 +8,9 @@
 //! Lookups read the table and scan the not yet copied tail of the reports table (rowids above
 //! `last_rowid`: a few seconds of reports), in one statement, so they see every committed report.
 
+use futures_util::TryStreamExt;
 use sqlx::sqlite::{Sqlite, SqliteConnection, SqlitePool};
-use sqlx::{Connection, QueryBuilder};
+use sqlx::{Connection, QueryBuilder, Row};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,34 +35,85 @@ const ROWS_PER_TRANSACTION: usize = 1_000;
 /// Rows per INSERT statement (2 parameters each, under SQLite's 32,766).
 const ROWS_PER_STATEMENT: usize = 500;
 
-/// A report's entry in `report_short_ids`: its short id and id.
-type Entry = (String, String);
+/// A round's reports past the progress mark: their ids one after another in one string, and the
+/// order in which their entries go into the table, by (short id, id). Under a burst a round holds
+/// 50,000-200,000 reports; a `(String, String)` pair per report made each round a spike of 10-15
+/// MiB in the server's peak memory (bench/README.md, "The short-id round's memory"), this about 30
+/// bytes a report.
+#[derive(Default)]
+struct Pending {
+    ids: String,
+    /// Where each id ends in `ids`, in rowid order.
+    ends: Vec<u32>,
+    /// Indexes into `ends`, sorted by entry.
+    order: Vec<u32>,
+    /// The highest rowid read, with its report's id.
+    last: Option<(i64, String)>,
+}
 
-/// The reports past the progress mark (at most `max_rows`, in rowid order): their entries and the
-/// highest rowid among them with its report's id.
-async fn pending_entries(
-    conn: &mut SqliteConnection,
-    max_rows: i64,
-) -> StoreResult<(Vec<Entry>, Option<(i64, String)>)> {
-    let rows: Vec<(i64, String, String)> = sqlx::query_as(
-        "SELECT rowid, substr(id, -6), id FROM reports \
+impl Pending {
+    fn id(&self, index: u32) -> &str {
+        let index = index as usize;
+        let start = if index == 0 { 0 } else { self.ends[index - 1] as usize };
+        &self.ids[start..self.ends[index] as usize]
+    }
+
+    /// The entries (short id, id) of these indexes (a stretch of `order`).
+    fn entries<'a>(&'a self, indexes: &'a [u32]) -> impl Iterator<Item = (&'a str, &'a str)> {
+        indexes.iter().map(|&index| {
+            let id = self.id(index);
+            (short_id(id), id)
+        })
+    }
+}
+
+/// What `substr(id, -6)` gives: the id's last six characters.
+fn short_id(id: &str) -> &str {
+    id.char_indices().rev().nth(5).map_or(id, |(start, _)| &id[start..])
+}
+
+/// The reports past the progress mark (at most `max_rows`, in rowid order), read row by row into
+/// one [`Pending`].
+async fn pending_entries(conn: &mut SqliteConnection, max_rows: i64) -> StoreResult<Pending> {
+    let mut rows = sqlx::query(
+        "SELECT rowid, id FROM reports \
          WHERE rowid > (SELECT last_rowid FROM short_id_progress) ORDER BY rowid LIMIT ?",
     )
     .bind(max_rows)
-    .fetch_all(&mut *conn)
-    .await?;
-    let last = rows.last().map(|row| (row.0, row.2.clone()));
-    let mut entries: Vec<Entry> = rows.into_iter().map(|(_, short, id)| (short, id)).collect();
-    entries.sort_unstable();
-    Ok((entries, last))
+    .fetch(&mut *conn);
+    let mut pending = Pending::default();
+    let mut last_rowid = None;
+    while let Some(row) = rows.try_next().await? {
+        let id: &str = row.try_get(1)?;
+        pending.ids.push_str(id);
+        pending.ends.push(
+            u32::try_from(pending.ids.len()).map_err(|_| sqlx::Error::Protocol("short-id round too large".into()))?,
+        );
+        last_rowid = Some(row.try_get::<i64, _>(0)?);
+    }
+    drop(rows);
+    if let Some(rowid) = last_rowid {
+        pending.last = Some((rowid, pending.id(pending.ends.len() as u32 - 1).to_string()));
+    }
+    let mut order: Vec<u32> = (0..pending.ends.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| {
+        let (a, b) = (pending.id(a), pending.id(b));
+        (short_id(a), a).cmp(&(short_id(b), b))
+    });
+    pending.order = order;
+    Ok(pending)
 }
 
 /// Inserts entries (OR IGNORE: a crash between a round's transactions leaves some copied twice).
-async fn insert_entries(conn: &mut SqliteConnection, entries: &[Entry]) -> StoreResult<()> {
-    for chunk in entries.chunks(ROWS_PER_STATEMENT) {
+async fn insert_entries<'a>(
+    conn: &mut SqliteConnection,
+    entries: impl Iterator<Item = (&'a str, &'a str)>,
+) -> StoreResult<()> {
+    let mut entries = entries.peekable();
+    while entries.peek().is_some() {
         let mut query = QueryBuilder::<Sqlite>::new("INSERT OR IGNORE INTO report_short_ids (short_id, report_id) ");
-        query.push_values(chunk, |mut row, (short, id)| {
-            row.push_bind(short.clone()).push_bind(id.clone());
+        query.push_values(entries.by_ref().take(ROWS_PER_STATEMENT), |mut row, (short, id)| {
+            row.push_bind(short.to_string()).push_bind(id.to_string());
         });
         query.build().execute(&mut *conn).await?;
     }
@@ -87,9 +139,9 @@ async fn still_stored(conn: &mut SqliteConnection, rowid: i64, id: &str) -> Stor
 /// Copies every pending short id and moves the mark, inside the caller's write transaction (a
 /// bulk load, which holds the write lock anyway).
 pub(super) async fn copy_all_in(conn: &mut SqliteConnection) -> StoreResult<()> {
-    let (entries, last) = pending_entries(conn, i64::MAX).await?;
-    if let Some((last, _)) = last {
-        insert_entries(conn, &entries).await?;
+    let pending = pending_entries(conn, i64::MAX).await?;
+    if let Some((last, _)) = pending.last {
+        insert_entries(conn, pending.entries(&pending.order)).await?;
         set_progress(conn, last).await?;
     }
     Ok(())
@@ -151,21 +203,21 @@ async fn copy_round(writer: &SqlitePool, reader: &SqlitePool) -> StoreResult<boo
     if !pending(reader).await? {
         return Ok(false);
     }
-    let (entries, last) = {
+    let pending = {
         let mut conn = reader.acquire().await?;
         pending_entries(&mut conn, MAX_ROWS_PER_ROUND).await?
     };
-    let Some((last, last_id)) = last else { return Ok(false) };
-    let slices: Vec<&[Entry]> = entries.chunks(ROWS_PER_TRANSACTION).collect();
+    let Some((last, last_id)) = &pending.last else { return Ok(false) };
+    let slices: Vec<&[u32]> = pending.order.chunks(ROWS_PER_TRANSACTION).collect();
     for (index, slice) in slices.iter().enumerate() {
         let mut conn = writer.acquire().await?;
         let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
-        insert_entries(&mut tx, slice).await?;
+        insert_entries(&mut tx, pending.entries(slice)).await?;
         // The mark moves only while the last report read is still stored: deleted since (see
         // `deletion_index`), its rowid may go to a new report, which must stay past the mark. The
         // next round reads again from the mark.
-        if index + 1 == slices.len() && still_stored(&mut tx, last, &last_id).await? {
-            set_progress(&mut tx, last).await?;
+        if index + 1 == slices.len() && still_stored(&mut tx, *last, last_id).await? {
+            set_progress(&mut tx, *last).await?;
         }
         tx.commit().await?;
     }
@@ -192,4 +244,46 @@ pub(super) fn lookup_query(project_ids: &BTreeSet<&str>, short_id: &str, limit: 
     push_project_list(&mut query, project_ids);
     query.push(" ORDER BY id DESC LIMIT ").push_bind(i64::from(limit));
     query
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlx::Connection;
+
+    /// Ids of every shape a report may have: the server's own, imported ones shorter than six
+    /// characters, and ones whose last characters take more than one byte.
+    const IDS: [&str; 7] =
+        ["0193a1b2c3d4e5f60718293a", "0193a1b2c3d4000000000001", "abc", "", "import-ümläut", "x-日本語のid", "zzzzzz"];
+
+    #[tokio::test]
+    async fn a_round_reads_every_pending_report_in_the_order_sqlite_sorts_its_entries() {
+        let mut conn = SqliteConnection::connect("sqlite::memory:").await.unwrap();
+        sqlx::raw_sql(
+            "CREATE TABLE reports (id TEXT NOT NULL); \
+             CREATE TABLE short_id_progress (last_rowid INTEGER NOT NULL); INSERT INTO short_id_progress VALUES (1)",
+        )
+        .execute(&mut conn)
+        .await
+        .unwrap();
+        // The first report is past the mark already, so it is not read again.
+        for id in std::iter::once("already-copied").chain(IDS) {
+            sqlx::query("INSERT INTO reports (id) VALUES (?)").bind(id).execute(&mut conn).await.unwrap();
+        }
+        let expected: Vec<(String, String)> =
+            sqlx::query_as("SELECT substr(id, -6), id FROM reports WHERE rowid > 1 ORDER BY 1, 2")
+                .fetch_all(&mut conn)
+                .await
+                .unwrap();
+
+        let pending = pending_entries(&mut conn, 1_000).await.unwrap();
+        let read: Vec<(String, String)> =
+            pending.entries(&pending.order).map(|(short, id)| (short.to_string(), id.to_string())).collect();
+        assert_eq!(read, expected);
+        assert_eq!(pending.last, Some((8, "zzzzzz".to_string())));
+
+        let first_three = pending_entries(&mut conn, 3).await.unwrap();
+        assert_eq!(first_three.order.len(), 3);
+        assert_eq!(first_three.last, Some((4, "abc".to_string())));
+    }
 }
