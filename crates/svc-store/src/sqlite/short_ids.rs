@@ -8,9 +8,9 @@
 //! Lookups read the table and scan the not yet copied tail of the reports table (rowids above
 //! `last_rowid`: a few seconds of reports), in one statement, so they see every committed report.
 
-use futures_util::TryStreamExt;
+use serde::Deserializer as _;
 use sqlx::sqlite::{Sqlite, SqliteConnection, SqlitePool};
-use sqlx::{Connection, QueryBuilder, Row};
+use sqlx::{Connection, QueryBuilder};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,16 +35,21 @@ const ROWS_PER_TRANSACTION: usize = 1_000;
 /// Rows per INSERT statement (2 parameters each, under SQLite's 32,766).
 const ROWS_PER_STATEMENT: usize = 500;
 
+/// Reports read per statement of a round: each page is one JSON array (see [`read_page`]).
+const ROWS_PER_PAGE: i64 = 8_192;
+
 /// A round's reports past the progress mark: their ids one after another in one string, and the
-/// order in which their entries go into the table, by (short id, id). Under a burst a round holds
-/// 50,000-200,000 reports; a `(String, String)` pair per report made each round a spike of 10-15
-/// MiB in the server's peak memory (bench/README.md, "The short-id round's memory"), this about 30
-/// bytes a report.
+/// order in which their entries go into the table, by (short id, id). Under load a round holds
+/// 50,000-200,000 reports; read whole, a row and a `(String, String)` pair each, every round was
+/// the largest moment of the server's memory under text ingest (bench/README.md, "The short-id
+/// round's memory"). Here a report costs 37 bytes, and the reading a page's worth more.
 #[derive(Default)]
 struct Pending {
     ids: String,
     /// Where each id ends in `ids`, in rowid order.
-    ends: Vec<u32>,
+    ends: Vec<usize>,
+    /// The length in bytes of each id's short id (its last six characters).
+    short_lens: Vec<u8>,
     /// Indexes into `ends`, sorted by entry.
     order: Vec<u32>,
     /// The highest rowid read, with its report's id.
@@ -54,16 +59,42 @@ struct Pending {
 impl Pending {
     fn id(&self, index: u32) -> &str {
         let index = index as usize;
-        let start = if index == 0 { 0 } else { self.ends[index - 1] as usize };
-        &self.ids[start..self.ends[index] as usize]
+        let start = if index == 0 { 0 } else { self.ends[index - 1] };
+        &self.ids[start..self.ends[index]]
     }
 
-    /// The entries (short id, id) of these indexes (a stretch of `order`).
+    /// Report `index`'s entry: (short id, id).
+    fn entry(&self, index: u32) -> (&str, &str) {
+        let id = self.id(index);
+        (&id[id.len() - usize::from(self.short_lens[index as usize])..], id)
+    }
+
+    /// The entries of these indexes (a stretch of `order`).
     fn entries<'a>(&'a self, indexes: &'a [u32]) -> impl Iterator<Item = (&'a str, &'a str)> {
-        indexes.iter().map(|&index| {
-            let id = self.id(index);
-            (short_id(id), id)
-        })
+        indexes.iter().map(|&index| self.entry(index))
+    }
+}
+
+/// An id in the JSON array, borrowed from its text unless it holds an escape.
+#[derive(serde::Deserialize)]
+struct JsonId<'a>(#[serde(borrow)] std::borrow::Cow<'a, str>);
+
+/// Appends the ids of a JSON array to a [`Pending`].
+impl<'de> serde::de::Visitor<'de> for &mut Pending {
+    type Value = ();
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("an array of report ids")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut ids: A) -> Result<(), A::Error> {
+        while let Some(JsonId(id)) = ids.next_element()? {
+            self.ids.push_str(&id);
+            self.ends.push(self.ids.len());
+            // At most 6 characters of at most 4 bytes.
+            self.short_lens.push(short_id(&id).len() as u8);
+        }
+        Ok(())
     }
 }
 
@@ -72,34 +103,55 @@ fn short_id(id: &str) -> &str {
     id.char_indices().rev().nth(5).map_or(id, |(start, _)| &id[start..])
 }
 
-/// The reports past the progress mark (at most `max_rows`, in rowid order), read row by row into
-/// one [`Pending`].
-async fn pending_entries(conn: &mut SqliteConnection, max_rows: i64) -> StoreResult<Pending> {
-    let mut rows = sqlx::query(
-        "SELECT rowid, id FROM reports \
-         WHERE rowid > (SELECT last_rowid FROM short_id_progress) ORDER BY rowid LIMIT ?",
+/// Appends up to `limit` reports past rowid `after` to `pending`, and makes the last of them
+/// `pending.last`; the highest rowid read, or `None` when there were none. One statement answers
+/// with the page's ids as one JSON array: a row each cost a copy of every value on SQLite's thread.
+async fn read_page(
+    conn: &mut SqliteConnection,
+    pending: &mut Pending,
+    after: i64,
+    limit: i64,
+) -> StoreResult<Option<i64>> {
+    // One snapshot for both reads: a rowid freed by a deletion may go to a new report.
+    let mut snapshot = conn.begin().await?;
+    let (last_rowid, ids): (Option<i64>, String) = sqlx::query_as(
+        "SELECT max(rowid), json_group_array(id) FROM \
+         (SELECT rowid, id FROM reports WHERE rowid > ? ORDER BY rowid LIMIT ?)",
     )
-    .bind(max_rows)
-    .fetch(&mut *conn);
+    .bind(after)
+    .bind(limit)
+    .fetch_one(&mut *snapshot)
+    .await?;
+    let Some(last_rowid) = last_rowid else { return Ok(None) };
+    serde_json::Deserializer::from_str(&ids)
+        .deserialize_seq(&mut *pending)
+        .map_err(|error| sqlx::Error::Decode(Box::new(error)))?;
+    // Read apart from the array, whose order SQLite does not promise.
+    let last_id: String =
+        sqlx::query_scalar("SELECT id FROM reports WHERE rowid = ?").bind(last_rowid).fetch_one(&mut *snapshot).await?;
+    snapshot.commit().await?;
+    pending.last = Some((last_rowid, last_id));
+    Ok(Some(last_rowid))
+}
+
+/// The reports past the progress mark (at most `max_rows`, in rowid order), read `page_rows` at a
+/// time ([`ROWS_PER_PAGE`]), with their entries' order.
+async fn pending_entries(conn: &mut SqliteConnection, max_rows: i64, page_rows: i64) -> StoreResult<Pending> {
     let mut pending = Pending::default();
-    let mut last_rowid = None;
-    while let Some(row) = rows.try_next().await? {
-        let id: &str = row.try_get(1)?;
-        pending.ids.push_str(id);
-        pending.ends.push(
-            u32::try_from(pending.ids.len()).map_err(|_| sqlx::Error::Protocol("short-id round too large".into()))?,
-        );
-        last_rowid = Some(row.try_get::<i64, _>(0)?);
-    }
-    drop(rows);
-    if let Some(rowid) = last_rowid {
-        pending.last = Some((rowid, pending.id(pending.ends.len() as u32 - 1).to_string()));
+    let mut after: i64 = sqlx::query_scalar("SELECT last_rowid FROM short_id_progress").fetch_one(&mut *conn).await?;
+    let mut read = 0;
+    while read < max_rows {
+        let limit = page_rows.min(max_rows - read);
+        let Some(last) = read_page(conn, &mut pending, after, limit).await? else { break };
+        let count = pending.ends.len() as i64;
+        let page_rows = count - read;
+        (after, read) = (last, count);
+        if page_rows < limit {
+            break;
+        }
     }
     let mut order: Vec<u32> = (0..pending.ends.len() as u32).collect();
-    order.sort_unstable_by(|&a, &b| {
-        let (a, b) = (pending.id(a), pending.id(b));
-        (short_id(a), a).cmp(&(short_id(b), b))
-    });
+    order.sort_unstable_by(|&a, &b| pending.entry(a).cmp(&pending.entry(b)));
     pending.order = order;
     Ok(pending)
 }
@@ -139,7 +191,7 @@ async fn still_stored(conn: &mut SqliteConnection, rowid: i64, id: &str) -> Stor
 /// Copies every pending short id and moves the mark, inside the caller's write transaction (a
 /// bulk load, which holds the write lock anyway).
 pub(super) async fn copy_all_in(conn: &mut SqliteConnection) -> StoreResult<()> {
-    let pending = pending_entries(conn, i64::MAX).await?;
+    let pending = pending_entries(conn, i64::MAX, ROWS_PER_PAGE).await?;
     if let Some((last, _)) = pending.last {
         insert_entries(conn, pending.entries(&pending.order)).await?;
         set_progress(conn, last).await?;
@@ -205,7 +257,7 @@ async fn copy_round(writer: &SqlitePool, reader: &SqlitePool) -> StoreResult<boo
     }
     let pending = {
         let mut conn = reader.acquire().await?;
-        pending_entries(&mut conn, MAX_ROWS_PER_ROUND).await?
+        pending_entries(&mut conn, MAX_ROWS_PER_ROUND, ROWS_PER_PAGE).await?
     };
     let Some((last, last_id)) = &pending.last else { return Ok(false) };
     let slices: Vec<&[u32]> = pending.order.chunks(ROWS_PER_TRANSACTION).collect();
@@ -276,13 +328,16 @@ mod tests {
                 .await
                 .unwrap();
 
-        let pending = pending_entries(&mut conn, 1_000).await.unwrap();
-        let read: Vec<(String, String)> =
-            pending.entries(&pending.order).map(|(short, id)| (short.to_string(), id.to_string())).collect();
-        assert_eq!(read, expected);
-        assert_eq!(pending.last, Some((8, "zzzzzz".to_string())));
+        // Whole, and a page of two at a time.
+        for page_rows in [1_000, 2] {
+            let pending = pending_entries(&mut conn, 1_000, page_rows).await.unwrap();
+            let read: Vec<(String, String)> =
+                pending.entries(&pending.order).map(|(short, id)| (short.to_string(), id.to_string())).collect();
+            assert_eq!(read, expected, "pages of {page_rows}");
+            assert_eq!(pending.last, Some((8, "zzzzzz".to_string())), "pages of {page_rows}");
+        }
 
-        let first_three = pending_entries(&mut conn, 3).await.unwrap();
+        let first_three = pending_entries(&mut conn, 3, 2).await.unwrap();
         assert_eq!(first_three.order.len(), 3);
         assert_eq!(first_three.last, Some((4, "abc".to_string())));
     }
