@@ -144,9 +144,9 @@ async fn pending_entries(conn: &mut SqliteConnection, max_rows: i64, page_rows: 
         let limit = page_rows.min(max_rows - read);
         let Some(last) = read_page(conn, &mut pending, after, limit).await? else { break };
         let count = pending.ends.len() as i64;
-        let page_rows = count - read;
+        let this_page = count - read;
         (after, read) = (last, count);
-        if page_rows < limit {
+        if this_page < limit {
             break;
         }
     }
