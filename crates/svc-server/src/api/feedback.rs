@@ -32,17 +32,7 @@ pub async fn list_feedback(
         items: page.items.iter().map(ListedReportView::from).collect(),
         next_cursor: page.next_cursor.as_deref(),
     };
-    Ok(json_sized(&view, page.items.len() * 2048))
-}
-
-/// What `Json(value)` answers, serialized into a buffer of `estimate` bytes from the start: a full
-/// page is about 150 KB, and growing a small buffer to that size copied it many times over.
-fn json_sized(value: &impl serde::Serialize, estimate: usize) -> Response {
-    let mut body = Vec::with_capacity(estimate + 256);
-    match serde_json::to_writer(&mut body, value) {
-        Ok(()) => ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response(),
-        Err(error) => ApiError::Internal(error.into()).into_response(),
-    }
+    Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], view.to_json()).into_response())
 }
 
 async fn load_report(

@@ -103,12 +103,13 @@ pub async fn list(
             } else {
                 match reports::list_page_text(&*store, filter.clone()).await {
                     Ok(page) => {
-                        let mut text = String::new();
+                        let mut lines = Vec::new();
                         for report in &page.items {
-                            let view = ListedReportView::from(report);
-                            text.push_str(&serde_json::to_string(&view).unwrap_or_default());
-                            text.push('\n');
+                            ListedReportView::from(report).write_json(&mut lines);
+                            lines.push(b'\n');
                         }
+                        // Serialized strings and stored JSON text: UTF-8 throughout.
+                        let text = String::from_utf8(lines).expect("JSON text is UTF-8");
                         let next = page.next_cursor.map(|cursor| {
                             filter.before = Some(cursor);
                             (filter, sent + page.items.len())

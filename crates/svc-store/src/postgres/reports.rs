@@ -4,13 +4,11 @@ use super::queries::{bind_report, push_before, push_optional_filters};
 use super::rows::{report_columns, report_select_columns};
 use super::search;
 use super::{DbRow, map_write_error};
-use crate::{CreatedReport, IDEMPOTENCY_WINDOW_MS, ReportText, StoreError, StoreResult, json_text};
-use serde_json::value::RawValue;
+use crate::{CreatedReport, IDEMPOTENCY_WINDOW_MS, ReportText, StoreError, StoreResult, StoredJson, json_text};
 use sqlx::encode::IsNull;
 use sqlx::error::BoxDynError;
 use sqlx::postgres::types::Oid;
 use sqlx::postgres::{PgArgumentBuffer, PgTypeInfo};
-use sqlx::types::Json;
 use sqlx::{Encode, PgPool, Postgres, QueryBuilder, Row, Type};
 use std::collections::{BTreeSet, HashMap};
 use svc_core::model::*;
@@ -37,10 +35,11 @@ impl Encode<'_, Postgres> for JsonText<'_> {
     }
 }
 
-/// A report's JSON text column (type `json`, which returns its input text), checked to be JSON but
-/// not parsed into values.
-pub(super) fn raw_json_column(row: &DbRow, column: &str) -> StoreResult<Option<Box<RawValue>>> {
-    Ok(row.try_get::<Option<Json<Box<RawValue>>>, _>(column)?.map(|raw| raw.0))
+/// A report's JSON text column (type `json`, which checked it on the way in and returns its input
+/// text; its binary form is that text), neither checked again nor parsed.
+pub(super) fn raw_json_column(row: &DbRow, column: &str) -> StoreResult<Option<StoredJson>> {
+    // Unchecked: sqlx's `String` is not declared compatible with `json`, whose form is text all the same.
+    Ok(row.try_get_unchecked::<Option<String>, _>(column)?.map(StoredJson::from_column))
 }
 
 /// One report row, as a single statement (its JSON text serialized beforehand). SQLite stores new

@@ -355,14 +355,9 @@ fn report_json(text: &str) -> &str {
     text
 }
 
-/// A report's JSON text column, checked to be JSON but not parsed (the text moves, no copy).
-fn raw_json_column(row: &DbRow, column: &str) -> StoreResult<Option<Box<serde_json::value::RawValue>>> {
-    let text: Option<String> = row.try_get(column)?;
-    text.map(|text| {
-        serde_json::value::RawValue::from_string(text)
-            .map_err(|error| StoreError::Corrupt(format!("{column}: {error}")))
-    })
-    .transpose()
+/// A report's JSON text column as serde_json wrote it, neither checked again nor parsed.
+fn raw_json_column(row: &DbRow, column: &str) -> StoreResult<Option<crate::StoredJson>> {
+    Ok(row.try_get::<Option<String>, _>(column)?.map(crate::StoredJson::from_column))
 }
 
 fn push_project_list(query: &mut QueryBuilder<Sqlite>, project_ids: &BTreeSet<&str>) {
