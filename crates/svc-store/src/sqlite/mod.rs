@@ -405,10 +405,13 @@ fn list_query(filter: &ReportFilter) -> Option<QueryBuilder<Sqlite>> {
             query.push_bind(project_id.to_string());
             queries::push_optional_filters(&mut query, filter);
             queries::push_before(&mut query, filter);
-            query.push(" ORDER BY id DESC LIMIT ").push_bind(limit).push(")");
+            query.push(" ORDER BY id DESC");
+            queries::push_limit(&mut query, limit);
+            query.push(")");
         }
     }
-    query.push(" ORDER BY id DESC LIMIT ").push_bind(limit);
+    query.push(" ORDER BY id DESC");
+    queries::push_limit(&mut query, limit);
     Some(query)
 }
 
@@ -466,7 +469,8 @@ impl SqliteStore {
                 .push_bind(short_id.len() as i64)
                 .push(") = ")
                 .push_bind(short_id.to_string());
-            query.push(" ORDER BY id DESC LIMIT ").push_bind(i64::from(limit));
+            query.push(" ORDER BY id DESC");
+            queries::push_limit(&mut query, limit);
             query
         };
         Ok(query.build().fetch_all(&self.reader).await?)

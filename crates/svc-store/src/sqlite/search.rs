@@ -366,7 +366,8 @@ pub(super) fn list_query(filter: &ReportFilter, project_ids: &BTreeSet<&str>) ->
             .push_bind(before.clone())
             .push(")");
     }
-    query.push(" ORDER BY report_search.rowid DESC LIMIT ").push_bind(i64::from(filter.limit));
+    query.push(" ORDER BY report_search.rowid DESC");
+    queries::push_limit(&mut query, filter.limit);
     Some(query)
 }
 

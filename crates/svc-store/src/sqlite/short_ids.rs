@@ -294,7 +294,8 @@ pub(super) fn lookup_query(project_ids: &BTreeSet<&str>, short_id: &str, limit: 
     query.push_bind(short_id.to_string());
     query.push(") AND project_id IN ");
     push_project_list(&mut query, project_ids);
-    query.push(" ORDER BY id DESC LIMIT ").push_bind(i64::from(limit));
+    query.push(" ORDER BY id DESC");
+    super::queries::push_limit(&mut query, limit);
     query
 }
 
