@@ -437,7 +437,18 @@ pub fn heading(report: &Report) -> String {
     });
     match first_line {
         Some(line) if line.chars().count() > report.title.chars().count() => {
-            line.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(1000).collect()
+            // Words joined by single spaces, written once into one string (a page shows fifty).
+            let mut heading = String::with_capacity(line.len());
+            for word in line.split_whitespace() {
+                if !heading.is_empty() {
+                    heading.push(' ');
+                }
+                heading.push_str(word);
+            }
+            if let Some((end, _)) = heading.char_indices().nth(1000) {
+                heading.truncate(end);
+            }
+            heading
         }
         _ => report.title.clone(),
     }
@@ -727,6 +738,23 @@ mod tests {
         let quote = serde_json::json!({"type": "quote", "text": "Billed anually", "selector": ".p", "target": {"css": ".p"}, "comment": "Typo"});
         assert_eq!(snippet(&report_of(serde_json::json!([quote]))), "Typo", "a quote's comment, not its text again");
         assert_eq!(snippet(&report_of(serde_json::json!([text("Only a title")]))), "Only a title");
+    }
+
+    #[test]
+    fn the_heading_is_the_first_line_whole_with_its_spaces_folded() {
+        let text = |t: &str| serde_json::json!({"type": "text", "text": t});
+        let long = "The pay   button\tdoes nothing when the cart holds more than one item, again and again";
+        let report = report_of(serde_json::json!([text(format!("\n  {long}  \nSecond line").as_str())]));
+        assert!(report.title.chars().count() < long.chars().count(), "the stored title is cut: {}", report.title);
+        assert_eq!(
+            heading(&report),
+            "The pay button does nothing when the cart holds more than one item, again and again"
+        );
+        assert_eq!(heading(&report_of(serde_json::json!([text("Short\nmore")]))), "Short", "else the title");
+        let endless = "é ".repeat(800);
+        let cut = heading(&report_of(serde_json::json!([text(endless.as_str())])));
+        assert_eq!(cut.chars().count(), 1000, "at most a thousand characters");
+        assert!(cut.starts_with("é é é"));
     }
 
     #[test]
