@@ -171,8 +171,9 @@ pub(super) fn push_optional_filters(query: &mut sqlx::QueryBuilder<Db>, filter: 
 
 /// ` LIMIT n`, written into the statement rather than bound. SQLite reads a LIMIT that is a bound
 /// parameter's value when it prepares the statement, so binding it again, which every run of a
-/// cached statement does, makes `sqlite3_step` prepare the whole statement anew: 4-6% of a
-/// listing's CPU (bench/README.md, "Listing"). A page size has few values, so few statements.
+/// cached statement does, makes `sqlite3_step` prepare the whole statement anew: a sixth to a
+/// third of a SQLite listing's CPU, measured side by side (bench/README.md, "Listing"). A page
+/// size has few values, so few statements.
 pub(super) fn push_limit(query: &mut sqlx::QueryBuilder<Db>, limit: impl Into<i64>) {
     query.push(" LIMIT ").push(limit.into());
 }
