@@ -61,6 +61,19 @@ pub fn derive_title(blocks: &[Block]) -> String {
     cut(&title, TITLE_MAX_CHARS)
 }
 
+/// `text` with every run of white space (line breaks included) made one space, and none at either
+/// end; written into one string, as titles, headings and snippets are for every listed report.
+pub fn fold_whitespace(text: &str) -> String {
+    let mut folded = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !folded.is_empty() {
+            folded.push(' ');
+        }
+        folded.push_str(word);
+    }
+    folded
+}
+
 fn cut(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_string();
@@ -129,7 +142,7 @@ fn strip_markdown(line: &str, max_chars: usize) -> String {
             }
         }
     }
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
+    fold_whitespace(&out)
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ fn literal(text: &str) -> String {
 fn comment_text(text: &str) -> String {
     let line: String =
         text.chars().map(|c| if c.is_control() || c == '\u{2028}' || c == '\u{2029}' { ' ' } else { c }).collect();
-    let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    let line = crate::report::fold_whitespace(&line);
     if line.chars().count() > 100 { format!("{}…", line.chars().take(99).collect::<String>()) } else { line }
 }
 

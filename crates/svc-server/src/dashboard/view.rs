@@ -437,14 +437,7 @@ pub fn heading(report: &Report) -> String {
     });
     match first_line {
         Some(line) if line.chars().count() > report.title.chars().count() => {
-            // Words joined by single spaces, written once into one string (a page shows fifty).
-            let mut heading = String::with_capacity(line.len());
-            for word in line.split_whitespace() {
-                if !heading.is_empty() {
-                    heading.push(' ');
-                }
-                heading.push_str(word);
-            }
+            let mut heading = svc_core::report::fold_whitespace(line);
             if let Some((end, _)) = heading.char_indices().nth(1000) {
                 heading.truncate(end);
             }
@@ -585,7 +578,7 @@ pub fn snippet(report: &Report) -> String {
         .or_else(|| blocks.iter().find_map(|b| comment(b).filter(|c| !c.trim().is_empty())))
         .or_else(|| blocks.iter().find_map(any_text))
         .unwrap_or_default();
-    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let line = svc_core::report::fold_whitespace(text);
     if line.chars().count() > 140 { format!("{}…", line.chars().take(140).collect::<String>()) } else { line }
 }
 
