@@ -6,8 +6,9 @@
 
 use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
+use svc_core::model::Project;
 use svc_core::time;
-use svc_service::keys::{self, AuthFailure, AuthResultError};
+use svc_service::keys::{self, AuthFailure, AuthResultError, FoundKey};
 pub use svc_service::principal::{Principal, Refusal};
 
 use crate::state::AppState;
@@ -32,16 +33,24 @@ impl AuthError {
     }
 }
 
+/// A request's key as a principal, with the project the key is bound to.
+pub struct Authenticated {
+    pub principal: Principal,
+    /// The key's project, read in the same statement as the key; `None` for an org-wide key.
+    pub project: Option<Project>,
+}
+
 /// Authenticates a request's credential, applies its rate limit and records its use (written
 /// off the request path).
-pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<Principal, AuthError> {
+pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<Authenticated, AuthError> {
     let header = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok());
-    let key = match keys::authenticate(&state.service, header).await {
-        Ok(key) => key,
+    let FoundKey { key, project } = match keys::authenticate(&state.service, header).await {
+        Ok(found) => found,
         Err(AuthResultError::Denied(failure)) => return Err(AuthError::Unauthenticated(failure)),
         Err(AuthResultError::Store(error)) => return Err(AuthError::Internal(error.into())),
     };
     state.rate_limits.check_key(&key.id).map_err(AuthError::RateLimited)?;
     state.usage.record_key_use(&key, time::now_ms());
-    Ok(if key.project_id.is_some() { Principal::ProjectKey(key) } else { Principal::OrgKey(key) })
+    let principal = if key.project_id.is_some() { Principal::ProjectKey(key) } else { Principal::OrgKey(key) };
+    Ok(Authenticated { principal, project })
 }

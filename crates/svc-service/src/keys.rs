@@ -11,6 +11,7 @@ use svc_core::model::Project;
 use svc_core::model::{ApiKey, KeyOrigin};
 use svc_core::secret::{Secret, constant_time_eq, hash_secret};
 use svc_core::{ids, scope, time};
+pub use svc_store::FoundKey;
 
 /// Setup tokens (scope `*`) live one hour unless told otherwise.
 pub const SETUP_TOKEN_TTL_SECS: i64 = 3600;
@@ -209,8 +210,9 @@ impl AuthFailure {
     }
 }
 
-/// Resolves an `Authorization` header value to an active key.
-pub async fn authenticate(svc: &Service, authorization: Option<&str>) -> Result<ApiKey, AuthResultError> {
+/// Resolves an `Authorization` header value to an active key, with the project it is bound to
+/// (`None` for an org-wide key), read with it.
+pub async fn authenticate(svc: &Service, authorization: Option<&str>) -> Result<FoundKey, AuthResultError> {
     let store = svc.store();
     let header = authorization.ok_or(AuthResultError::Denied(AuthFailure::Missing))?;
     let token = header
@@ -222,11 +224,12 @@ pub async fn authenticate(svc: &Service, authorization: Option<&str>) -> Result<
         return Err(AuthResultError::Denied(AuthFailure::Malformed));
     }
     let hash = hash_secret(token);
-    let key = store
+    let found = store
         .find_key_by_hash(&hash)
         .await
         .map_err(|e| AuthResultError::Store(e.into()))?
         .ok_or(AuthResultError::Denied(AuthFailure::Unknown))?;
+    let key = &found.key;
     // The lookup was by hash; compare again in constant time so equality never short-circuits.
     if !constant_time_eq(key.key_hash.as_bytes(), hash.as_bytes()) {
         return Err(AuthResultError::Denied(AuthFailure::Unknown));
@@ -238,7 +241,7 @@ pub async fn authenticate(svc: &Service, authorization: Option<&str>) -> Result<
     if key.expires_at.is_some_and(|at| at <= now) {
         return Err(AuthResultError::Denied(AuthFailure::Expired));
     }
-    Ok(key)
+    Ok(found)
 }
 
 #[derive(Debug)]

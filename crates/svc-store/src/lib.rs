@@ -206,6 +206,14 @@ impl TryFrom<ListedReport> for Report {
 /// How long an idempotency key is remembered.
 pub const IDEMPOTENCY_WINDOW_MS: i64 = 24 * 60 * 60 * 1000;
 
+/// An API key found by its hash, with the project it is bound to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoundKey {
+    pub key: ApiKey,
+    /// The key's project; `None` for an org-wide key.
+    pub project: Option<Project>,
+}
+
 /// Report count and newest report time of one artifact id (what makes a room implicit).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArtifactActivity {
@@ -450,7 +458,9 @@ pub trait RoomStore: Send + Sync {
 #[async_trait]
 pub trait KeyStore: Send + Sync {
     async fn create_key(&self, key: &ApiKey) -> StoreResult<()>;
-    async fn find_key_by_hash(&self, key_hash: &str) -> StoreResult<Option<ApiKey>>;
+    /// The key with this hash, and the project it is bound to (`None` for an org-wide key), read
+    /// in one statement: authenticating a request and loading its project is one round trip.
+    async fn find_key_by_hash(&self, key_hash: &str) -> StoreResult<Option<FoundKey>>;
     async fn get_key(&self, id: &str) -> StoreResult<Option<ApiKey>>;
     async fn list_keys(&self, project_id: &str) -> StoreResult<Vec<ApiKey>>;
     /// Revokes an active (not revoked) key of the project; `None` when there is none.

@@ -961,8 +961,13 @@ conformance! {
         let clash = ApiKey { id: new_id(), ..first.clone() };
         assert!(matches!(store.create_key(&clash).await, Err(StoreError::Conflict(_))));
 
-        assert_eq!(store.find_key_by_hash(&second.key_hash).await.unwrap(), Some(second.clone()));
-        assert_eq!(store.find_key_by_hash(&org_wide.key_hash).await.unwrap(), Some(org_wide.clone()));
+        // A key comes with its own project, read in the same statement; an org-wide key with none.
+        let found = |key: &ApiKey, project: Option<&Project>| {
+            Some(svc_store::FoundKey { key: key.clone(), project: project.cloned() })
+        };
+        assert_eq!(store.find_key_by_hash(&second.key_hash).await.unwrap(), found(&second, Some(&project)));
+        assert_eq!(store.find_key_by_hash(&elsewhere.key_hash).await.unwrap(), found(&elsewhere, Some(&other)));
+        assert_eq!(store.find_key_by_hash(&org_wide.key_hash).await.unwrap(), found(&org_wide, None));
         assert_eq!(store.find_key_by_hash("0".repeat(64).as_str()).await.unwrap(), None);
         assert_eq!(store.get_key(&first.id).await.unwrap(), Some(first.clone()));
         assert_eq!(store.list_keys(&project.id).await.unwrap(), vec![first.clone(), second.clone()]);
@@ -972,7 +977,7 @@ conformance! {
         assert_eq!(store.revoke_key(&project.id, &first.id, at).await.unwrap(), Some(at));
         assert_eq!(store.revoke_key(&project.id, &first.id, at + 1).await.unwrap(), None, "already revoked");
         assert_eq!(store.revoke_key(&project.id, &new_id(), at).await.unwrap(), None);
-        let revoked = store.find_key_by_hash(&first.key_hash).await.unwrap().unwrap();
+        let revoked = store.find_key_by_hash(&first.key_hash).await.unwrap().unwrap().key;
         assert_eq!(revoked.revoked_at, Some(at));
         assert!(!revoked.is_active(at));
         assert_eq!(store.list_keys(&project.id).await.unwrap().len(), 2, "revoked keys are still listed");
@@ -2147,7 +2152,7 @@ conformance! {
         store.create_oauth_key(&project_key, &first).await.unwrap();
         store.create_oauth_key(&org_key, &second).await.unwrap();
 
-        assert_eq!(store.find_key_by_hash(&project_key.key_hash).await.unwrap(), Some(project_key.clone()));
+        assert_eq!(store.find_key_by_hash(&project_key.key_hash).await.unwrap().map(|found| found.key), Some(project_key.clone()));
         assert_eq!(store.get_oauth_client(&client.client_id).await.unwrap().unwrap().last_used_at, Some(now + 1));
         let mut grants = store
             .oauth_grants_of(&[project_key.id.clone(), org_key.id.clone(), plain.id.clone()])

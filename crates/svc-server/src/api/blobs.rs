@@ -22,7 +22,7 @@ pub async fn get_blob(
     key: ApiCaller,
     ApiPath((project_id, blob_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Response> {
-    let project = key.project(&state, &project_id, Operation::ReadReports).await?;
+    let project = key.project(&project_id, Operation::ReadReports)?;
     let not_found = || ApiError::not_found("blob not found in this project");
     let blob = blobs::get_in_project(&state.service, &project.id, &blob_id).await?.ok_or_else(not_found)?;
     let (size, stream) = state.blobs.get(&blob.id).await.map_err(ApiError::internal)?.ok_or_else(not_found)?;

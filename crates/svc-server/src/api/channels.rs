@@ -22,7 +22,7 @@ pub async fn list_channels(
     ApiPath(project_id): ApiPath<String>,
     ApiQuery(query): ApiQuery<ChannelsQuery>,
 ) -> ApiResult<Json<ChannelList>> {
-    let project = key.project(&state, &project_id, Operation::ReadChannels).await?;
+    let project = key.project(&project_id, Operation::ReadChannels)?;
     let channels = channels::list(&state.service, &project.id, query.archived).await?;
     Ok(Json(ChannelList { items: channels.iter().map(Into::into).collect() }))
 }
@@ -38,7 +38,7 @@ pub async fn create_channel(
     ApiPath(project_id): ApiPath<String>,
     body: JsonBody,
 ) -> ApiResult<(StatusCode, Json<ChannelView>)> {
-    let project = key.project(&state, &project_id, Operation::ManageChannels).await?;
+    let project = key.project(&project_id, Operation::ManageChannels)?;
     let new = body.parse::<ChannelCreate>()?.try_into()?;
     let channel = channels::create(&state.service, &project, new, &key.0.author()).await?;
     Ok((StatusCode::CREATED, Json((&channel).into())))
@@ -55,7 +55,7 @@ pub async fn patch_channel(
     ApiPath((project_id, channel_key)): ApiPath<(String, String)>,
     body: JsonBody,
 ) -> ApiResult<Json<ChannelView>> {
-    let project = key.project(&state, &project_id, Operation::ManageChannels).await?;
+    let project = key.project(&project_id, Operation::ManageChannels)?;
     let changes = body.parse::<ChannelPatch>()?.changes(&channel_key)?;
     let channel = channels::update(&state.service, &project, &channel_key, changes, &key.0.author()).await?;
     Ok(Json((&channel).into()))
@@ -73,7 +73,7 @@ pub async fn create_hint(
     ApiPath(project_id): ApiPath<String>,
     body: JsonBody,
 ) -> ApiResult<Json<OkView>> {
-    let project = key.project(&state, &project_id, Operation::ManageChannels).await?;
+    let project = key.project(&project_id, Operation::ManageChannels)?;
     let hint = body.parse::<HintCreate>()?.try_into()?;
     channels::add_hint(&state.service, &project.id, hint).await?;
     Ok(Json(OkView { ok: true }))

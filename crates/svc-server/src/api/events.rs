@@ -25,7 +25,7 @@ pub async fn list_events(
     ApiPath(project_id): ApiPath<String>,
     ApiQuery(query): ApiQuery<EventsQuery>,
 ) -> ApiResult<Json<EventPage>> {
-    let project = key.project(&state, &project_id, Operation::ReadReports).await?;
+    let project = key.project(&project_id, Operation::ReadReports)?;
     let (after, limit) = query.page()?;
     let page = events::page(&state.service, &key.0, &project, after, limit).await?;
     let next_after = page.last().map_or(after, |event| event.id);

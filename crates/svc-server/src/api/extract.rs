@@ -12,7 +12,6 @@ use crate::principal::Principal;
 use crate::state::AppState;
 use svc_core::ids;
 use svc_core::model::Project;
-use svc_service::projects;
 
 /// JSON request bodies are at most 1 MB.
 pub const JSON_BODY_LIMIT: usize = 1024 * 1024;
@@ -110,15 +109,16 @@ pub mod field {
     }
 }
 
-/// The caller of a REST route: a project-bound principal. Org-wide keys and keys made by OAuth
-/// work on the tool endpoint only.
-pub struct ApiCaller(pub Principal);
+/// The caller of a REST route: a project-bound principal, and its key's project (read with the
+/// key). Org-wide keys and keys made by OAuth work on the tool endpoint only.
+pub struct ApiCaller(pub Principal, Option<Project>);
 
 impl FromRequestParts<AppState> for ApiCaller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
-        let principal = crate::principal::resolve(state, &parts.headers).await?;
+        let crate::principal::Authenticated { principal, project } =
+            crate::principal::resolve(state, &parts.headers).await?;
         if principal.bound_project().is_none() {
             return Err(ApiError::forbidden(
                 "this is an org-wide key: it works on the tool endpoint (/mcp) only; the REST API needs a project key",
@@ -130,13 +130,13 @@ impl FromRequestParts<AppState> for ApiCaller {
                 "this key was made by an OAuth connection: it works on the tool endpoint (/mcp) only; the REST API needs a key minted in the dashboard or with the API",
             ));
         }
-        Ok(ApiCaller(principal))
+        Ok(ApiCaller(principal, project))
     }
 }
 
 impl ApiCaller {
     /// The project of the path, once the caller may act on it with `needed`.
-    pub async fn project(&self, state: &AppState, path_project_id: &str, op: Operation) -> Result<Project, ApiError> {
+    pub fn project(&self, path_project_id: &str, op: Operation) -> Result<Project, ApiError> {
         if ids::is_project_key(path_project_id) {
             return Err(ApiError::not_found(
                 "this is the public project key; use the project id from GET /api/v1/me as :projectId",
@@ -150,11 +150,14 @@ impl ApiCaller {
         if self.0.bound_project() != Some(path_project_id) {
             return Err(ApiError::forbidden("this key belongs to another project"));
         }
-        let project = projects::get(&state.service, path_project_id)
-            .await?
-            .ok_or_else(|| ApiError::not_found("project not found"))?;
-        permissions::check(&self.0, op, &project)?;
-        Ok(project)
+        let project = self.own_project().ok_or_else(|| ApiError::not_found("project not found"))?;
+        permissions::check(&self.0, op, project)?;
+        Ok(project.clone())
+    }
+
+    /// The key's project as it was read with the key; `None` once the project is deleted.
+    pub fn own_project(&self) -> Option<&Project> {
+        self.1.as_ref()
     }
 }
 

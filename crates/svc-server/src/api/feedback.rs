@@ -25,7 +25,7 @@ pub async fn list_feedback(
     ApiPath(project_id): ApiPath<String>,
     ApiQuery(query): ApiQuery<FeedbackQuery>,
 ) -> ApiResult<Response> {
-    let project = key.project(&state, &project_id, Operation::ReadReports).await?;
+    let project = key.project(&project_id, Operation::ReadReports)?;
     let filter = query.filter(project.id)?;
     let page = reports::list_page_text(&state.service, filter).await?;
     let view = ListedPage {
@@ -42,7 +42,7 @@ async fn load_report(
     report_id: &str,
     op: Operation,
 ) -> ApiResult<svc_core::model::Report> {
-    let project = key.project(state, project_id, op).await?;
+    let project = key.project(project_id, op)?;
     report_in(state, &project, report_id).await
 }
 
@@ -90,7 +90,7 @@ pub async fn patch_feedback(
     ApiPath((project_id, report_id)): ApiPath<(String, String)>,
     body: JsonBody,
 ) -> ApiResult<Json<ReportPatchView>> {
-    let project = key.project(&state, &project_id, Operation::Triage).await?;
+    let project = key.project(&project_id, Operation::Triage)?;
     let report = report_in(&state, &project, &report_id).await?;
     // One operation: status, labels, assignee and the duplicate mark change together or not at all.
     let patch = body.parse::<ReportPatch>()?;

@@ -19,7 +19,7 @@ pub async fn list_flags(
     key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
 ) -> ApiResult<Json<FlagList>> {
-    let project = key.project(&state, &project_id, Operation::ReadProject).await?;
+    let project = key.project(&project_id, Operation::ReadProject)?;
     let flags = flags::list(&state.service, &project.id).await?;
     Ok(Json(FlagList { items: flags.iter().map(Into::into).collect() }))
 }
@@ -35,7 +35,7 @@ pub async fn set_flag(
     ApiPath((project_id, flag_key)): ApiPath<(String, String)>,
     body: JsonBody,
 ) -> ApiResult<Json<FlagView>> {
-    let project = key.project(&state, &project_id, Operation::ConfigureProject).await?;
+    let project = key.project(&project_id, Operation::ConfigureProject)?;
     // The key first: a bad key is named whatever the body says.
     svc_core::channel::validate_flag_key(&flag_key)?;
     let FlagSet { enabled } = body.parse()?;

@@ -30,7 +30,7 @@ pub async fn get_github(
     key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
 ) -> ApiResult<Json<GithubConnectionView>> {
-    let project = key.project(&state, &project_id, Operation::ConfigureProject).await?;
+    let project = key.project(&project_id, Operation::ConfigureProject)?;
     let connection = trackers::get(&state.service, &key.0, &project)
         .await?
         .ok_or_else(|| ApiError::not_found("the project has no connected repository"))?;
@@ -49,7 +49,7 @@ pub async fn put_github(
     ApiPath(project_id): ApiPath<String>,
     body: JsonBody,
 ) -> ApiResult<(StatusCode, Json<GithubConnectionView>)> {
-    let project = key.project(&state, &project_id, Operation::ConfigureProject).await?;
+    let project = key.project(&project_id, Operation::ConfigureProject)?;
     let input = body.parse::<GithubConnectionInput>()?.try_into()?;
     let connected = trackers::connect(&state.service, &key.0, &project, input).await?;
     let mut answer = view(&state, &connected.connection);
@@ -68,7 +68,7 @@ pub async fn delete_github(
     key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
 ) -> ApiResult<Json<OkView>> {
-    let project = key.project(&state, &project_id, Operation::ConfigureProject).await?;
+    let project = key.project(&project_id, Operation::ConfigureProject)?;
     trackers::disconnect(&state.service, &key.0, &project).await?;
     Ok(Json(OkView { ok: true }))
 }
@@ -83,7 +83,7 @@ pub async fn check_github(
     key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
 ) -> ApiResult<Json<ConnectionCheckView>> {
-    let project = key.project(&state, &project_id, Operation::ConfigureProject).await?;
+    let project = key.project(&project_id, Operation::ConfigureProject)?;
     let check = trackers::check(&state.service, &state.trackers, &key.0, &project).await?;
     Ok(Json(ConnectionCheckView { ok: check.problems.is_empty(), problems: check.problems, notes: check.notes }))
 }
@@ -99,7 +99,7 @@ pub async fn push_issue(
     key: ApiCaller,
     ApiPath((project_id, report_id)): ApiPath<(String, String)>,
 ) -> ApiResult<(StatusCode, Json<IssuePushView>)> {
-    let project = key.project(&state, &project_id, Operation::Triage).await?;
+    let project = key.project(&project_id, Operation::Triage)?;
     let report = super::feedback::report_in(&state, &project, &report_id).await?;
     let pushed =
         trackers::push(&state.service, &state.trackers, &key.0, &project, &report).await.map_err(push_error)?;

@@ -25,7 +25,7 @@ pub async fn mint_key(
     ApiPath(project_id): ApiPath<String>,
     body: JsonBody,
 ) -> ApiResult<(StatusCode, Json<MintedKeyView>)> {
-    let project = key.project(&state, &project_id, Operation::ManageKeys).await?;
+    let project = key.project(&project_id, Operation::ManageKeys)?;
     let new = body.parse::<KeyCreate>()?.try_into()?;
     let (minted, secret) =
         keys::mint_for_project(&state.service, &project, new, KeyOrigin::Api, &key.0.author()).await?;
@@ -51,7 +51,7 @@ pub async fn revoke_key(
     key: ApiCaller,
     ApiPath((project_id, key_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<RevokedKeyView>> {
-    let project = key.project(&state, &project_id, Operation::ManageKeys).await?;
+    let project = key.project(&project_id, Operation::ManageKeys)?;
     let revoked_at = keys::revoke(&state.service, &project, &key_id, &key.0.author()).await?;
     Ok(Json(RevokedKeyView { id: key_id, revoked_at: time::iso(revoked_at) }))
 }

@@ -14,12 +14,8 @@ use svc_service::projects;
 #[utoipa::path(get, path = "/projects/{projectId}", tag = "projects", security(("bearer" = [])),
     params(("projectId" = String, Path, description = "Project id from GET /me (not the public key)")),
     responses((status = 200, body = ProjectView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn get_project(
-    State(state): State<AppState>,
-    key: ApiCaller,
-    ApiPath(project_id): ApiPath<String>,
-) -> ApiResult<Json<ProjectView>> {
-    let project = key.project(&state, &project_id, Operation::ReadProject).await?;
+pub async fn get_project(key: ApiCaller, ApiPath(project_id): ApiPath<String>) -> ApiResult<Json<ProjectView>> {
+    let project = key.project(&project_id, Operation::ReadProject)?;
     Ok(Json((&project).into()))
 }
 
@@ -35,7 +31,7 @@ pub async fn patch_project(
     ApiPath(project_id): ApiPath<String>,
     body: JsonBody,
 ) -> ApiResult<Json<ProjectView>> {
-    let project = key.project(&state, &project_id, Operation::ConfigureProject).await?;
+    let project = key.project(&project_id, Operation::ConfigureProject)?;
     let changes = body.parse::<ProjectPatch>()?.try_into()?;
     let project = projects::update_project(&state.service, project, changes, &key.0.author()).await?;
     Ok(Json((&project).into()))

@@ -23,7 +23,7 @@ pub async fn list_rooms(
     ApiPath(project_id): ApiPath<String>,
     ApiQuery(query): ApiQuery<RoomsQuery>,
 ) -> ApiResult<Json<RoomList>> {
-    let project = key.project(&state, &project_id, Operation::ReadReports).await?;
+    let project = key.project(&project_id, Operation::ReadReports)?;
     let rooms = rooms::list(&state.service, &project.id, query.archived).await?;
     Ok(Json(RoomList { items: rooms.iter().map(Into::into).collect() }))
 }
@@ -40,7 +40,7 @@ pub async fn create_room(
     ApiPath(project_id): ApiPath<String>,
     body: JsonBody,
 ) -> ApiResult<(StatusCode, Json<RoomView>)> {
-    let project = key.project(&state, &project_id, Operation::ManageRooms).await?;
+    let project = key.project(&project_id, Operation::ManageRooms)?;
     let room = body.parse::<RoomCreate>()?.try_into()?;
     let outcome = rooms::upsert(&state.service, &key.0, &project, room).await?;
     let status = if outcome.created { StatusCode::CREATED } else { StatusCode::OK };
@@ -58,7 +58,7 @@ pub async fn patch_room(
     ApiPath((project_id, artifact_id)): ApiPath<(String, String)>,
     body: JsonBody,
 ) -> ApiResult<Json<RoomView>> {
-    let project = key.project(&state, &project_id, Operation::ManageRooms).await?;
+    let project = key.project(&project_id, Operation::ManageRooms)?;
     let changes = body.parse::<RoomPatch>()?.try_into()?;
     let room = rooms::patch(&state.service, &key.0, &project, &artifact_id, changes).await?;
     Ok(Json(RoomView::new(&room, None)))

@@ -25,7 +25,7 @@ pub async fn list_webhooks(
     key: ApiCaller,
     ApiPath(project_id): ApiPath<String>,
 ) -> ApiResult<Json<WebhookList>> {
-    let project = key.project(&state, &project_id, Operation::ConfigureProject).await?;
+    let project = key.project(&project_id, Operation::ConfigureProject)?;
     let hooks = webhooks::list(&state.service, &key.0, &project).await?;
     Ok(Json(WebhookList { items: hooks.iter().map(Into::into).collect() }))
 }
@@ -42,7 +42,7 @@ pub async fn create_webhook(
     ApiPath(project_id): ApiPath<String>,
     body: JsonBody,
 ) -> ApiResult<(StatusCode, Json<WebhookWithSecretView>)> {
-    let project = key.project(&state, &project_id, Operation::ConfigureProject).await?;
+    let project = key.project(&project_id, Operation::ConfigureProject)?;
     let new = body.parse::<WebhookCreate>()?.into();
     let hook = webhooks::create(&state.service, &state.webhooks, &key.0, &project, new).await?;
     Ok((StatusCode::CREATED, Json((&hook).into())))
@@ -57,7 +57,7 @@ pub async fn get_webhook(
     key: ApiCaller,
     ApiPath((project_id, webhook_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<WebhookView>> {
-    let project = key.project(&state, &project_id, Operation::ConfigureProject).await?;
+    let project = key.project(&project_id, Operation::ConfigureProject)?;
     let hook = webhooks::get(&state.service, &key.0, &project, &webhook_id).await?;
     Ok(Json((&hook).into()))
 }
@@ -74,7 +74,7 @@ pub async fn patch_webhook(
     ApiPath((project_id, webhook_id)): ApiPath<(String, String)>,
     body: JsonBody,
 ) -> ApiResult<Json<WebhookView>> {
-    let project = key.project(&state, &project_id, Operation::ConfigureProject).await?;
+    let project = key.project(&project_id, Operation::ConfigureProject)?;
     let changes = body.parse::<WebhookPatch>()?.into();
     let hook = webhooks::update(&state.service, &state.webhooks, &key.0, &project, &webhook_id, changes).await?;
     Ok(Json((&hook).into()))
@@ -89,7 +89,7 @@ pub async fn delete_webhook(
     key: ApiCaller,
     ApiPath((project_id, webhook_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<OkView>> {
-    let project = key.project(&state, &project_id, Operation::ConfigureProject).await?;
+    let project = key.project(&project_id, Operation::ConfigureProject)?;
     webhooks::delete(&state.service, &key.0, &project, &webhook_id).await?;
     Ok(Json(OkView { ok: true }))
 }
@@ -104,7 +104,7 @@ pub async fn rotate_secret(
     key: ApiCaller,
     ApiPath((project_id, webhook_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<WebhookWithSecretView>> {
-    let project = key.project(&state, &project_id, Operation::ConfigureProject).await?;
+    let project = key.project(&project_id, Operation::ConfigureProject)?;
     let hook = webhooks::rotate_secret(&state.service, &key.0, &project, &webhook_id).await?;
     Ok(Json((&hook).into()))
 }
@@ -119,7 +119,7 @@ pub async fn test_webhook(
     key: ApiCaller,
     ApiPath((project_id, webhook_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<WebhookDeliveryView>> {
-    let project = key.project(&state, &project_id, Operation::ConfigureProject).await?;
+    let project = key.project(&project_id, Operation::ConfigureProject)?;
     let logged = webhooks::send_test(&state.service, &state.webhooks, &key.0, &project, &webhook_id).await?;
     Ok(Json((&logged).into()))
 }
@@ -134,7 +134,7 @@ pub async fn list_deliveries(
     ApiPath((project_id, webhook_id)): ApiPath<(String, String)>,
     ApiQuery(query): ApiQuery<DeliveriesQuery>,
 ) -> ApiResult<Json<WebhookDeliveryPage>> {
-    let project = key.project(&state, &project_id, Operation::ConfigureProject).await?;
+    let project = key.project(&project_id, Operation::ConfigureProject)?;
     let (before, limit) = query.page()?;
     let page = webhooks::deliveries(&state.service, &key.0, &project, &webhook_id, before, limit).await?;
     let next_before = (page.len() == limit as usize).then(|| page.last().map(|d| d.delivery.id.clone())).flatten();
@@ -151,7 +151,7 @@ pub async fn resend_delivery(
     key: ApiCaller,
     ApiPath((project_id, webhook_id, delivery_id)): ApiPath<(String, String, String)>,
 ) -> ApiResult<Json<WebhookDeliveryView>> {
-    let project = key.project(&state, &project_id, Operation::ConfigureProject).await?;
+    let project = key.project(&project_id, Operation::ConfigureProject)?;
     let logged = webhooks::resend(&state.service, &state.webhooks, &key.0, &project, &webhook_id, &delivery_id).await?;
     Ok(Json((&logged).into()))
 }

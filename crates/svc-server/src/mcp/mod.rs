@@ -63,7 +63,8 @@ async fn handle(State(state): State<AppState>, parts: Parts, body: Body) -> Resp
 }
 
 async fn answer(state: &AppState, parts: Parts, body: Body) -> Result<Response, McpError> {
-    let principal = crate::principal::resolve(state, &parts.headers).await?;
+    let crate::principal::Authenticated { principal, project } =
+        crate::principal::resolve(state, &parts.headers).await?;
     // After the key (a missing key is always 401, so OAuth discovery starts): a browser page of
     // another origin is refused, whatever key it carries.
     if let Some(origin) = parts.headers.get(header::ORIGIN)
@@ -76,7 +77,11 @@ async fn answer(state: &AppState, parts: Parts, body: Body) -> Result<Response, 
         BodyError::Unreadable => McpError::Parse("parse error: the body could not be read"),
     })?;
     let message: Value = serde_json::from_slice(&body).map_err(|_| McpError::Parse("parse error: body is not JSON"))?;
-    let projects = projects::reachable(&state.service, &principal).await.map_err(|e| McpError::Internal(e.into()))?;
+    // A project key reaches its own project only (`projects::reachable`), read with the key.
+    let projects = match project {
+        Some(project) => vec![project],
+        None => projects::reachable(&state.service, &principal).await.map_err(|e| McpError::Internal(e.into()))?,
+    };
     let caller = Caller { principal, projects };
     Ok(respond(state, &caller, message).await)
 }

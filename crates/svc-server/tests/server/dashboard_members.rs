@@ -350,7 +350,7 @@ async fn organization_wide_keys_are_listed_on_members_and_revoked_by_owners() {
     let (_, ada) = person(&app, "ada@example.com", "Ada", Role::Owner).await;
     let (_, bob) = person(&app, "bob@example.com", "Bob", Role::Member).await;
     let key = app.mint_org_wide(&["feedback:read"]).await;
-    let id = app.store.find_key_by_hash(&hash_secret(&key)).await.unwrap().unwrap().id;
+    let id = app.store.find_key_by_hash(&hash_secret(&key)).await.unwrap().unwrap().key.id;
     assert_eq!(tool_endpoint_status(&app, &key).await, 200);
 
     let page = app.get_page("/members", Some(&ada)).await;

@@ -17,7 +17,7 @@ async fn org() -> Org {
     let app = TestApp::new().await;
     let (other, _) = app.other_project().await;
     let key = app.mint_org_wide(&["feedback:read", "feedback:write"]).await;
-    let key_id = app.store.find_key_by_hash(&svc_core::secret::hash_secret(&key)).await.unwrap().unwrap().id;
+    let key_id = app.store.find_key_by_hash(&svc_core::secret::hash_secret(&key)).await.unwrap().unwrap().key.id;
     Org { app, other, key, key_id }
 }
 

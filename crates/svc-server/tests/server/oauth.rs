@@ -181,7 +181,7 @@ fn org_grant(app: &TestApp) -> String {
 
 /// The key a token is, as the store holds it.
 async fn key_of(app: &TestApp, token: &str) -> svc_core::model::ApiKey {
-    app.store.find_key_by_hash(&hash_secret(token)).await.unwrap().expect("the token is a stored key")
+    app.store.find_key_by_hash(&hash_secret(token)).await.unwrap().expect("the token is a stored key").key
 }
 
 // ---------------------------------------------------------------------------------------------

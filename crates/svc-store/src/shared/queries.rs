@@ -669,12 +669,20 @@ impl KeyStore for ThisStore {
         insert_key(self.write_pool(), key).await
     }
 
-    async fn find_key_by_hash(&self, key_hash: &str) -> StoreResult<Option<ApiKey>> {
-        let row = sqlx::query(concat!("SELECT ", key_columns!(), " FROM api_keys WHERE key_hash = $1"))
-            .bind(key_hash)
-            .fetch_optional(self.read_pool())
-            .await?;
-        row.as_ref().map(rows::api_key).transpose()
+    async fn find_key_by_hash(&self, key_hash: &str) -> StoreResult<Option<FoundKey>> {
+        // The key's own columns keep their names (selected in the inner query); the project's are
+        // renamed, since both have an id, a name, an org_id and a created_at.
+        let row = sqlx::query(concat!(
+            "SELECT k.*, ",
+            key_project_columns!(),
+            " FROM (SELECT ",
+            key_columns!(),
+            " FROM api_keys WHERE key_hash = $1) AS k LEFT JOIN projects AS p ON p.id = k.project_id"
+        ))
+        .bind(key_hash)
+        .fetch_optional(self.read_pool())
+        .await?;
+        row.as_ref().map(rows::found_key).transpose()
     }
 
     async fn get_key(&self, id: &str) -> StoreResult<Option<ApiKey>> {

@@ -28,6 +28,18 @@ macro_rules! project_columns {
          allowed_origins, identity_secret, created_at, retention_days, reporter_auth"
     };
 }
+/// A project's columns in a join with its key (`find_key_by_hash`), each under a name of its own
+/// ([`KEY_PROJECT`]) since the key has columns of the same names.
+macro_rules! key_project_columns {
+    () => {
+        "p.id AS p_id, p.org_id AS p_org_id, p.name AS p_name, p.slug AS p_slug, \
+         p.project_key AS p_project_key, p.url_patterns AS p_url_patterns, \
+         p.default_channel_key AS p_default_channel_key, p.widget_config AS p_widget_config, \
+         p.allowed_origins AS p_allowed_origins, p.identity_secret AS p_identity_secret, \
+         p.created_at AS p_created_at, p.retention_days AS p_retention_days, \
+         p.reporter_auth AS p_reporter_auth"
+    };
+}
 macro_rules! channel_columns {
     () => {
         "id, project_id, key, name, color, mascot, base_weight, matchers, archived, created_at, updated_at"
@@ -87,8 +99,8 @@ macro_rules! blob_columns {
 }
 #[allow(unused_imports)]
 pub(super) use {
-    blob_columns, channel_columns, comment_columns, flag_columns, hint_columns, key_columns, organization_columns,
-    project_columns, report_columns, report_select_columns, room_columns, status_change_columns,
+    blob_columns, channel_columns, comment_columns, flag_columns, hint_columns, key_columns, key_project_columns,
+    organization_columns, project_columns, report_columns, report_select_columns, room_columns, status_change_columns,
 };
 
 fn corrupt(column: &str, error: impl std::fmt::Display) -> StoreError {
@@ -137,23 +149,82 @@ pub(super) fn organization(row: &DbRow) -> StoreResult<Organization> {
     Ok(Organization { id: row.try_get("id")?, name: row.try_get("name")?, created_at: row.try_get("created_at")? })
 }
 
+/// A project's columns by their names in `project_columns!`, and in `key_project_columns!`.
+const PROJECT: [&str; 13] = [
+    "id",
+    "org_id",
+    "name",
+    "slug",
+    "project_key",
+    "url_patterns",
+    "default_channel_key",
+    "widget_config",
+    "allowed_origins",
+    "identity_secret",
+    "created_at",
+    "retention_days",
+    "reporter_auth",
+];
+const KEY_PROJECT: [&str; 13] = [
+    "p_id",
+    "p_org_id",
+    "p_name",
+    "p_slug",
+    "p_project_key",
+    "p_url_patterns",
+    "p_default_channel_key",
+    "p_widget_config",
+    "p_allowed_origins",
+    "p_identity_secret",
+    "p_created_at",
+    "p_retention_days",
+    "p_reporter_auth",
+];
+
 pub(super) fn project(row: &DbRow) -> StoreResult<Project> {
+    project_named(row, PROJECT)
+}
+
+fn project_named(row: &DbRow, columns: [&str; 13]) -> StoreResult<Project> {
+    let [
+        id,
+        org_id,
+        name,
+        slug,
+        project_key,
+        url_patterns,
+        default_channel_key,
+        widget_config,
+        allowed_origins,
+        identity_secret,
+        created_at,
+        retention_days,
+        reporter_auth,
+    ] = columns;
     Ok(Project {
-        id: row.try_get("id")?,
-        org_id: row.try_get("org_id")?,
-        name: row.try_get("name")?,
-        slug: row.try_get("slug")?,
-        project_key: row.try_get("project_key")?,
-        url_patterns: json_column(row, "url_patterns")?,
-        default_channel_key: row.try_get("default_channel_key")?,
-        widget_config: json_column(row, "widget_config")?,
-        allowed_origins: json_column(row, "allowed_origins")?,
-        identity_secret: row.try_get("identity_secret")?,
-        created_at: row.try_get("created_at")?,
+        id: row.try_get(id)?,
+        org_id: row.try_get(org_id)?,
+        name: row.try_get(name)?,
+        slug: row.try_get(slug)?,
+        project_key: row.try_get(project_key)?,
+        url_patterns: json_column(row, url_patterns)?,
+        default_channel_key: row.try_get(default_channel_key)?,
+        widget_config: json_column(row, widget_config)?,
+        allowed_origins: json_column(row, allowed_origins)?,
+        identity_secret: row.try_get(identity_secret)?,
+        created_at: row.try_get(created_at)?,
         // INTEGER on both backends (4 bytes on PostgreSQL, whose driver decodes only i32 from it).
-        retention_days: row.try_get::<Option<i32>, _>("retention_days")?.map(i64::from),
-        reporter_auth: json_column(row, "reporter_auth")?,
+        retention_days: row.try_get::<Option<i32>, _>(retention_days)?.map(i64::from),
+        reporter_auth: json_column(row, reporter_auth)?,
     })
+}
+
+/// A key joined with its project (`key_columns!`, `key_project_columns!`); the project is `None`
+/// for an org-wide key.
+pub(super) fn found_key(row: &DbRow) -> StoreResult<crate::FoundKey> {
+    let project_id: Option<&str> = row.try_get(KEY_PROJECT[0])?;
+    let project = project_id.map(|_| project_named(row, KEY_PROJECT)).transpose()?;
+    Ok(crate::FoundKey { key: api_key(row)?, project })
 }
 
 pub(super) fn channel(row: &DbRow) -> StoreResult<Channel> {
@@ -302,4 +373,26 @@ pub(super) fn blob(row: &DbRow) -> StoreResult<Blob> {
 /// Maps every row with `map`, stopping at the first that does not fit.
 pub(super) fn all<T>(rows: &[DbRow], map: fn(&DbRow) -> StoreResult<T>) -> StoreResult<Vec<T>> {
     rows.iter().map(map).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The joined project's aliases name the same columns as `project_columns!`, in its order.
+    #[test]
+    fn the_joined_project_columns_are_the_project_columns_renamed() {
+        let plain: Vec<&str> = project_columns!().split(", ").collect();
+        assert_eq!(plain, PROJECT);
+        let joined: Vec<(String, String)> = key_project_columns!()
+            .split(", ")
+            .map(|column| {
+                let (source, alias) = column.split_once(" AS ").expect("an alias");
+                (source.to_string(), alias.to_string())
+            })
+            .collect();
+        let expected: Vec<(String, String)> =
+            PROJECT.iter().zip(KEY_PROJECT).map(|(name, alias)| (format!("p.{name}"), alias.to_string())).collect();
+        assert_eq!(joined, expected);
+    }
 }
