@@ -152,7 +152,8 @@ struct SuiteArgs {
     /// partial.md under --work for --smoke or --only).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Scratch folder for data dirs and logs (default target/bench-work).
+    /// Scratch folder for data dirs and logs (default target/bench-work; the servers' logs are
+    /// kept there after a run, the data is removed).
     #[arg(long)]
     work: Option<PathBuf>,
     /// Record a CPU profile (`perf record`) of the server over each scenario's first measured run,

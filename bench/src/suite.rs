@@ -1527,9 +1527,24 @@ pub fn run(options: Options) -> anyhow::Result<bool> {
     std::fs::write(&options.out, format!("# Latest benchmark results\n\n{text}"))?;
     eprintln!("written to {}", options.out.display());
     if !options.smoke {
-        let _ = std::fs::remove_dir_all(&options.work);
+        clear_work_keeping_logs(&options.work, &options.out);
     }
     Ok(ok)
+}
+
+/// Removes the scratch data (databases, blob folders, request bodies: gigabytes after a full
+/// run) but keeps each server's log, so a failed request in the table can still be traced, and
+/// the table when it was written there (an `--only` run's `partial.md`).
+fn clear_work_keeping_logs(work: &Path, table: &Path) {
+    let Ok(entries) = std::fs::read_dir(work) else { return };
+    for entry in entries.flatten() {
+        if entry.file_name() == "logs" || entry.path() == table {
+            continue;
+        }
+        let path = entry.path();
+        let _ = if path.is_dir() { std::fs::remove_dir_all(&path) } else { std::fs::remove_file(&path) };
+    }
+    eprintln!("server logs kept in {}", work.join("logs").display());
 }
 
 #[cfg(test)]
