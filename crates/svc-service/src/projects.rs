@@ -187,6 +187,23 @@ pub async fn reachable(svc: &Service, principal: &Principal) -> ServiceResult<Ve
     }
 }
 
+/// [`reachable`], given the project read with the principal's key (`keys::authenticate`): a
+/// project-bound key's own project is not read again.
+pub async fn reachable_with_key_project(
+    svc: &Service,
+    principal: &Principal,
+    key_project: Option<Project>,
+) -> ServiceResult<Vec<Project>> {
+    match (principal, key_project) {
+        (Principal::ProjectKey(key) | Principal::OrgKey(key), Some(project))
+            if key.project_id.as_deref() == Some(project.id.as_str()) =>
+        {
+            Ok(vec![project])
+        }
+        _ => reachable(svc, principal).await,
+    }
+}
+
 /// Every organization with its projects (oldest first), or only `org` (an id or name) when given.
 pub async fn list_by_organization(
     svc: &Service,

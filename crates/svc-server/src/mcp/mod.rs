@@ -77,11 +77,9 @@ async fn answer(state: &AppState, parts: Parts, body: Body) -> Result<Response, 
         BodyError::Unreadable => McpError::Parse("parse error: the body could not be read"),
     })?;
     let message: Value = serde_json::from_slice(&body).map_err(|_| McpError::Parse("parse error: body is not JSON"))?;
-    // A project key reaches its own project only (`projects::reachable`), read with the key.
-    let projects = match project {
-        Some(project) => vec![project],
-        None => projects::reachable(&state.service, &principal).await.map_err(|e| McpError::Internal(e.into()))?,
-    };
+    let projects = projects::reachable_with_key_project(&state.service, &principal, project)
+        .await
+        .map_err(|e| McpError::Internal(e.into()))?;
     let caller = Caller { principal, projects };
     Ok(respond(state, &caller, message).await)
 }
