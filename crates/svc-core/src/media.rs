@@ -3,8 +3,13 @@
 
 use crate::ingest::BlobKind;
 
-/// How many leading bytes the sniffers need (image headers can sit behind EXIF data).
-pub const SNIFF_BYTES: usize = 256 * 1024;
+/// How many leading bytes of an upload are kept for the sniffers and the image header. Every
+/// type is told by its first few bytes, and a PNG's or WebP's size by its first 30; a JPEG's frame
+/// header can sit behind metadata segments (EXIF, ICC), one of which holds up to 64 KiB. A header
+/// further in is read from the stored file instead. Each upload in flight holds this much, so
+/// it is not more: at 256 KiB a 200 KB screenshot was copied whole, 64 uploads at once held
+/// 13 MB of copies (bench/README.md, "The screenshot peak").
+pub const SNIFF_BYTES: usize = 64 * 1024;
 
 /// The stored type of an upload of `kind`, or `None` when its bytes are not an accepted type.
 /// `declared` is the client's Content-Type: it only adds `;codecs=` to a matching audio type, and
@@ -82,8 +87,11 @@ pub fn image_dimensions(data: &[u8]) -> Option<(i64, i64)> {
     use std::io::Cursor;
     let (width, height) = match image_type(data)? {
         "image/png" => {
-            let reader = png::Decoder::new(Cursor::new(data)).read_info().ok()?;
-            (reader.info().width, reader.info().height)
+            // The header chunk alone: `read_info` would also set up the decoder's row buffers
+            // (hundreds of KB for a screenshot) that only decoding the pixels needs.
+            let mut decoder = png::Decoder::new(Cursor::new(data));
+            let info = decoder.read_header_info().ok()?;
+            (info.width, info.height)
         }
         "image/jpeg" => {
             let mut decoder = zune_jpeg::JpegDecoder::new(Cursor::new(data));

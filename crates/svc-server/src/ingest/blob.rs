@@ -186,6 +186,8 @@ async fn stream_file(state: &AppState, mut field: Field<'_>, limit: u64) -> Inge
         }
         if head.len() < SNIFF_BYTES {
             let take = (SNIFF_BYTES - head.len()).min(chunk.len());
+            // Exactly: grown by doubling, the copy could take twice the bytes it keeps.
+            head.reserve_exact(take);
             head.extend_from_slice(&chunk[..take]);
         }
         if let Err(error) = writer.write(chunk).await {

@@ -1,6 +1,7 @@
 //! Connection hygiene on a real socket: the header, idle and body timeouts close connections that
 //! send nothing, trickle or stall; at the connection cap idle connections make room, so `/healthz`
-//! still answers; shutdown closes idle connections and lets a request in flight finish.
+//! still answers; shutdown closes idle connections and lets a request in flight finish; a large request head
+//! is still read.
 
 use crate::common::*;
 use serde_json::json;
@@ -182,4 +183,18 @@ async fn shutdown_closes_idle_connections_and_lets_a_request_in_flight_finish() 
     wait_closed(&mut busy, Duration::from_secs(5)).await;
     assert!(server.finished(Duration::from_secs(5)).await, "serve returns once every connection closed");
     assert!(tokio::net::TcpStream::connect(server.address).await.is_err(), "no new connections after shutdown");
+}
+
+#[tokio::test]
+async fn a_request_head_of_40_kib_is_served() {
+    // The connection's read buffer is capped at 64 KiB (uploads' memory, bench/README.md); heads
+    // as large as a busy site's cookies make them still fit.
+    let app = TestApp::new().await;
+    let server = Running::start(&app, ConnectionSettings::default()).await;
+    let mut connection = server.connect().await;
+    let head = format!("GET /healthz HTTP/1.1\r\nHost: svc\r\nCookie: c={}\r\n\r\n", "x".repeat(40 * 1024));
+    connection.write_all(head.as_bytes()).await.unwrap();
+    let response = read_response(&mut connection).await;
+    assert_eq!(response.status, 200);
+    assert_eq!(response.json(), json!({"ok": true}));
 }

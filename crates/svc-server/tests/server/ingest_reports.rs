@@ -31,6 +31,47 @@ async fn a_png_declared_as_jpeg_is_stored_as_png_with_its_real_size() {
     assert_eq!((second["width"].clone(), second["height"].clone()), (json!(7), json!(5)));
 }
 
+/// A baseline JPEG of `width` x `height` whose frame header sits behind `metadata` bytes of APP1
+/// segments (EXIF-like, each at most 64 KiB); the scan data is never read for the size.
+fn jpeg_behind_metadata(width: u16, height: u16, metadata: usize) -> Vec<u8> {
+    let mut out = vec![0xFF, 0xD8];
+    let mut left = metadata;
+    while left > 0 {
+        let payload = left.min(65_533);
+        out.extend_from_slice(&[0xFF, 0xE1]);
+        out.extend_from_slice(&((payload + 2) as u16).to_be_bytes());
+        out.extend(std::iter::repeat_n(0x20, payload));
+        left -= payload;
+    }
+    out.extend_from_slice(&[0xFF, 0xDB, 0x00, 0x43, 0x00]);
+    out.extend_from_slice(&[1; 64]);
+    out.extend_from_slice(&[0xFF, 0xC0, 0x00, 0x0B, 0x08]);
+    out.extend_from_slice(&height.to_be_bytes());
+    out.extend_from_slice(&width.to_be_bytes());
+    out.extend_from_slice(&[0x01, 0x01, 0x11, 0x00]);
+    for class in [0x00u8, 0x10] {
+        out.extend_from_slice(&[0xFF, 0xC4, 0x00, 0x14, class, 1]);
+        out.extend_from_slice(&[0; 15]);
+        out.push(0);
+    }
+    out.extend_from_slice(&[0xFF, 0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3F, 0x00, 0x00, 0xFF, 0xD9]);
+    out
+}
+
+#[tokio::test]
+async fn a_jpeg_whose_frame_header_sits_behind_large_metadata_gets_its_real_size() {
+    let app = TestApp::new().await;
+    // Right after the file's start, and behind 150 KB of metadata (past what an upload keeps of
+    // its start while streaming, so read back from the stored file).
+    for metadata in [0, 150_000] {
+        let image = jpeg_behind_metadata(640, 360, metadata);
+        let answer = app.upload_ok("screenshot", "image/jpeg", &image).await;
+        assert_eq!(answer["mime"], json!("image/jpeg"), "{metadata}: {answer}");
+        assert_eq!(answer["bytes"], json!(image.len()));
+        assert_eq!((answer["width"].clone(), answer["height"].clone()), (json!(640), json!(360)), "{metadata}");
+    }
+}
+
 #[tokio::test]
 async fn text_and_screenshot_report_is_stored_with_the_blobs_facts() {
     let app = TestApp::new().await;
