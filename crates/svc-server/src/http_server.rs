@@ -279,10 +279,10 @@ async fn connection(
     let mut builder = http1::Builder::new();
     // hyper's own header timeout also runs while a kept-alive connection waits; ours tells the two apart.
     builder.header_read_timeout(None);
-    // hyper grows a connection's read buffer up to 400 KiB by default. Uploads filled it, and each
-    // such buffer is a large allocation the allocator keeps in pages of 4 MiB per thread and size:
-    // with 64 uploads at once that, not the bytes being stored, made most of the peak memory
-    // (bench/README.md, "The screenshot peak"). 64 KiB still holds any sensible request head.
+    // hyper grows a connection's read buffer up to 400 KiB by default, and uploads filled it. Such
+    // blocks sit in the allocator's 4 MiB pages (per thread and size), which go back only when
+    // empty: with 64 uploads at once the resident memory stood at two to three times the live
+    // bytes (bench/README.md, "The screenshot peak"). 64 KiB still holds any sensible request head.
     builder.max_buf_size(64 * 1024);
     let mut conn = pin!(builder.serve_connection(io, service));
     let mut timer = pin!(tokio::time::sleep_until(Instant::now()));
