@@ -34,27 +34,24 @@ async fn a_png_declared_as_jpeg_is_stored_as_png_with_its_real_size() {
 /// A baseline JPEG of `width` x `height` whose frame header sits behind `metadata` bytes of APP1
 /// segments (EXIF-like, each at most 64 KiB); the scan data is never read for the size.
 fn jpeg_behind_metadata(width: u16, height: u16, metadata: usize) -> Vec<u8> {
+    let segment = |marker: u8, payload: &[u8]| {
+        let length = u16::try_from(payload.len() + 2).expect("a segment holds at most 64 KiB");
+        [&[0xFF, marker][..], &length.to_be_bytes(), payload].concat()
+    };
     let mut out = vec![0xFF, 0xD8];
-    let mut left = metadata;
-    while left > 0 {
-        let payload = left.min(65_533);
-        out.extend_from_slice(&[0xFF, 0xE1]);
-        out.extend_from_slice(&((payload + 2) as u16).to_be_bytes());
-        out.extend(std::iter::repeat_n(0x20, payload));
-        left -= payload;
+    for start in (0..metadata).step_by(65_533) {
+        out.extend(segment(0xE1, &vec![0x20; (metadata - start).min(65_533)]));
     }
-    out.extend_from_slice(&[0xFF, 0xDB, 0x00, 0x43, 0x00]);
-    out.extend_from_slice(&[1; 64]);
-    out.extend_from_slice(&[0xFF, 0xC0, 0x00, 0x0B, 0x08]);
-    out.extend_from_slice(&height.to_be_bytes());
-    out.extend_from_slice(&width.to_be_bytes());
-    out.extend_from_slice(&[0x01, 0x01, 0x11, 0x00]);
+    let quantization = [&[0u8][..], &[1; 64]].concat();
+    let frame = [&[8u8][..], &height.to_be_bytes(), &width.to_be_bytes(), &[1, 1, 0x11, 0]].concat();
+    out.extend(segment(0xDB, &quantization));
+    out.extend(segment(0xC0, &frame));
     for class in [0x00u8, 0x10] {
-        out.extend_from_slice(&[0xFF, 0xC4, 0x00, 0x14, class, 1]);
-        out.extend_from_slice(&[0; 15]);
-        out.push(0);
+        // One code of length 1, symbol 0.
+        out.extend(segment(0xC4, &[&[class, 1][..], &[0; 15], &[0]].concat()));
     }
-    out.extend_from_slice(&[0xFF, 0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3F, 0x00, 0x00, 0xFF, 0xD9]);
+    out.extend(segment(0xDA, &[1, 1, 0, 0, 0x3F, 0]));
+    out.extend_from_slice(&[0x00, 0xFF, 0xD9]);
     out
 }
 
