@@ -1,7 +1,7 @@
 //! Connection hygiene on a real socket: the header, idle and body timeouts close connections that
 //! send nothing, trickle or stall; at the connection cap idle connections make room, so `/healthz`
-//! still answers; shutdown closes idle connections and lets a request in flight finish; a large request head
-//! is still read.
+//! still answers; shutdown closes idle connections and lets a request in flight finish; a large
+//! request head is still read.
 
 use crate::common::*;
 use serde_json::json;
