@@ -14,12 +14,15 @@ use svc_service::trackers::Trackers;
 use svc_service::usage::Usage;
 use svc_service::webhooks::Webhooks;
 
+/// Cheap to clone: the router clones the state for every request (each handler and each layer
+/// that takes it), so it is one shared pointer, not a dozen reference counts and two strings.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+/// What every handler reaches through [`AppState`].
+pub struct Shared {
     /// Every operation: the surfaces reach the store only through it.
     pub service: Arc<Service>,
-    /// Kept to rebuild the service around another blob store ([`AppState::with_blob_store`]).
-    store: DynStore,
     pub blobs: Arc<BlobStore>,
     pub config: Arc<ServerConfig>,
     pub metrics: Arc<Metrics>,
@@ -36,12 +39,19 @@ pub struct AppState {
     pub trackers: Trackers,
 }
 
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
 impl AppState {
-    /// State over an in-memory blob store (tests); `serve` adds its configured one with
-    /// [`AppState::with_blob_store`]. Must be called inside a Tokio runtime.
-    pub fn new(store: DynStore, config: ServerConfig) -> Self {
+    /// Must be called inside a Tokio runtime (the usage and sightings writers start here).
+    pub fn new(store: DynStore, config: ServerConfig, blobs: BlobStore) -> Self {
         let rate_limits = Arc::new(RateLimits::new(&config));
-        let blobs = Arc::new(BlobStore::memory());
+        let blobs = Arc::new(blobs);
         let webhooks = Webhooks::new(
             config.webhook_policy.clone(),
             config.webhook_timeout,
@@ -51,24 +61,17 @@ impl AppState {
         .expect("the webhook HTTP client builds");
         let trackers = Trackers::new(&config.webhook_policy, config.webhook_timeout, &config.public_url)
             .expect("the issue tracker HTTP client builds");
-        AppState {
+        AppState(Arc::new(Shared {
             trackers,
             webhooks,
             usage: Usage::start(store.clone()),
             sightings: Sightings::start(store.clone()),
-            service: Arc::new(Service::new(store.clone(), blobs.clone())),
-            store,
+            service: Arc::new(Service::new(store, blobs.clone())),
             blobs,
             config: Arc::new(config),
             metrics: Arc::new(Metrics::default()),
             rate_limits,
             readiness: Arc::default(),
-        }
-    }
-
-    pub fn with_blob_store(mut self, blobs: BlobStore) -> Self {
-        self.blobs = Arc::new(blobs);
-        self.service = Arc::new(Service::new(self.store.clone(), self.blobs.clone()));
-        self
+        }))
     }
 }

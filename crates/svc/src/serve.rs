@@ -76,7 +76,7 @@ pub async fn run(storage: &StorageArgs, args: ServeArgs) -> anyhow::Result<()> {
         ..ServerConfig::default()
     };
     config.limits.file_max_bytes = args.file_max_bytes;
-    let state = AppState::new(store.clone(), config).with_blob_store(blobs);
+    let state = AppState::new(store.clone(), config, blobs);
 
     // To stdout only: the setup token and the first-owner link must not reach the logs. The
     // bootstrap block is printed once; the first-owner link on every start while nobody has an

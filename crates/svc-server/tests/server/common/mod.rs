@@ -232,7 +232,7 @@ impl TestApp {
         let dir = tempfile::tempdir().expect("temporary folder");
         let store: DynStore = std::sync::Arc::new(other);
         let blobs = BlobStore::local(&dir.path().join("blobs")).expect("blob folder");
-        let state = AppState::new(store.clone(), config).with_blob_store(blobs);
+        let state = AppState::new(store.clone(), config, blobs);
         let router = svc_server::app(state.clone());
         let (project, token) = (first.project.clone(), first.token.clone());
         let second = TestApp { dir, store, router, state, project, token, database };
@@ -241,7 +241,7 @@ impl TestApp {
 
     async fn over(dir: tempfile::TempDir, store: DynStore, database: Database, config: ServerConfig) -> Self {
         let blobs = BlobStore::local(&dir.path().join("blobs")).expect("blob folder");
-        let state = AppState::new(store.clone(), config).with_blob_store(blobs);
+        let state = AppState::new(store.clone(), config, blobs);
         let boot = svc_service::bootstrap::ensure_default(&state.service)
             .await
             .expect("bootstrap")
