@@ -6,11 +6,10 @@
 //! must not appear; `or` between two of them means either. Nothing a user types is an error: other
 //! punctuation separates words, and a query without a single word matches nothing.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::Invalid;
 use crate::block::Block;
-use crate::identity::Identity;
 use crate::model::Report;
 
 /// Most characters in a search.
@@ -132,52 +131,9 @@ pub fn parse(text: &str) -> Query {
 /// `https://app.example.com/settings` whatever the store's tokenizer makes of the address. Cut at
 /// [`MAX_DOCUMENT_CHARS`].
 pub fn document(report: &Report, comments: &[&str]) -> String {
-    document_of(&Searched::of(report), comments)
-}
-
-/// The parts of a report its search text is made of: a [`Report`] has them all
-/// ([`Searched::of`]); an indexer reading stored reports parses its blocks and identity and, of its
-/// context, only [`SearchedContext`], which skips the rest of the context's text unparsed.
-pub struct Searched<'a> {
-    pub title: &'a str,
-    pub blocks: &'a [Block],
-    /// The report's URL (`context.url`, kept apart), else the context's.
-    pub url: Option<&'a str>,
-    pub context_url: Option<&'a str>,
-    pub reporter: Option<&'a Map<String, Value>>,
-    pub identity: Option<&'a Identity>,
-    pub author_label: Option<&'a str>,
-}
-
-impl<'a> Searched<'a> {
-    pub fn of(report: &'a Report) -> Self {
-        Searched {
-            title: &report.title,
-            blocks: &report.blocks,
-            url: report.url.as_deref(),
-            context_url: report.context.url.as_deref(),
-            reporter: report.context.reporter.as_ref(),
-            identity: report.identity.as_ref(),
-            author_label: report.author.label.as_deref(),
-        }
-    }
-}
-
-/// The fields of a report's context its search text reads; the others are skipped when a stored
-/// context is parsed into it.
-#[derive(Debug, Default, serde::Deserialize)]
-pub struct SearchedContext {
-    #[serde(default)]
-    pub url: Option<String>,
-    #[serde(default)]
-    pub reporter: Option<Map<String, Value>>,
-}
-
-/// [`document`] from its parts.
-pub fn document_of(report: &Searched, comments: &[&str]) -> String {
     let mut doc = Document::default();
-    doc.push(report.title);
-    for block in report.blocks {
+    doc.push(&report.title);
+    for block in &report.blocks {
         match block {
             Block::Text(b) => doc.push(&b.text),
             Block::Selection(b) => doc.push(&b.text),
@@ -194,11 +150,11 @@ pub fn document_of(report: &Searched, comments: &[&str]) -> String {
             Block::Screenshot(_) => {}
         }
     }
-    if let Some(url) = report.url.or(report.context_url) {
+    if let Some(url) = report.url.as_deref().or(report.context.url.as_deref()) {
         doc.push_with_words(url);
     }
-    let verified = report.identity.map(|i| (i.email.as_deref(), i.name.as_deref()));
-    let profile = report.reporter.map(|profile| {
+    let verified = report.identity.as_ref().map(|i| (i.email.as_deref(), i.name.as_deref()));
+    let profile = report.context.reporter.as_ref().map(|profile| {
         let text = |name: &str| profile.get(name).and_then(Value::as_str);
         (text("email"), text("name"))
     });
@@ -210,7 +166,7 @@ pub fn document_of(report: &Searched, comments: &[&str]) -> String {
             doc.push(name);
         }
     }
-    if let Some(label) = report.author_label {
+    if let Some(label) = &report.author.label {
         doc.push_with_words(label);
     }
     for comment in comments {

@@ -179,10 +179,13 @@ impl TryFrom<ListedReport> for Report {
     /// Parses the JSON text of a listed report into values (both backends map a report row once,
     /// to [`ListedReport`], and parse from there when a [`Report`] is wanted).
     fn try_from(r: ListedReport) -> StoreResult<Report> {
+        fn parse<T: serde::de::DeserializeOwned>(raw: &StoredJson, field: &str) -> StoreResult<T> {
+            serde_json::from_str(raw.get()).map_err(|error| StoreError::Corrupt(format!("{field}: {error}")))
+        }
         Ok(Report {
-            blocks: parse_stored(&r.blocks, "blocks")?,
-            context: parse_stored(&r.context, "context")?,
-            identity: r.identity.as_ref().map(|raw| parse_stored(raw, "identity")).transpose()?,
+            blocks: parse(&r.blocks, "blocks")?,
+            context: parse(&r.context, "context")?,
+            identity: r.identity.as_ref().map(|raw| parse(raw, "identity")).transpose()?,
             id: r.id,
             project_id: r.project_id,
             channel_key: r.channel_key,
@@ -198,12 +201,6 @@ impl TryFrom<ListedReport> for Report {
             labels: r.labels,
         })
     }
-}
-
-/// One of a stored report's JSON columns parsed into `T` (a stored column that does not parse is
-/// corrupt).
-pub(crate) fn parse_stored<T: serde::de::DeserializeOwned>(raw: &StoredJson, field: &str) -> StoreResult<T> {
-    serde_json::from_str(raw.get()).map_err(|error| StoreError::Corrupt(format!("{field}: {error}")))
 }
 
 /// How long an idempotency key is remembered.

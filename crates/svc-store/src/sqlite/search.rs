@@ -23,17 +23,15 @@ use sqlx::{Connection, QueryBuilder, Row};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
-use svc_core::block::Block;
-use svc_core::identity::Identity;
-use svc_core::model::ReportFilter;
-use svc_core::search::{self, Query, Searched, SearchedContext};
+use svc_core::model::{Report, ReportFilter};
+use svc_core::search::{self, Query};
 use tokio::sync::mpsc;
 
 use super::group_commit::Job;
 use super::rows::{self, report_select_columns};
 use super::{push_project_list, queries};
+use crate::StoreResult;
 use crate::health::{WriteHealth, is_storage_failure_of};
-use crate::{ListedReport, StoreResult, parse_stored};
 
 /// How often the indexer looks for reports to index: how long a new report or comment may take to
 /// be found by a search.
@@ -55,10 +53,7 @@ struct Entry {
 }
 
 /// The comments' texts of these reports, oldest first.
-async fn comments_of(
-    conn: &mut SqliteConnection,
-    reports: &[ListedReport],
-) -> StoreResult<HashMap<String, Vec<String>>> {
+async fn comments_of(conn: &mut SqliteConnection, reports: &[Report]) -> StoreResult<HashMap<String, Vec<String>>> {
     let mut texts: HashMap<String, Vec<String>> = HashMap::new();
     for chunk in reports.chunks(ROWS_PER_STATEMENT) {
         let mut query = QueryBuilder::<Sqlite>::new("SELECT report_id, text FROM comments WHERE report_id IN (");
@@ -81,42 +76,24 @@ async fn entries_of(conn: &mut SqliteConnection, found: Vec<sqlx::sqlite::Sqlite
     let mut rowids = Vec::with_capacity(found.len());
     for row in &found {
         rowids.push(row.try_get::<i64, _>("search_rowid")?);
-        reports.push(rows::listed_report(row)?);
+        reports.push(rows::report(row)?);
     }
     let comments = comments_of(conn, &reports).await?;
-    rowids
+    Ok(rowids
         .into_iter()
         .zip(reports)
         .map(|(rowid, report)| {
             let texts: Vec<&str> =
                 comments.get(&report.id).map(|all| all.iter().map(String::as_str).collect()).unwrap_or_default();
-            Ok(Entry {
+            Entry {
                 rowid,
-                body: stored_document(&report, &texts)?,
+                body: search::document(&report, &texts),
                 report_id: report.id,
                 project_id: report.project_id,
                 reporter: report.author.id,
-            })
+            }
         })
-        .collect()
-}
-
-/// A stored report's search text ([`search::document`]), parsing of its JSON only what the text
-/// reads: the context's other fields (its largest part) are skipped, not built into values.
-fn stored_document(report: &ListedReport, comments: &[&str]) -> StoreResult<String> {
-    let blocks: Vec<Block> = parse_stored(&report.blocks, "blocks")?;
-    let context: SearchedContext = parse_stored(&report.context, "context")?;
-    let identity: Option<Identity> = report.identity.as_ref().map(|raw| parse_stored(raw, "identity")).transpose()?;
-    let searched = Searched {
-        title: &report.title,
-        blocks: &blocks,
-        url: report.url.as_deref(),
-        context_url: context.url.as_deref(),
-        reporter: context.reporter.as_ref(),
-        identity: identity.as_ref(),
-        author_label: report.author.label.as_deref(),
-    };
-    Ok(search::document_of(&searched, comments))
+        .collect())
 }
 
 /// Up to `limit` reports past `after`, in rowid order, as index entries.
@@ -397,56 +374,6 @@ pub(super) fn list_query(filter: &ReportFilter, project_ids: &BTreeSet<&str>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-    use svc_core::model::{Author, AuthorKind, Report};
-
-    /// The indexer reads only part of a stored context; the text must be the one the whole report
-    /// gives (the reporter's profile and the context's URL inside a context with much else).
-    #[test]
-    fn a_stored_report_is_indexed_with_the_text_of_the_whole_report() {
-        let report = Report {
-            id: svc_core::ids::new_id(),
-            project_id: "p".into(),
-            channel_key: "bug".into(),
-            status: svc_core::status::Status::New,
-            title: "Checkout fails".into(),
-            blocks: serde_json::from_value(json!([
-                {"type": "text", "text": "Total is wrong"},
-                {"type": "quote", "text": "Pay now", "comment": "button label", "selector": "#pay", "target": {"css": "#pay"}},
-                {"type": "file", "blobId": "f", "name": "trace.log", "description": "server trace"}
-            ]))
-            .unwrap(),
-            context: serde_json::from_value(json!({
-                "consoleErrors": ["TypeError: x is undefined"],
-                "url": "https://app.example.com/cart?step=2",
-                "viewport": {"width": 1280, "height": 800},
-                "reporter": {"email": "eve@example.org", "name": "Eve é", "plan": "team"},
-                "flags": ["beta"]
-            }))
-            .unwrap(),
-            identity: Some(
-                serde_json::from_value(
-                    json!({"userId": "u-1", "email": "ann@example.com", "name": "Ann", "verified": true}),
-                )
-                .unwrap(),
-            ),
-            identity_error: None,
-            author: Author { kind: AuthorKind::Reporter, id: Some("u-1".into()), label: Some("Ann".into()) },
-            artifact_id: None,
-            url: None,
-            created_at: 0,
-            updated_at: 0,
-            assignee: None,
-            labels: Vec::new(),
-        };
-        let whole = search::document(&report, &["a comment"]);
-        let stored = stored_document(&ListedReport::from(report), &["a comment"]).unwrap();
-        assert_eq!(stored, whole);
-        for expected in ["https://app.example.com/cart?step=2", "eve@example.org", "Eve é", "ann@example.com"] {
-            assert!(stored.contains(expected), "{expected:?} missing from {stored:?}");
-        }
-        assert!(!stored.contains("TypeError"));
-    }
 
     #[test]
     fn user_text_is_quoted_into_the_expression() {
