@@ -215,6 +215,11 @@ fn holds_nul(json: &str) -> bool {
 /// Parses JSON text into `T`, naming the field at fault: `(path, message)`, the path empty when the
 /// fault is the value itself (a missing field, a wrong type of the whole).
 fn typed<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, (String, String)> {
+    // Tracking the path costs every field a wrapper; only a body at fault needs it, and then the
+    // same text fails the same way again with the path kept.
+    if let Ok(value) = serde_json::from_str(json) {
+        return Ok(value);
+    }
     let mut deserializer = serde_json::Deserializer::from_str(json);
     serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
         let path = error.path().to_string();
