@@ -240,7 +240,7 @@ impl SqliteStore {
         })
     }
 
-    /// One WAL checkpoint now (the task that runs them each second calls the same).
+    /// One WAL checkpoint now (the task that runs them four times a second calls the same).
     pub async fn checkpoint_wal(&self) -> StoreResult<checkpoint::Checkpointed> {
         checkpoint::run_once(&self.writer, &self.reader).await
     }
