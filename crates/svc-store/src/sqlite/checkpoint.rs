@@ -4,9 +4,9 @@
 //! commit (and every report waiting in the group commit behind it) waits while pages are copied into
 //! the database file (2.7% of the server's time under ingest, and its slowest commits; see
 //! bench/README.md, "Profiles"). This task instead runs a PASSIVE checkpoint from a reader
-//! connection every [`INTERVAL`]: it copies what no reader still needs, never waits for the writer or a
-//! reader, and never blocks them. Durability is unchanged: a commit is durable once its WAL frames
-//! are synced.
+//! connection every [`INTERVAL`]: it copies what no reader still needs, never waits for the writer
+//! or a reader, and never blocks them. Durability is unchanged: a commit is durable once its WAL
+//! frames are synced.
 //!
 //! SQLite starts the WAL over (and cuts the file back to [`WAL_SIZE_LIMIT`]) only when a write
 //! begins after a checkpoint copied *all* of it, and under commits that never pause a reader's
