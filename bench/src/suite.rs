@@ -758,12 +758,18 @@ fn scenario_ingest_sqlite(ctx: &mut Ctx) -> anyhow::Result<()> {
         if options.warmup_seconds > 0 {
             blobload(options, svc.addr, &boot.project_key, options.warmup_seconds)?;
         }
-        let (mut rate, mut p50, mut p99, mut cpu) = (vec![], vec![], vec![], vec![]);
+        let (mut rate, mut p50, mut p99, mut cpu, mut server_cpu) = (vec![], vec![], vec![], vec![], vec![]);
         for run in 1..=options.runs {
+            let cpu_before = process_cpu_seconds(svc.pid());
             let (result, gen_cpu) = blobload(options, svc.addr, &boot.project_key, options.ingest_seconds)?;
             let f = |name: &str| result[name].as_f64().unwrap_or(f64::NAN);
+            let pairs = result["pairs"].as_u64().unwrap_or(0);
+            let server_cpu_us = match (cpu_before, process_cpu_seconds(svc.pid())) {
+                (Some(before), Some(after)) => (after - before) * 1e6 / pairs.max(1) as f64,
+                _ => f64::NAN,
+            };
             eprintln!(
-                "    screenshot run {run}: {:.0} pairs/s, p50 {:.1} ms, p99 {:.1} ms (blob p99 {:.1}, report p99 {:.1}), {} errors, generator {gen_cpu:.0}% CPU",
+                "    screenshot run {run}: {:.0} pairs/s, p50 {:.1} ms, p99 {:.1} ms (blob p99 {:.1}, report p99 {:.1}), {} errors, server {server_cpu_us:.0} µs CPU per pair, generator {gen_cpu:.0}% CPU",
                 f("pairs_per_s"),
                 f("p50_ms"),
                 f("p99_ms"),
@@ -777,18 +783,20 @@ fn scenario_ingest_sqlite(ctx: &mut Ctx) -> anyhow::Result<()> {
                     result["errors"], result["first_error"]
                 ));
             }
-            if result["pairs"].as_u64().unwrap_or(0) == 0 {
+            if pairs == 0 {
                 ctx.table.problem(format!("screenshot run {run}: no report filed"));
             }
             rate.push(f("pairs_per_s"));
             p50.push(f("p50_ms"));
             p99.push(f("p99_ms"));
             cpu.push(gen_cpu);
+            server_cpu.push(server_cpu_us);
         }
         let scenario = "Ingest, 200 KB screenshot blob + report, SQLite";
         ctx.table.add(scenario, "pairs/s (durable)", rate, Some(Target::AtLeast(1_300.0)), cpu);
         ctx.table.add(scenario, "p50 ms (blob + report)", p50, None, vec![]);
         ctx.table.add(scenario, "p99 ms (blob + report)", p99, None, vec![]);
+        ctx.table.add(scenario, "server CPU µs per pair", server_cpu, None, vec![]);
         let (_, peak) = svc.rss();
         ctx.table.add(
             "Memory, peak under screenshot ingest",

@@ -51,13 +51,37 @@ impl Folder {
             .try_for_each(|chunk| file.write_all(chunk))
             .and_then(|()| file.sync_all())
             .and_then(|()| self.sync.covering_now());
-        if stored.is_err() {
+        if stored.is_ok() {
+            drop_cached_pages(&file);
+        } else {
             drop(file);
             let _ = std::fs::remove_file(&path);
         }
         stored
     }
+
+    /// Takes a stored file written another way than [`Folder::put_new`] (a multipart upload) out of
+    /// the file cache. Blocking.
+    pub(crate) fn uncache(&self, name: &str) {
+        if let Ok(file) = File::open(self.path.join(name)) {
+            drop_cached_pages(&file);
+        }
+    }
 }
+
+/// Takes a stored file's pages out of the operating system's file cache. A blob is written once and
+/// rarely read again; kept cached, a second of screenshot uploads adds hundreds of megabytes that
+/// push the database's pages out, and copying each write into ever new cache pages was a fifth to
+/// a quarter of the server's samples under screenshot ingest (bench/README.md, "Screenshots out of
+/// the file cache"). The pages are on disk by now, so dropping them loses nothing; the call is
+/// advice, and a kernel that ignores it changes nothing stored.
+#[cfg(target_os = "linux")]
+fn drop_cached_pages(file: &File) {
+    let _ = rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::DontNeed);
+}
+
+#[cfg(not(target_os = "linux"))]
+fn drop_cached_pages(_file: &File) {}
 
 fn create_new(path: &Path) -> io::Result<File> {
     OpenOptions::new().write(true).create_new(true).open(path)

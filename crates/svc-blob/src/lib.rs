@@ -562,6 +562,11 @@ impl BlobWriter {
             // Aborts the multipart upload itself when it fails.
             WriterState::Uploading(parts) => {
                 parts.finish().await?;
+                if let Some(folder) = &self.folder {
+                    let (folder, name) = (Arc::clone(folder), self.path.filename().map(str::to_string));
+                    // Best effort, as in `put_new`: the file is stored whether or not this works.
+                    let _ = tokio::task::spawn_blocking(move || name.map(|name| folder.uncache(&name))).await;
+                }
             }
             WriterState::Closed => return Err(BlobError::WriterClosed),
         }
