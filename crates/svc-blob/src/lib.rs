@@ -549,6 +549,7 @@ impl BlobWriter {
         match std::mem::replace(&mut self.state, WriterState::Closed) {
             WriterState::Buffering(buffer) => match &self.folder {
                 Some(folder) => {
+                    let _turn = folder.turn_to_write().await;
                     let (folder, payload) = (Arc::clone(folder), buffer.freeze());
                     let name = self.path.filename().expect("a blob path ends in its id").to_string();
                     tokio::task::spawn_blocking(move || folder.put_new(&name, &payload))
@@ -810,6 +811,33 @@ mod tests {
                 "peak {peak} bytes in flight with {part_size}-byte parts"
             );
             assert_eq!(store.read_all(id).await.unwrap().unwrap().len(), TOTAL);
+        }
+    }
+
+    /// More uploads at once than the folder lets write files at once: each waits for its turn and
+    /// every one is stored whole, the multipart ones (past a part's size) too.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn uploads_beyond_the_writers_at_once_are_all_stored() {
+        let data = tempfile::tempdir().unwrap();
+        let store = BlobStore::local(data.path()).unwrap();
+        let size = |i: usize| if i % 16 == 0 { LOCAL_PART_SIZE + 4096 } else { 20_000 + i };
+        let uploads: Vec<_> = (0..64)
+            .map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let id = format!("{i:024x}");
+                    let mut writer = store.writer(&id).unwrap();
+                    writer.write(Bytes::from(vec![i as u8; size(i)])).await.unwrap();
+                    writer.finish().await.unwrap()
+                })
+            })
+            .collect();
+        for (i, upload) in uploads.into_iter().enumerate() {
+            assert_eq!(upload.await.unwrap(), size(i) as u64);
+        }
+        for i in 0..64 {
+            let stored = store.read_all(&format!("{i:024x}")).await.unwrap().expect("stored");
+            assert!(stored.len() == size(i) && stored.iter().all(|&b| b == i as u8), "blob {i}");
         }
     }
 
