@@ -19,7 +19,7 @@ use object_store::PutPayload;
 
 /// Files written at once, per core. Each write holds a thread of the runtime's blocking pool through
 /// its sync, and the pool grows a thread for every write waiting: 64 clients uploading screenshots
-/// kept 80 threads, each with allocator pages of its own, a quarter of the server's memory. Eight
+/// kept 80 threads, each with allocator pages of its own: a fifth of the server's peak memory. Eight
 /// at once on two cores stored as many screenshots a second (bench/README.md, "Screenshots out of
 /// the file cache").
 const WRITERS_PER_CORE: usize = 4;
