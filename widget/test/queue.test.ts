@@ -1,6 +1,7 @@
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { BACKOFF_BASE_MS, BACKOFF_MAX_MS, backoffMs, DeliveryQueue, QUEUE_MAX_AGE_MS, QUEUE_MAX_ITEMS, retryable, type Outcome, type QueueItem } from '../src/queue';
 import { HISTORY_MAX, historyList, recordSent, titleOf } from '../src/history';
+import { newId } from '../src/util';
 
 const item = (id: string, at = 1000, text = 'report ' + id): QueueItem => ({
   id,
@@ -194,5 +195,52 @@ describe('history', () => {
   it('is kept per key (project)', () => {
     recordSent('svc:w:history:pr_a', { id: 'x', title: 'a', at: 1, status: 'sent' });
     expect(historyList('svc:w:history:pr_b', [])).toEqual([]);
+  });
+});
+
+describe('idempotency keys', () => {
+  const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+  it('are UUIDs version 7 that carry the time they were made in their first 48 bits', () => {
+    const at = Date.UTC(2026, 11, 6, 12, 0, 0, 123);
+    const real = Date.now;
+    Date.now = () => at;
+    try {
+      const id = newId();
+      expect(id).toMatch(UUID_V7);
+      expect(parseInt(id.slice(0, 8) + id.slice(9, 13), 16)).toBe(at);
+    } finally {
+      Date.now = real;
+    }
+  });
+
+  it('are UUIDs version 7 on a page without randomUUID too (plain http)', () => {
+    vi.stubGlobal('crypto', {});
+    try {
+      const ids = Array.from({ length: 50 }, () => newId());
+      for (const id of ids) expect(id).toMatch(UUID_V7);
+      expect(new Set(ids).size).toBe(ids.length);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
+  it('sort in the order they were made, and differ within one millisecond', () => {
+    const real = Date.now;
+    let now = 1_700_000_000_000;
+    Date.now = () => now;
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 200; i++) {
+        if (i % 50 === 0) now += 1;
+        ids.push(newId());
+      }
+      expect(new Set(ids).size).toBe(ids.length);
+      const byTime = (id: string) => id.slice(0, 13);
+      expect(ids.map(byTime)).toEqual([...ids].map(byTime).sort());
+      expect(ids.slice(50).every((id) => id > ids[49].slice(0, 13))).toBe(true);
+    } finally {
+      Date.now = real;
+    }
   });
 });

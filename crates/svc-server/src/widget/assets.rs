@@ -9,7 +9,7 @@ pub const LOADER: &str = include_str!("../../../../widget/dist/svc.js");
 pub const TYPES: &str = include_str!("../../../../widget/dist/svc.d.ts");
 /// Lazy parts: (file name with its content hash, contents), served at `/v1/parts/<file>`.
 pub const PARTS: &[(&str, &str)] = &[
-    ("core.5762f20f3f.js", include_str!("../../../../widget/dist/parts/core.5762f20f3f.js")),
+    ("core.a3986da202.js", include_str!("../../../../widget/dist/parts/core.a3986da202.js")),
     ("panel.65d0b6725b.js", include_str!("../../../../widget/dist/parts/panel.65d0b6725b.js")),
     ("selector.3149df7573.js", include_str!("../../../../widget/dist/parts/selector.3149df7573.js")),
     ("mascots.a37f5db80a.js", include_str!("../../../../widget/dist/parts/mascots.a37f5db80a.js")),
