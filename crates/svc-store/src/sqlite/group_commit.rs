@@ -5,10 +5,12 @@
 //! queue their rows; one task drains the queue, stores the whole batch in one transaction, commits
 //! once and then answers every caller.
 //!
-//! A batch of plain reports only (no blobs, no idempotency key, no viewed marks) is one string of
-//! statements (BEGIN, the rows, their events, COMMIT) that SQLite's thread runs in one go: each
-//! statement sent on its own is a hand-off to that thread and back, and at a moderate rate those
-//! cost more CPU than the rows. Any other batch goes the long way, below.
+//! A batch of reports that are one row each (no blobs; an idempotency key or none, as the widget
+//! sends them) and nothing else is one string of statements (BEGIN, the rows, their events, their
+//! keys, COMMIT) that SQLite's thread runs in one go: each statement sent on its own is a hand-off
+//! to that thread and back, and at a moderate rate those cost more CPU than the rows. A key already
+//! remembered (a retry) or taken twice in the batch fails the string, which leaves nothing behind,
+//! and the batch goes the long way, below; so does any other batch.
 //!
 //! Inside the transaction, blobs come first (a report may name a blob of the same batch). Then the
 //! idempotency keys of the reports that carry one and no blobs (the widget sends a key with every
@@ -84,11 +86,18 @@ const LAST_FILED_EVENTS: &str = "INSERT INTO events (project_id, report_id, type
      SELECT project_id, id, 'report.created', json_object('channelKey', channel_key), author_kind, author_id, \
      author_label, created_at FROM reports WHERE rowid > (SELECT max(rowid) FROM reports) - ? ORDER BY rowid";
 
-/// For `rows` plain reports: the transaction, their rows, their events and the commit as one
-/// string of statements, which SQLite's thread runs in one go.
+/// The idempotency keys of a batch's keyed reports, as a JSON array of `[project, key, report,
+/// created_at]`. No `ON CONFLICT`: a key already remembered fails the statement (see
+/// [`commit_in_one_trip`]).
+const NEW_KEYS: &str = "INSERT INTO idempotency_keys (project_id, key, report_id, created_at) \
+     SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), \
+     json_extract(value, '$[3]') FROM json_each(?)";
+
+/// For `rows` reports of one row each: the transaction, their rows, their events, their keys and
+/// the commit as one string of statements, which SQLite's thread runs in one go.
 static ONE_TRIP_COMMITS: LazyLock<Vec<String>> = LazyLock::new(|| {
     (1..=ONE_TRIP_MAX)
-        .map(|rows| format!("BEGIN IMMEDIATE; {}; {LAST_FILED_EVENTS}; COMMIT", multi_row_insert(rows)))
+        .map(|rows| format!("BEGIN IMMEDIATE; {}; {LAST_FILED_EVENTS}; {NEW_KEYS}; COMMIT", multi_row_insert(rows)))
         .collect()
 });
 
@@ -305,26 +314,34 @@ fn unless_storage_failed<T>(outcome: StoreResult<T>) -> Result<StoreResult<T>, s
     }
 }
 
-/// A batch of plain reports only (no blobs, no idempotency key, no viewed marks: what a busy
-/// moment mostly brings), committed in one round trip to SQLite's thread instead of four (BEGIN,
-/// the rows, their events, COMMIT: each a hand-off to that thread and back, which at a moderate
-/// rate costs more CPU than the rows). `None` for any other batch, and when a row of it failed:
-/// nothing of it is stored then, and the batch goes the long way, which finds the row.
+/// A batch of reports of one row each only (no blobs, no viewed marks: what a busy moment mostly
+/// brings, with the widget's idempotency keys or without), committed in one round trip to SQLite's
+/// thread instead of six (BEGIN, the keys' lookup, the rows, their events, their keys, COMMIT: each
+/// a hand-off to that thread and back, which at a moderate rate costs more CPU than the rows).
+/// `None` for any other batch, and when a row or a key of it failed (a key remembered before, or
+/// two reports with one key): nothing of it is stored then, and the batch goes the long way, which
+/// answers a remembered key with its report.
 async fn commit_in_one_trip(
     connection: &mut SqliteConnection,
     batch: &[Job],
 ) -> Option<Result<Vec<StoreResult<Stored>>, sqlx::Error>> {
     let statements = ONE_TRIP_COMMITS.get(batch.len().checked_sub(1)?)?;
     let mut query = sqlx::query(statements.as_str());
+    let mut keys = Vec::new();
     for job in batch {
         match job {
-            Job::Report(queued) if queued.is_single_row() => {
-                query = bind_report(query, &queued.new.report, &queued.text)
+            Job::Report(queued) if queued.new.blob_ids.is_empty() => {
+                let report = &queued.new.report;
+                if let Some(key) = &queued.new.idempotency_key {
+                    keys.push((report.project_id.as_str(), key.as_str(), report.id.as_str(), report.created_at));
+                }
+                query = bind_report(query, report, &queued.text)
             }
             _ => return None,
         }
     }
-    match query.bind(batch.len() as i64).execute(&mut *connection).await {
+    let keys = serde_json::to_string(&keys).ok()?;
+    match query.bind(batch.len() as i64).bind(keys).execute(&mut *connection).await {
         Ok(_) => Some(Ok(batch.iter().map(|_| Ok(Stored::Created)).collect())),
         Err(error) => {
             // The statement that failed left the transaction open, or SQLite rolled it back:

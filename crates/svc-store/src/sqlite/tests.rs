@@ -267,3 +267,32 @@ async fn keyed_reports_in_one_batch_are_stored_once_per_key() {
     let events = store.list_events(Some(&[project.id.clone()]), 0, 100).await.unwrap();
     assert_eq!(events.len(), 4, "one report.created per stored report");
 }
+
+/// A batch of new keys with plain reports among them (what a busy moment of widgets brings) is
+/// committed in one trip with the keys: every report stored once, each key remembered for its
+/// own report, an event for each.
+#[tokio::test(flavor = "current_thread")]
+async fn new_keys_are_remembered_with_their_reports_in_one_commit() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = open(folder.path()).await;
+    let project = project(&store).await;
+    let keyed = |key: &str| NewReport { idempotency_key: Some(key.into()), ..plain(&project) };
+    let batch =
+        [keyed("0190a1b2-0000-7000-8000-000000000001"), plain(&project), keyed("0190a1b2-0000-7000-8000-000000000002")];
+    let create = |i: usize| store.create_report(&batch[i]);
+    let (a, b, c) = tokio::join!(create(0), create(1), create(2));
+    let mut ids = Vec::new();
+    for created in [a, b, c] {
+        let Ok(CreatedReport::Created(report)) = created else { panic!("stored: {created:?}") };
+        ids.push(report.id);
+    }
+    for (i, key) in [(0, "0190a1b2-0000-7000-8000-000000000001"), (2, "0190a1b2-0000-7000-8000-000000000002")] {
+        match store.create_report(&keyed(key)).await {
+            Ok(CreatedReport::Repeat(first)) => assert_eq!(first, ids[i], "{key} answers with its own report"),
+            other => panic!("{key} remembered: {other:?}"),
+        }
+    }
+    let events = store.list_events(Some(&[project.id.clone()]), 0, 100).await.unwrap();
+    let filed: Vec<_> = events.iter().filter_map(|event| event.report_id.clone()).collect();
+    assert_eq!(filed, ids, "one event each, in order");
+}
