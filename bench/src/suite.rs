@@ -674,6 +674,13 @@ fn ingest_text(ctx: &mut Ctx, label: &str, svc: &Svc, key: &str) -> anyhow::Resu
     ingest_runs(ctx, label, svc, &shape)
 }
 
+/// The same reports as the widget sends them: each with an Idempotency-Key of its own.
+fn keyed_shape(ctx: &Ctx, key: &str) -> Shape {
+    let mut keyed = ingest_shape(ctx, key);
+    keyed.headers.push(("Idempotency-Key".into(), "{unique}".into()));
+    keyed
+}
+
 /// Ingest runs of one request shape; a problem when the server counts fewer reports than were
 /// acknowledged.
 fn ingest_runs(ctx: &mut Ctx, label: &str, svc: &Svc, shape: &Shape) -> anyhow::Result<Vec<WrkRun>> {
@@ -744,10 +751,7 @@ fn scenario_ingest_sqlite(ctx: &mut Ctx) -> anyhow::Result<()> {
         let scenario = "Ingest, text-only ~1 KB, SQLite";
         add_ingest_rows(ctx, scenario, &runs, 10_000.0);
         add_share_of_ceiling(ctx, scenario, &runs, 35.0);
-        // The same reports as the widget sends them: each with an Idempotency-Key of its own.
-        let mut keyed = ingest_shape(ctx, &boot.project_key);
-        keyed.headers.push(("Idempotency-Key".into(), "{unique}".into()));
-        let runs = ingest_runs(ctx, "ingest sqlite, keyed", &svc, &keyed)?;
+        let runs = ingest_runs(ctx, "ingest sqlite, keyed", &svc, &keyed_shape(ctx, &boot.project_key))?;
         let scenario = "Ingest, text-only ~1 KB with an Idempotency-Key each (as the widget sends), SQLite";
         add_ingest_rows(ctx, scenario, &runs, 10_000.0);
         let (_, peak) = svc.rss();
@@ -1048,7 +1052,7 @@ fn scenario_webhooks(ctx: &mut Ctx) -> anyhow::Result<()> {
 
 fn scenario_ingest_postgres(ctx: &mut Ctx, base: &str) -> anyhow::Result<()> {
     let options = ctx.options;
-    eprintln!("==> ingest on PostgreSQL: text-only ({} clients)", options.clients);
+    eprintln!("==> ingest on PostgreSQL: text-only ({} clients), without and with keys", options.clients);
     let (name, url) = fresh_database(&ctx.runtime, base, "ingest")?;
     let dir = ctx.fresh_dir("ingest-pg")?;
     let result = (|| {
@@ -1059,6 +1063,9 @@ fn scenario_ingest_postgres(ctx: &mut Ctx, base: &str) -> anyhow::Result<()> {
             let scenario = "Ingest, text-only ~1 KB, PostgreSQL";
             add_ingest_rows(ctx, scenario, &runs, 5_000.0);
             add_share_of_ceiling(ctx, scenario, &runs, 25.0);
+            let runs = ingest_runs(ctx, "ingest postgres, keyed", &svc, &keyed_shape(ctx, &boot.project_key))?;
+            let scenario = "Ingest, text-only ~1 KB with an Idempotency-Key each (as the widget sends), PostgreSQL";
+            add_ingest_rows(ctx, scenario, &runs, 5_000.0);
             anyhow::Ok(())
         })();
         svc.stop()?;

@@ -264,6 +264,8 @@ fn map_write_error(error: sqlx::Error) -> StoreError {
             Some("rooms_project_artifact_key") => "room artifact id",
             Some("api_keys_key_hash_key") => "api key hash",
             Some("flags_pkey") => "flag key",
+            // Not "id": a taken key says nothing about whether a report of the same id is stored.
+            Some("idempotency_keys_pkey") => "idempotency key",
             Some("users_email_key") => "email",
             Some(name) if name.ends_with("_pkey") => "id",
             Some(name) => name,
@@ -322,7 +324,7 @@ impl PostgresStore {
     }
 
     async fn file_report(&self, new: &NewReport) -> StoreResult<CreatedReport> {
-        if new.idempotency_key.is_some() || !new.blob_ids.is_empty() {
+        if !new.blob_ids.is_empty() {
             let created = reports::create_report(&self.pool, new).await;
             match &created {
                 Ok(CreatedReport::Created(_)) => self.health.succeeded(),
@@ -332,11 +334,10 @@ impl PostgresStore {
             return created;
         }
         let (reply, answer) = tokio::sync::oneshot::channel();
-        let queued = group_commit::Queued { report: new.report.clone(), reply };
+        let queued = group_commit::Queued { report: new.report.clone(), key: new.idempotency_key.clone(), reply };
         // Either failure means the dispatcher is gone (the runtime is shutting down).
         self.report_queue.send(queued).await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?;
-        let report = answer.await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))??;
-        Ok(CreatedReport::Created(report))
+        answer.await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?
     }
 
     async fn short_id_rows(&self, project_ids: &[String], short_id: &str, limit: u32) -> StoreResult<Vec<DbRow>> {

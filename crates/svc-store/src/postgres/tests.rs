@@ -86,6 +86,53 @@ async fn concurrent_requests_with_one_idempotency_key_file_one_report() {
     assert_eq!(store.list_reports(&filter).await.unwrap().len(), 1);
 }
 
+/// Keyed reports without blobs (what the widget sends) go through the group commit: retries of
+/// one report racing each other, beside reports with keys of their own in the same batches, file
+/// one report per key; every retry answers with its key's report, then and later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keyed_reports_filed_together_file_one_report_per_key() {
+    let Some(store) = fresh_store().await else { return };
+    let project = project(&*store).await;
+    let now = svc_core::time::now_ms();
+    let tasks: Vec<_> = (0..24)
+        .map(|i| {
+            let store = store.clone();
+            let key = if i % 3 == 0 { "queued-1".to_string() } else { format!("queued-{}", 100 + i) };
+            let new = NewReport {
+                report: report(&project, now + i, None),
+                blob_ids: Vec::new(),
+                idempotency_key: Some(key.clone()),
+            };
+            tokio::spawn(async move { (key, store.create_report(&new).await.unwrap()) })
+        })
+        .collect();
+    let mut created = std::collections::HashMap::new();
+    let mut repeated = Vec::new();
+    for task in tasks {
+        match task.await.unwrap() {
+            (key, CreatedReport::Created(report)) => {
+                assert!(created.insert(key.clone(), report.id).is_none(), "{key} filed twice");
+            }
+            (key, CreatedReport::Repeat(id)) => repeated.push((key, id)),
+        }
+    }
+    assert_eq!(created.len(), 17, "one report per key: {created:?}");
+    assert_eq!(repeated.len(), 7, "{repeated:?}");
+    for (key, id) in &repeated {
+        assert_eq!(key, "queued-1", "only the retries repeat");
+        assert_eq!(id, &created["queued-1"], "a retry answers with its key's report");
+    }
+    let again = NewReport { idempotency_key: Some("queued-101".into()), ..plain(&project) };
+    match store.create_report(&again).await.unwrap() {
+        CreatedReport::Repeat(id) => assert_eq!(id, created["queued-101"]),
+        other => panic!("the key is remembered: {other:?}"),
+    }
+    let filter = ReportFilter { project_ids: vec![project.id.clone()], limit: 50, ..Default::default() };
+    assert_eq!(store.list_reports(&filter).await.unwrap().len(), 17);
+    let events = store.list_events(Some(std::slice::from_ref(&project.id)), 0, 100).await.unwrap();
+    assert_eq!(events.len(), 17, "one report.created per report filed");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reports_naming_overlapping_blobs_in_opposite_orders_do_not_deadlock() {
     let Some(store) = fresh_store().await else { return };
