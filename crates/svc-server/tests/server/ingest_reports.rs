@@ -506,7 +506,11 @@ async fn without_an_identity_secret_the_header_is_ignored() {
 
 #[tokio::test]
 async fn the_same_idempotency_key_files_one_report() {
-    let app = TestApp::new().await;
+    the_same_idempotency_key_files_one_report_on(TestApp::new().await).await;
+}
+
+/// Also run over PostgreSQL (`rest_postgres.rs`), where keyed reports share the group commit.
+pub(crate) async fn the_same_idempotency_key_files_one_report_on(app: TestApp) {
     let key = app.key().to_string();
     let blob_id = app.blob("screenshot", "image/png", &png(2, 2)).await;
     let body = json!({"blocks": [text_block("queued while offline"), {"type": "screenshot", "blobId": blob_id}]});
@@ -543,7 +547,11 @@ async fn the_same_idempotency_key_files_one_report() {
 
 #[tokio::test]
 async fn concurrent_repeats_of_one_idempotency_key_file_one_report() {
-    let app = TestApp::new().await;
+    concurrent_repeats_of_one_idempotency_key_file_one_report_on(TestApp::new().await).await;
+}
+
+/// Also run over PostgreSQL (`rest_postgres.rs`).
+pub(crate) async fn concurrent_repeats_of_one_idempotency_key_file_one_report_on(app: TestApp) {
     let mut tasks = Vec::new();
     for _ in 0..8 {
         let router = app.router.clone();

@@ -1,9 +1,17 @@
 //! The REST behaviours that rest on the store (paging, filters, rooms, keys, conflicts, the scope
-//! matrix) again over PostgreSQL, each test in a fresh schema. Skipped (passing, with a note) when
+//! matrix, ingest's idempotency keys) again over PostgreSQL, each test in a fresh schema. Skipped (passing, with a note) when
 //! `SVC_TEST_POSTGRES_URL` is not set.
 
 use crate::common::*;
 use serde_json::{Value, json};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_idempotency_keys_file_one_report_each() {
+    let Some(app) = TestApp::postgres().await else { return };
+    crate::ingest_reports::the_same_idempotency_key_files_one_report_on(app).await;
+    let Some(app) = TestApp::postgres().await else { return };
+    crate::ingest_reports::concurrent_repeats_of_one_idempotency_key_file_one_report_on(app).await;
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_paging_and_filters() {
