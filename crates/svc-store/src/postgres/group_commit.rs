@@ -81,7 +81,7 @@ async fn insert_retrying(pool: &PgPool, reports: &[Report], keys: &[Option<Strin
                 Err(StoreError::Conflict(subject)) if subject == "id" => Ok(()),
                 // A key taken: by this batch, if its first report is there (the statement is atomic).
                 Err(StoreError::Conflict(subject))
-                    if subject == "idempotency key" && stored(pool, &reports[0]).await =>
+                    if subject == "idempotency key" && is_stored(pool, &reports[0]).await =>
                 {
                     Ok(())
                 }
@@ -93,7 +93,7 @@ async fn insert_retrying(pool: &PgPool, reports: &[Report], keys: &[Option<Strin
 }
 
 /// Whether `report` is stored (false when that cannot be read either).
-async fn stored(pool: &PgPool, report: &Report) -> bool {
+async fn is_stored(pool: &PgPool, report: &Report) -> bool {
     sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM reports WHERE id = $1)")
         .bind(&report.id)
         .fetch_one(pool)
