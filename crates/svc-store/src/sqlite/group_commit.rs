@@ -88,16 +88,22 @@ const LAST_FILED_EVENTS: &str = "INSERT INTO events (project_id, report_id, type
 
 /// The idempotency keys of a batch's keyed reports, as a JSON array of `[project, key, report,
 /// created_at]`. No `ON CONFLICT`: a key already remembered fails the statement (see
-/// [`commit_in_one_trip`]).
-const NEW_KEYS: &str = "INSERT INTO idempotency_keys (project_id, key, report_id, created_at) \
-     SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), \
-     json_extract(value, '$[3]') FROM json_each(?)";
+/// [`commit_in_one_trip`]; the long way's [`remember_keys`] adds one).
+macro_rules! new_keys {
+    () => {
+        "INSERT INTO idempotency_keys (project_id, key, report_id, created_at) \
+         SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), \
+         json_extract(value, '$[3]') FROM json_each(?)"
+    };
+}
 
 /// For `rows` reports of one row each: the transaction, their rows, their events, their keys and
 /// the commit as one string of statements, which SQLite's thread runs in one go.
 static ONE_TRIP_COMMITS: LazyLock<Vec<String>> = LazyLock::new(|| {
     (1..=ONE_TRIP_MAX)
-        .map(|rows| format!("BEGIN IMMEDIATE; {}; {LAST_FILED_EVENTS}; {NEW_KEYS}; COMMIT", multi_row_insert(rows)))
+        .map(|rows| {
+            format!("BEGIN IMMEDIATE; {}; {LAST_FILED_EVENTS}; {}; COMMIT", multi_row_insert(rows), new_keys!())
+        })
         .collect()
 });
 
@@ -148,6 +154,12 @@ impl QueuedReport {
     fn key(&self) -> (&str, &str) {
         (self.new.report.project_id.as_str(), self.new.idempotency_key.as_deref().unwrap_or_default())
     }
+
+    /// Its row of `new_keys!`: (project, key, report, created_at).
+    fn key_row(&self) -> (&str, &str, &str, i64) {
+        let (project, key) = self.key();
+        (project, key, self.new.report.id.as_str(), self.new.report.created_at)
+    }
 }
 
 /// The remembered idempotency keys among these reports': (project, key) -> (report, when).
@@ -169,19 +181,13 @@ async fn remembered_keys(
 
 /// Stores the idempotency keys of these reports (an expired entry for the same key is replaced).
 async fn remember_keys(conn: &mut SqliteConnection, reports: &[&QueuedReport]) -> Result<(), sqlx::Error> {
-    let keys: Vec<serde_json::Value> = reports
-        .iter()
-        .map(|queued| {
-            serde_json::json!([queued.key().0, queued.key().1, queued.new.report.id, queued.new.report.created_at])
-        })
-        .collect();
-    sqlx::query(
-        "INSERT INTO idempotency_keys (project_id, key, report_id, created_at) \
-         SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), \
-         json_extract(value, '$[3]') FROM json_each(?) WHERE true \
-         ON CONFLICT (project_id, key) DO UPDATE SET report_id = excluded.report_id, created_at = excluded.created_at",
-    )
-    .bind(serde_json::Value::from(keys).to_string())
+    let keys = reports.iter().map(|queued| queued.key_row()).collect::<Vec<_>>();
+    sqlx::query(concat!(
+        new_keys!(),
+        " WHERE true \
+         ON CONFLICT (project_id, key) DO UPDATE SET report_id = excluded.report_id, created_at = excluded.created_at"
+    ))
+    .bind(serde_json::to_string(&keys).map_err(|error| sqlx::Error::Encode(error.into()))?)
     .execute(&mut *conn)
     .await?;
     Ok(())
@@ -331,11 +337,10 @@ async fn commit_in_one_trip(
     for job in batch {
         match job {
             Job::Report(queued) if queued.new.blob_ids.is_empty() => {
-                let report = &queued.new.report;
-                if let Some(key) = &queued.new.idempotency_key {
-                    keys.push((report.project_id.as_str(), key.as_str(), report.id.as_str(), report.created_at));
+                if queued.new.idempotency_key.is_some() {
+                    keys.push(queued.key_row());
                 }
-                query = bind_report(query, report, &queued.text)
+                query = bind_report(query, &queued.new.report, &queued.text)
             }
             _ => return None,
         }
