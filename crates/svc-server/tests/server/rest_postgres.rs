@@ -1,6 +1,6 @@
 //! The REST behaviours that rest on the store (paging, filters, rooms, keys, conflicts, the scope
-//! matrix, ingest's idempotency keys) again over PostgreSQL, each test in a fresh schema. Skipped (passing, with a note) when
-//! `SVC_TEST_POSTGRES_URL` is not set.
+//! matrix, ingest's idempotency keys) again over PostgreSQL, each test in a fresh schema. Skipped
+//! (passing, with a note) when `SVC_TEST_POSTGRES_URL` is not set.
 
 use crate::common::*;
 use serde_json::{Value, json};

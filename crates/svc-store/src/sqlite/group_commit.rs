@@ -140,14 +140,20 @@ pub(super) struct QueuedViews {
 }
 
 impl QueuedReport {
+    /// One row (no blobs to bind), with an idempotency key or without: what the one-trip commit
+    /// takes.
+    fn is_one_row(&self) -> bool {
+        self.new.blob_ids.is_empty()
+    }
+
     /// One INSERT stores all of it.
     fn is_single_row(&self) -> bool {
-        self.new.idempotency_key.is_none() && self.new.blob_ids.is_empty()
+        self.is_one_row() && self.new.idempotency_key.is_none()
     }
 
     /// One row and its idempotency key.
     fn is_keyed_row(&self) -> bool {
-        self.new.idempotency_key.is_some() && self.new.blob_ids.is_empty()
+        self.is_one_row() && self.new.idempotency_key.is_some()
     }
 
     /// (project, idempotency key); the key empty when there is none.
@@ -236,7 +242,7 @@ pub(super) async fn run_writer(writer: SqlitePool, mut queue: mpsc::Receiver<Job
 async fn gather(queue: &mut mpsc::Receiver<Job>, batch: &mut Vec<Job>, last_commit: Option<Instant>) {
     let Some(deadline) = last_commit.map(|at| at + COMMIT_SPACING) else { return };
     let small_reports_only =
-        |batch: &[Job]| batch.iter().all(|job| matches!(job, Job::Report(queued) if queued.new.blob_ids.is_empty()));
+        |batch: &[Job]| batch.iter().all(|job| matches!(job, Job::Report(queued) if queued.is_one_row()));
     while batch.len() < GATHER_ROWS && small_reports_only(batch) && Instant::now() < deadline {
         let room = MAX_BATCH - batch.len();
         match tokio::time::timeout_at(deadline.into(), queue.recv_many(batch, room)).await {
@@ -336,7 +342,7 @@ async fn commit_in_one_trip(
     let mut keys = Vec::new();
     for job in batch {
         match job {
-            Job::Report(queued) if queued.new.blob_ids.is_empty() => {
+            Job::Report(queued) if queued.is_one_row() => {
                 if queued.new.idempotency_key.is_some() {
                     keys.push(queued.key_row());
                 }

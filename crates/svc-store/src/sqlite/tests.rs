@@ -38,6 +38,11 @@ pub(super) fn plain(project: &Project) -> NewReport {
     NewReport { report, blob_ids: Vec::new(), idempotency_key: None }
 }
 
+/// [`plain`] with an idempotency key, as the widget sends every report.
+fn keyed(project: &Project, key: &str) -> NewReport {
+    NewReport { idempotency_key: Some(key.into()), ..plain(project) }
+}
+
 /// Runs a statement on the writer connection (the pool has exactly one).
 async fn on_writer(store: &SqliteStore, statement: &str) {
     sqlx::query(sqlx::AssertSqlSafe(statement.to_string())).execute(&store.writer).await.expect(statement);
@@ -86,8 +91,8 @@ async fn a_full_database_fails_the_batch_and_the_next_write_works_once_there_is_
     let CreatedReport::Created(report) = created else { panic!("a new report") };
     assert!(!store.health.is_failing(), "a stored report clears the failing mark");
     store.ping().await.expect("ready again");
-    let keyed = NewReport { idempotency_key: Some("k-1".into()), ..plain(&project) };
-    assert!(matches!(store.create_report(&keyed).await, Ok(CreatedReport::Created(_))));
+    let with_key = keyed(&project, "k-1");
+    assert!(matches!(store.create_report(&with_key).await, Ok(CreatedReport::Created(_))));
     let by = Author { kind: svc_core::model::AuthorKind::Agent, id: None, label: None };
     let triage = crate::Write::Status { report_id: report.id.clone(), to: "triaged".parse().unwrap() };
     store.apply(&crate::Change::anywhere(by, 5, vec![triage])).await.expect("a write transaction works too");
@@ -237,10 +242,15 @@ async fn keyed_reports_in_one_batch_are_stored_once_per_key() {
     let folder = tempfile::tempdir().unwrap();
     let store = open(folder.path()).await;
     let project = project(&store).await;
-    let keyed = |key: &str| NewReport { idempotency_key: Some(key.into()), ..plain(&project) };
-    let earlier = keyed("k-0");
+    let earlier = keyed(&project, "k-0");
     let Ok(CreatedReport::Created(earlier_report)) = store.create_report(&earlier).await else { panic!("stored") };
-    let batch = [keyed("k-1"), keyed("k-2"), keyed("k-1"), plain(&project), keyed("k-0")];
+    let batch = [
+        keyed(&project, "k-1"),
+        keyed(&project, "k-2"),
+        keyed(&project, "k-1"),
+        plain(&project),
+        keyed(&project, "k-0"),
+    ];
     let create = |i: usize| store.create_report(&batch[i]);
     let (a, b, c, d, e) = tokio::join!(create(0), create(1), create(2), create(3), create(4));
     let Ok(CreatedReport::Created(first)) = a else { panic!("the first with k-1 is stored: {a:?}") };
@@ -255,7 +265,7 @@ async fn keyed_reports_in_one_batch_are_stored_once_per_key() {
         other => panic!("a repeat: {other:?}"),
     }
     // Each key is remembered: a retry later in another batch is a repeat too.
-    match store.create_report(&keyed("k-2")).await {
+    match store.create_report(&keyed(&project, "k-2")).await {
         Ok(CreatedReport::Repeat(_)) => {}
         other => panic!("k-2 remembered: {other:?}"),
     }
@@ -276,9 +286,11 @@ async fn new_keys_are_remembered_with_their_reports_in_one_commit() {
     let folder = tempfile::tempdir().unwrap();
     let store = open(folder.path()).await;
     let project = project(&store).await;
-    let keyed = |key: &str| NewReport { idempotency_key: Some(key.into()), ..plain(&project) };
-    let batch =
-        [keyed("0190a1b2-0000-7000-8000-000000000001"), plain(&project), keyed("0190a1b2-0000-7000-8000-000000000002")];
+    let batch = [
+        keyed(&project, "0190a1b2-0000-7000-8000-000000000001"),
+        plain(&project),
+        keyed(&project, "0190a1b2-0000-7000-8000-000000000002"),
+    ];
     let create = |i: usize| store.create_report(&batch[i]);
     let (a, b, c) = tokio::join!(create(0), create(1), create(2));
     let mut ids = Vec::new();
@@ -287,7 +299,7 @@ async fn new_keys_are_remembered_with_their_reports_in_one_commit() {
         ids.push(report.id);
     }
     for (i, key) in [(0, "0190a1b2-0000-7000-8000-000000000001"), (2, "0190a1b2-0000-7000-8000-000000000002")] {
-        match store.create_report(&keyed(key)).await {
+        match store.create_report(&keyed(&project, key)).await {
             Ok(CreatedReport::Repeat(first)) => assert_eq!(first, ids[i], "{key} answers with its own report"),
             other => panic!("{key} remembered: {other:?}"),
         }
