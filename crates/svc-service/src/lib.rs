@@ -18,6 +18,7 @@ pub mod flags;
 pub mod housekeeping;
 pub mod keys;
 pub mod live;
+pub mod load;
 pub mod mail;
 pub mod mailer;
 pub mod oauth;
@@ -53,11 +54,19 @@ pub struct Service {
     instance_id: String,
     /// This process's tail of the event feed for live views, started by the first ([`live`]).
     live: live::LiveSender,
+    /// Reports being filed now (background work waits out bursts of them).
+    load: load::Load,
 }
 
 impl Service {
     pub fn new(store: DynStore, blobs: Arc<BlobStore>) -> Self {
-        Service { store, blobs, instance_id: svc_core::ids::new_id(), live: Default::default() }
+        Service {
+            store,
+            blobs,
+            instance_id: svc_core::ids::new_id(),
+            live: Default::default(),
+            load: Default::default(),
+        }
     }
 
     /// This process's name among the instances sharing the database.
@@ -67,6 +76,11 @@ impl Service {
 
     pub(crate) fn store(&self) -> &dyn Store {
         &*self.store
+    }
+
+    /// How busy the server is filing reports.
+    pub fn load(&self) -> &load::Load {
+        &self.load
     }
 
     /// The blob store (surfaces stream uploads and downloads through it).

@@ -157,6 +157,7 @@ pub async fn resolve_channel(
 /// stored facts over the block's (ingest rule 1), derives the title, and stores the report with its
 /// blob bindings in one durable transaction (rule 3: a blob binds to one report).
 pub async fn file(svc: &Service, filing: Filing<'_>) -> Result<Filed, FilingError> {
+    let _counted = svc.load().filing();
     let store = svc.store();
     let Filing { project, mut submission, author, identity, identity_error, idempotency_key } = filing;
     let channel_key = resolve_channel(svc, project, submission.channel_key.as_deref()).await?;

@@ -56,6 +56,9 @@ const MAX_ANSWER_BYTES: usize = 4096;
 const KEEP_MS: i64 = 30 * 24 * 3600 * 1000;
 /// Endpoints sent to side by side in one round.
 const ENDPOINTS_AT_ONCE: usize = 32;
+/// How long the delivery task waits out a burst of reports being filed before it goes on for a
+/// batch anyway ([`crate::load`]): within the consumer's lease, so it keeps the feed.
+const LONGEST_WAIT: Duration = Duration::from_secs(5);
 
 /// The REST form of what a payload carries, written by the surface that owns those forms.
 pub trait PayloadViews: Send + Sync {
@@ -709,7 +712,8 @@ pub async fn queue_events(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceR
             fresh.extend(made_now);
             passed = None;
         }
-        if events.len() < EVENTS_PER_ROUND as usize {
+        // In a burst of reports, one batch a call (the task waits the burst out before the next).
+        if events.len() < EVENTS_PER_ROUND as usize || svc.load().in_burst() {
             break;
         }
     }
@@ -1068,7 +1072,8 @@ pub async fn deliver_due(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceRe
         round.retrying += done.retrying;
         round.given_up += done.given_up;
         round.held_back += done.held_back;
-        if claimed < DELIVERIES_PER_ROUND as usize || started.elapsed() > ROUND_TIME {
+        // In a burst of reports, one batch a call (the task waits the burst out before the next).
+        if claimed < DELIVERIES_PER_ROUND as usize || started.elapsed() > ROUND_TIME || svc.load().in_burst() {
             return Ok(round);
         }
     }
@@ -1202,6 +1207,10 @@ const ROUNDS_IN_FLIGHT: usize = 4;
 /// come (soon after a change anywhere), and the senders, whose rounds run side by side (a round
 /// waiting on a slow endpoint does not stop the next). Old deliveries are deleted once an hour.
 ///
+/// While a burst of reports is being filed, both wait it out ([`crate::load`]), [`LONGEST_WAIT`] at
+/// most, then take one batch each and wait again: a burst delays deliveries, and the reports
+/// are filed at the rate they would be without endpoints.
+///
 /// On SQLite (one instance, one machine) they run on a thread of their own in the idle scheduling
 /// class (see [`crate::priority`]), with the deliveries' SQLite writer: on the server's runtime
 /// their work (payloads, signatures, requests) waited in line with the requests', and a report
@@ -1239,6 +1248,7 @@ fn spawn_here(svc: Arc<Service>, hooks: Webhooks) {
         let (svc, hooks) = (consumer_svc, consumer_hooks);
         let mut changes = svc.store().changes().subscribe();
         loop {
+            svc.load().wait_out_burst(LONGEST_WAIT).await;
             if let Err(error) = queue_events(&svc, &hooks, time::now_ms()).await {
                 tracing::warn!(%error, "making webhook deliveries for new events failed");
             }
@@ -1256,6 +1266,7 @@ fn spawn_here(svc: Arc<Service>, hooks: Webhooks) {
         let rounds = Arc::new(tokio::sync::Semaphore::new(ROUNDS_IN_FLIGHT));
         let mut cleaned_at = 0;
         loop {
+            svc.load().wait_out_burst(LONGEST_WAIT).await;
             let now = time::now_ms();
             if let Ok(permit) = rounds.clone().acquire_owned().await {
                 let (svc, hooks) = (svc.clone(), hooks.clone());

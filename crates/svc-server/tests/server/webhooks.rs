@@ -367,6 +367,32 @@ async fn what_happens_while_an_endpoint_is_off_is_never_sent_however_late_the_fe
     assert_eq!(titles, vec![json!("After turning it on")]);
 }
 
+/// While a burst of reports is being filed, a round of the delivery task takes one batch of the
+/// feed (50 events) and waits for the burst to pass before the rest; nothing is lost or sent twice.
+#[tokio::test]
+async fn a_burst_of_reports_delays_deliveries_and_loses_none() {
+    let Some(receiver) = Receiver::start() else { return };
+    let app = TestApp::with_config(config()).await;
+    create(&app, json!({"url": receiver.url("/svc"), "events": ["report.created"]})).await;
+    for n in 0..60 {
+        app.file_report(text_report(&format!("Report {n}"))).await;
+    }
+    // Reports being filed right now, as many as make a burst.
+    let load = app.state.service.load();
+    let burst: Vec<_> = (0..svc_service::load::BURST).map(|_| load.filing()).collect();
+    let during = round(&app, now()).await.delivered;
+    assert!(during > 0 && during <= 50, "one batch of the feed during the burst, not all 60: {during}");
+    drop(burst);
+    assert_eq!(round(&app, now()).await.delivered, 60 - during, "the rest once it has passed");
+    let mut titles: Vec<String> = receiver
+        .received()
+        .iter()
+        .map(|r| r["json"]["data"]["report"]["title"].as_str().unwrap().to_string())
+        .collect();
+    titles.sort_by_key(|title| title[7..].parse::<u32>().unwrap());
+    assert_eq!(titles, (0..60).map(|n| format!("Report {n}")).collect::<Vec<_>>());
+}
+
 #[tokio::test]
 async fn bad_input_is_named() {
     let app = TestApp::with_config(config()).await;
