@@ -18,7 +18,7 @@ pub mod flags;
 pub mod housekeeping;
 pub mod keys;
 pub mod live;
-pub mod load;
+pub use svc_store::load;
 pub mod mail;
 pub mod mailer;
 pub mod oauth;
@@ -54,19 +54,11 @@ pub struct Service {
     instance_id: String,
     /// This process's tail of the event feed for live views, started by the first ([`live`]).
     live: live::LiveSender,
-    /// Reports being filed now (background work waits out bursts of them).
-    load: load::Load,
 }
 
 impl Service {
     pub fn new(store: DynStore, blobs: Arc<BlobStore>) -> Self {
-        Service {
-            store,
-            blobs,
-            instance_id: svc_core::ids::new_id(),
-            live: Default::default(),
-            load: Default::default(),
-        }
+        Service { store, blobs, instance_id: svc_core::ids::new_id(), live: Default::default() }
     }
 
     /// This process's name among the instances sharing the database.
@@ -78,9 +70,10 @@ impl Service {
         &*self.store
     }
 
-    /// How busy the server is filing reports.
+    /// How busy the server is filing reports (the store's count: its search indexers wait out
+    /// bursts too).
     pub fn load(&self) -> &load::Load {
-        &self.load
+        self.store.load()
     }
 
     /// The blob store (surfaces stream uploads and downloads through it).

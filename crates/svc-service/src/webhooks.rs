@@ -58,7 +58,8 @@ const KEEP_MS: i64 = 30 * 24 * 3600 * 1000;
 const ENDPOINTS_AT_ONCE: usize = 32;
 /// How long the delivery task waits out a burst of reports being filed before it goes on for a
 /// batch anyway ([`crate::load`]): within the consumer's lease, so it keeps the feed.
-const LONGEST_WAIT: Duration = Duration::from_secs(5);
+const LONGEST_WAIT: Duration = crate::load::LONGEST_WAIT;
+const _: () = assert!((LONGEST_WAIT.as_millis() as i64) < CONSUMER_LEASE_MS / 2);
 
 /// The REST form of what a payload carries, written by the surface that owns those forms.
 pub trait PayloadViews: Send + Sync {

@@ -15,6 +15,7 @@ use svc_core::model::*;
 mod cache;
 pub mod changes;
 mod health;
+pub mod load;
 mod pacing;
 pub mod postgres;
 pub mod sqlite;
@@ -935,6 +936,9 @@ pub trait Store:
     fn backend(&self) -> &'static str;
     /// Announcements of changed reports, across instances (see [`changes`]).
     fn changes(&self) -> &changes::ChangeFeed;
+    /// Reports being filed now, counted by the service while it files each; background work
+    /// (search indexing here, webhook delivery in the service) waits out bursts of them.
+    fn load(&self) -> &load::Load;
     /// Readiness: a cheap round trip to the database and, while writes are failing (a write
     /// failed because of the storage and none has succeeded since), a tiny probe write that must
     /// succeed too. An error says why the store is not ready.

@@ -159,6 +159,8 @@ pub struct PostgresStore {
     /// Whether writes currently fail (see [`crate::health`]).
     health: Arc<WriteHealth>,
     changes: crate::changes::ChangeFeed,
+    /// Reports being filed now (see [`crate::load`]).
+    load: Arc<crate::load::Load>,
 }
 
 impl PostgresStore {
@@ -212,13 +214,15 @@ impl PostgresStore {
         let health = Arc::new(WriteHealth::new("postgres"));
         let report_queue = group_commit::start(pool.clone(), health.clone());
         let changes = crate::changes::ChangeFeed::postgres(pool.clone());
+        let load = Arc::new(crate::load::Load::default());
         tokio::spawn(search::run_indexer(
             pool.clone(),
             report_queue.downgrade(),
             health.clone(),
             changes.last_change(),
+            load.clone(),
         ));
-        Ok(Self { pool, cache: Default::default(), report_queue, health, changes })
+        Ok(Self { pool, cache: Default::default(), report_queue, health, changes, load })
     }
 
     /// Another store on the same database and schema, with its own pool and tasks: what a second
@@ -380,6 +384,10 @@ impl Store for PostgresStore {
 
     fn changes(&self) -> &crate::changes::ChangeFeed {
         &self.changes
+    }
+
+    fn load(&self) -> &crate::load::Load {
+        &self.load
     }
 
     async fn ping(&self) -> StoreResult<()> {

@@ -7,7 +7,9 @@
 //! reports of transactions older than the oldest transaction still running: those have all
 //! committed or rolled back, so no report with a smaller transaction id can appear later, whatever
 //! order concurrent transactions commit in. It indexes them in (ingest_xid, id) order, read from an
-//! index in that order (migration 0021), a batch per transaction, each moving the mark. The
+//! index in that order (migration 0021), a batch per transaction, each moving the mark. While a
+//! burst of reports is being filed ([`crate::load`]) it writes one batch and waits, 5 s at most,
+//! before the next: the index falls behind for as long as the burst lasts and catches up after. The
 //! progress row is locked with `SKIP LOCKED`, so of several instances one indexes at a time. A transaction that stays open holds indexing back until it
 //! ends (reads do not: they have no transaction id). Comments change a report's text: a trigger
 //! on `comments` marks the report in `search_stale`, and the next round indexes it again.
@@ -29,13 +31,14 @@ use super::DbRow;
 use super::rows::{self, report_select_columns};
 use crate::StoreResult;
 use crate::health::{WriteHealth, is_storage_failure_of};
+use crate::load::Load;
 
 /// How often the indexer looks for reports to index.
 const INTERVAL: Duration = Duration::from_secs(2);
 /// Without changes announced here, a round runs every this many intervals (a minute).
 const IDLE_TICKS_BEFORE_ROUND: u32 = 30;
 /// Reports per transaction.
-const ROWS_PER_TRANSACTION: i64 = 500;
+pub(super) const ROWS_PER_TRANSACTION: i64 = 500;
 
 /// The text of a listing's search, `None` when blank (no search).
 fn search_text(filter: &ReportFilter) -> Option<&str> {
@@ -227,14 +230,10 @@ pub(super) async fn pending_horizon(tx: &mut PgConnection) -> StoreResult<i64> {
 /// Reports filed since the mark by transactions that have all ended (see the module notes).
 /// Whether it wrote, and the horizon it reached: every report of a transaction older than it is
 /// indexed (0 when it did not get to look).
-async fn index_new(
-    pool: &PgPool,
-    lock: Lock,
-    ingest: Option<&std::sync::atomic::AtomicI64>,
-) -> StoreResult<(bool, i64)> {
+async fn index_new(pool: &PgPool, lock: Lock, ingest: Option<Ingest<'_>>) -> StoreResult<(bool, i64)> {
     let mut wrote = false;
     loop {
-        if let Some(last_change_ms) = ingest {
+        if let Some((last_change_ms, _)) = ingest {
             crate::pacing::make_way_for_changes(last_change_ms).await;
         }
         let mut tx = pool.begin().await?;
@@ -269,7 +268,8 @@ async fn index_new(
             .await?;
         tx.commit().await?;
         wrote = true;
-        if (found.len() as i64) < ROWS_PER_TRANSACTION {
+        // A burst of reports being filed: the rest waits for the next round (see `run_indexer`).
+        if (found.len() as i64) < ROWS_PER_TRANSACTION || ingest.is_some_and(|(_, load)| load.in_burst()) {
             return Ok((wrote, horizon));
         }
     }
@@ -351,14 +351,18 @@ pub(super) async fn run_once(pool: &PgPool, health: &WriteHealth) -> StoreResult
 /// How long [`run_once`] waits for transactions older than its call to end.
 const MAX_WAIT_FOR_OLDER_TRANSACTIONS: Duration = Duration::from_secs(30);
 
-/// One round, its outcome noted in the write health; the horizon [`index_new`] reached.
-/// One indexing round; with `ingest` (when the latest change was announced), each transaction
-/// first gives way to reports being filed.
+/// What a background round gives way to: when the latest change was announced (each transaction
+/// waits while reports are coming in) and the reports being filed (a round that finds a burst of
+/// them after a transaction ends there).
+type Ingest<'a> = (&'a std::sync::atomic::AtomicI64, &'a Load);
+
+/// One indexing round, its outcome noted in the write health; the horizon [`index_new`] reached.
+/// With `ingest` (the background task's rounds), it gives way to reports being filed.
 pub(super) async fn round(
     pool: &PgPool,
     health: &WriteHealth,
     lock: Lock,
-    ingest: Option<&std::sync::atomic::AtomicI64>,
+    ingest: Option<Ingest<'_>>,
 ) -> StoreResult<i64> {
     let round = async {
         let old = backfill(pool, lock).await?;
@@ -386,6 +390,7 @@ pub(super) async fn run_indexer(
     alive: mpsc::WeakSender<super::group_commit::Queued>,
     health: Arc<WriteHealth>,
     last_change_ms: Arc<std::sync::atomic::AtomicI64>,
+    load: Arc<Load>,
 ) {
     // A round costs a few queries over `reports` even when nothing is new, which showed in the
     // tail latency of listings: rounds run when this instance announced a change since the last
@@ -404,7 +409,8 @@ pub(super) async fn run_indexer(
         }
         seen_change = latest;
         idle_ticks = 0;
-        if let Err(error) = round(&pool, &health, Lock::SkipLocked, Some(&last_change_ms)).await {
+        load.wait_out_burst(crate::load::LONGEST_WAIT).await;
+        if let Err(error) = round(&pool, &health, Lock::SkipLocked, Some((&last_change_ms, &load))).await {
             // The reports are safe either way; searches find them once a later round indexes them.
             tracing::warn!(%error, "could not update the search index; will retry");
         }

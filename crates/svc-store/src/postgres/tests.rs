@@ -334,6 +334,45 @@ async fn the_indexer_reads_pending_reports_from_their_index_and_queries_run_with
     assert_eq!(jit, "off");
 }
 
+/// While a burst of reports is being filed, a round of the search indexer writes one batch and
+/// leaves the rest for after the burst; then every report is found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_reports_holds_the_search_index_back_and_loses_none() {
+    let Some(store) = fresh_store().await else { return };
+    // Reports being filed right now, as many as make a burst (the store's own indexer task waits
+    // it out too, 5 s at most, and then writes one batch as well).
+    let burst: Vec<_> = (0..crate::load::BURST).map(|_| store.load().filing()).collect();
+    let project = project(&*store).await;
+    let filed = (0..1_100).map(|_| {
+        let store = store.clone();
+        let report = plain(&project);
+        tokio::spawn(async move { store.create_report(&report).await.unwrap() })
+    });
+    for task in filed.collect::<Vec<_>>() {
+        task.await.unwrap();
+    }
+    let indexed = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM report_search").fetch_one(store.pool()).await.unwrap()
+    };
+    let last_change = store.changes.last_change();
+    search::round(store.pool(), &store.health, search::Lock::Wait, Some((&*last_change, store.load()))).await.unwrap();
+    let during = indexed().await;
+    // At most one batch of this round and one of the store's task, if it ran meanwhile (fewer when
+    // a transaction of another test, still open, holds the indexer's horizon back).
+    assert!(during <= 2 * search::ROWS_PER_TRANSACTION, "one batch during the burst, not all 1,100: {during}");
+
+    drop(burst);
+    store.run_maintenance_once().await.unwrap();
+    assert_eq!(indexed().await, 1_100);
+    let search = ReportFilter {
+        project_ids: vec![project.id.clone()],
+        search: Some("save button".into()),
+        limit: 200,
+        ..Default::default()
+    };
+    assert_eq!(store.list_reports(&search).await.unwrap().len(), 200);
+}
+
 fn plain(project: &Project) -> NewReport {
     NewReport { report: report(project, svc_core::time::now_ms(), None), blob_ids: Vec::new(), idempotency_key: None }
 }

@@ -136,6 +136,8 @@ pub struct SqliteStore {
     /// Whether writes currently fail (see [`crate::health`]).
     health: Arc<WriteHealth>,
     changes: crate::changes::ChangeFeed,
+    /// Reports being filed now (see [`crate::load`]).
+    load: Arc<crate::load::Load>,
 }
 
 impl SqliteStore {
@@ -225,7 +227,14 @@ impl SqliteStore {
         let (write_queue, queue) = mpsc::channel(group_commit::QUEUE_CAPACITY);
         tokio::spawn(group_commit::run_writer(writer.clone(), queue, health.clone()));
         tokio::spawn(short_ids::run_indexer(writer.clone(), reader.clone(), write_queue.downgrade(), health.clone()));
-        tokio::spawn(search::run_indexer(writer.clone(), reader.clone(), write_queue.downgrade(), health.clone()));
+        let load = Arc::new(crate::load::Load::default());
+        tokio::spawn(search::run_indexer(
+            writer.clone(),
+            reader.clone(),
+            write_queue.downgrade(),
+            health.clone(),
+            load.clone(),
+        ));
         if !in_memory {
             tokio::spawn(checkpoint::run(writer.clone(), reader.clone(), write_queue.downgrade()));
         }
@@ -237,6 +246,7 @@ impl SqliteStore {
             cache: HotCache::default(),
             health,
             changes: crate::changes::ChangeFeed::local(),
+            load,
         })
     }
 
@@ -517,6 +527,10 @@ impl Store for SqliteStore {
 
     fn changes(&self) -> &crate::changes::ChangeFeed {
         &self.changes
+    }
+
+    fn load(&self) -> &crate::load::Load {
+        &self.load
     }
 
     async fn ping(&self) -> StoreResult<()> {

@@ -7,8 +7,10 @@
 //! `search_progress.last_rowid` on a reader connection, builds their search text there
 //! (`svc_core::search::document`, comments included), and writes them in short transactions of
 //! [`ROWS_PER_TRANSACTION`] reports, each moving the mark with its rows. Between transactions it
-//! lets waiting ingest go first (see [`crate::pacing`]), so under a burst the index falls
-//! behind for a while rather than slowing filing. Comments change a report's text: triggers on
+//! lets waiting ingest go first (see [`crate::pacing`]), and while a burst of reports is being
+//! filed ([`crate::load`]) it writes one transaction and waits, 5 s at most, before the next: the
+//! index falls behind for as long as the burst lasts and catches up after it, rather than take
+//! the CPU the reports need (its tokenizing is about a fifth of a report's cost). Comments change a report's text: triggers on
 //! `comments` mark the report in `search_stale`, and the next round indexes it again.
 //!
 //! A search is newest first by the index's rowid, which is the report's rowid: FTS5 walks its
@@ -32,12 +34,13 @@ use super::rows::{self, report_select_columns};
 use super::{push_project_list, queries};
 use crate::StoreResult;
 use crate::health::{WriteHealth, is_storage_failure_of};
+use crate::load::Load;
 
 /// How often the indexer looks for reports to index: how long a new report or comment may take to
 /// be found by a search.
 const INTERVAL: Duration = Duration::from_secs(2);
 /// Reports per write transaction: each holds the single writer for a few milliseconds.
-const ROWS_PER_TRANSACTION: i64 = 256;
+pub(super) const ROWS_PER_TRANSACTION: i64 = 256;
 /// Rows per INSERT statement (4 parameters each).
 const ROWS_PER_STATEMENT: usize = 250;
 /// Most reports one background round indexes; the next round goes on.
@@ -196,7 +199,7 @@ async fn index_new(
     writer: &SqlitePool,
     reader: &SqlitePool,
     max_rows: i64,
-    ingest: Option<&mpsc::WeakSender<Job>>,
+    ingest: Option<(&mpsc::WeakSender<Job>, &Load)>,
 ) -> StoreResult<bool> {
     let mut wrote = false;
     let mut done = 0;
@@ -207,7 +210,7 @@ async fn index_new(
             (mark, pending_entries(&mut conn, mark, ROWS_PER_TRANSACTION).await?)
         };
         let Some(last) = entries.last().map(|entry| entry.rowid) else { break };
-        if let Some(queue) = ingest {
+        if let Some((queue, _)) = ingest {
             crate::pacing::make_way_for_ingest(queue).await;
         }
         let mut conn = writer.acquire().await?;
@@ -221,6 +224,10 @@ async fn index_new(
         tx.commit().await?;
         wrote = true;
         done += entries.len() as i64;
+        // A burst of reports being filed: the rest waits for the next round (see `run_indexer`).
+        if ingest.is_some_and(|(_, load)| load.in_burst()) {
+            break;
+        }
     }
     Ok(wrote)
 }
@@ -268,24 +275,50 @@ pub(super) async fn run_indexer(
     reader: SqlitePool,
     alive: mpsc::WeakSender<Job>,
     health: Arc<WriteHealth>,
+    load: Arc<Load>,
 ) {
+    let mut behind = false;
     loop {
-        tokio::time::sleep(INTERVAL).await;
+        // Behind a burst that has passed, the next round (a round indexes at most
+        // MAX_ROWS_PER_ROUND) follows at once: the backlog of a 10 s burst took 11 s to index with
+        // the interval between its rounds.
+        if !behind {
+            tokio::time::sleep(INTERVAL).await;
+        }
         if alive.upgrade().is_none() {
             return;
         }
-        let round = async {
-            if !pending(&reader).await? {
-                return Ok(false);
+        load.wait_out_burst(crate::load::LONGEST_WAIT).await;
+        behind = match background_round(&writer, &reader, &alive, &load, &health).await {
+            Ok(wrote) => wrote && !load.in_burst(),
+            Err(error) => {
+                // The reports are safe either way; searches find them once a later round indexes them.
+                tracing::warn!(%error, "could not update the search index; will retry");
+                false
             }
-            let new = index_new(&writer, &reader, MAX_ROWS_PER_ROUND, Some(&alive)).await?;
-            Ok(index_stale(&writer).await? || new)
         };
-        if let Err(error) = noted(&health, round.await) {
-            // The reports are safe either way; searches find them once a later round indexes them.
-            tracing::warn!(%error, "could not update the search index; will retry");
-        }
     }
+}
+
+/// One round of the indexer task: each transaction gives way to queued ingest first, and a round
+/// that finds a burst of reports being filed after a transaction ends there (the next round
+/// waits the burst out first), so under a burst the index falls behind and catches up after it.
+/// Whether it wrote, noted in the write health.
+pub(super) async fn background_round(
+    writer: &SqlitePool,
+    reader: &SqlitePool,
+    alive: &mpsc::WeakSender<Job>,
+    load: &Load,
+    health: &WriteHealth,
+) -> StoreResult<bool> {
+    let round = async {
+        if !pending(reader).await? {
+            return Ok(false);
+        }
+        let new = index_new(writer, reader, MAX_ROWS_PER_ROUND, Some((alive, load))).await?;
+        Ok(index_stale(writer).await? || new)
+    };
+    noted(health, round.await)
 }
 
 /// Indexes everything pending, now (what `Store::run_maintenance_once` runs, so tests need not wait

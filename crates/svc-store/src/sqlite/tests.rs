@@ -308,3 +308,52 @@ async fn new_keys_are_remembered_with_their_reports_in_one_commit() {
     let filed: Vec<_> = events.iter().filter_map(|event| event.report_id.clone()).collect();
     assert_eq!(filed, ids, "one event each, in order");
 }
+
+/// While a burst of reports is being filed, a round of the search indexer writes one transaction
+/// and leaves the rest for after the burst; then every report is found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_reports_holds_the_search_index_back_and_loses_none() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(open(folder.path()).await);
+    // Reports being filed right now, as many as make a burst (the store's own indexer task waits
+    // it out too, 5 s at most, and then writes one transaction as well).
+    let burst: Vec<_> = (0..crate::load::BURST).map(|_| store.load().filing()).collect();
+    let project = project(&*store).await;
+    let filed = (0..600).map(|_| {
+        let store = store.clone();
+        let report = plain(&project);
+        tokio::spawn(async move { store.create_report(&report).await.unwrap() })
+    });
+    for task in filed.collect::<Vec<_>>() {
+        task.await.unwrap();
+    }
+    let indexed = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM report_search").fetch_one(&store.reader).await.unwrap()
+    };
+    let alive = store.write_queue.downgrade();
+    search::background_round(&store.writer, &store.reader, &alive, store.load(), &store.health).await.unwrap();
+    let during = indexed().await;
+    let batch = search::ROWS_PER_TRANSACTION;
+    assert!(
+        (batch..=2 * batch).contains(&during),
+        "one transaction during the burst (two if the task ran), not all 600: {during}"
+    );
+
+    drop(burst);
+    // Each call indexes everything left, or finds that the indexer task is writing and stops
+    // after the task's transaction: a few calls at most.
+    for _ in 0..8 {
+        store.run_maintenance_once().await.unwrap();
+        if indexed().await == 600 {
+            break;
+        }
+    }
+    assert_eq!(indexed().await, 600);
+    let search = ReportFilter {
+        project_ids: vec![project.id.clone()],
+        search: Some("save button".into()),
+        limit: 200,
+        ..Default::default()
+    };
+    assert_eq!(store.list_reports(&search).await.unwrap().len(), 200);
+}

@@ -1,12 +1,13 @@
 //! How busy the server is filing reports, for the background work that can wait.
 //!
-//! Work in the idle scheduling class ([`crate::priority`]) gives a core up as soon as a request's
-//! thread wants it, but while reports arrive as fast as the server can file them it still costs
-//! them: on the two-core machines the bench runs on, two idle-class busy loops took nearly a quarter
-//! off full-rate ingest, and two that ran a quarter of the time an eighth (bench/README.md, "Webhooks
-//! at full rate: delivery waits out bursts"). So work that can wait (webhook delivery) also waits
-//! while a burst of reports is being filed, a few seconds at a time at most, and goes on as soon as
-//! the burst is over.
+//! Work in the idle scheduling class (the service's webhook delivery) gives a core up as soon as a
+//! request's thread wants it, but while reports arrive as fast as the server can file them it
+//! still costs them: on the two-core machines the bench runs on, two idle-class busy loops took
+//! nearly a quarter off full-rate ingest, and two that ran a quarter of the time an eighth
+//! (bench/README.md, "Webhooks at full rate: delivery waits out bursts"). So work that can wait
+//! (webhook delivery, search indexing) also waits while a burst of reports is being filed, a few
+//! seconds at a time at most, and goes on as soon as the burst is over. The service counts the
+//! reports it files; the store keeps the count, since its own background tasks read it too.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -17,10 +18,14 @@ use std::time::Duration;
 /// keep about 50 in flight: 15,000 reports a second, 3.5 ms each).
 pub const BURST: usize = 16;
 
+/// How long background work waits out a burst, at most, before it goes on for one batch anyway:
+/// under a load that never lets up it still makes progress.
+pub const LONGEST_WAIT: Duration = Duration::from_secs(5);
+
 /// How often a wait looks again.
 const STEP: Duration = Duration::from_millis(50);
 
-/// The count of reports being filed now (held by [`crate::reports::file`]).
+/// The count of reports being filed now (held by the service's `reports::file`).
 #[derive(Debug, Default)]
 pub struct Load {
     filing: AtomicUsize,
