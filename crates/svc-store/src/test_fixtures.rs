@@ -347,3 +347,21 @@ pub(crate) async fn one_body_until_the_last_delivery_goes(store: &dyn Store, bod
         assert_eq!(bodies().await, left, "after endpoint {} went", hook.id);
     }
 }
+
+/// Files these reports together, each from a task of its own (so they share group commits, as under
+/// a burst), and waits for all of them.
+pub(crate) async fn file_together(
+    store: &std::sync::Arc<impl Store>,
+    reports: impl IntoIterator<Item = svc_core::model::NewReport>,
+) {
+    let filed: Vec<_> = reports
+        .into_iter()
+        .map(|report| {
+            let store = store.clone();
+            tokio::spawn(async move { store.create_report(&report).await.unwrap() })
+        })
+        .collect();
+    for task in filed {
+        task.await.unwrap();
+    }
+}

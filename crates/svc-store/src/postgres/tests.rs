@@ -308,14 +308,7 @@ async fn the_indexer_reads_pending_reports_from_their_index_and_queries_run_with
     let Some(store) = fresh_store().await else { return };
     let project = project(&*store).await;
     // A backlog of a few thousand, filed together (through the group commit, as under a burst).
-    let filed = (0..4_000).map(|_| {
-        let store = store.clone();
-        let report = plain(&project);
-        tokio::spawn(async move { store.create_report(&report).await.unwrap() })
-    });
-    for task in filed.collect::<Vec<_>>() {
-        task.await.unwrap();
-    }
+    crate::test_fixtures::file_together(&store, (0..4_000).map(|_| plain(&project))).await;
     let mut tx = store.pool().begin().await.unwrap();
     let horizon = search::pending_horizon(&mut tx).await.unwrap();
     let plan: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("EXPLAIN {}", search::PENDING)))
@@ -343,14 +336,7 @@ async fn a_burst_of_reports_holds_the_search_index_back_and_loses_none() {
     // it out too, 5 s at most, and then writes one batch as well).
     let burst: Vec<_> = (0..crate::load::BURST).map(|_| store.load().filing()).collect();
     let project = project(&*store).await;
-    let filed = (0..1_100).map(|_| {
-        let store = store.clone();
-        let report = plain(&project);
-        tokio::spawn(async move { store.create_report(&report).await.unwrap() })
-    });
-    for task in filed.collect::<Vec<_>>() {
-        task.await.unwrap();
-    }
+    crate::test_fixtures::file_together(&store, (0..1_100).map(|_| plain(&project))).await;
     let indexed = || async {
         sqlx::query_scalar::<_, i64>("SELECT count(*) FROM report_search").fetch_one(store.pool()).await.unwrap()
     };

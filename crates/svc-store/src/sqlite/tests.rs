@@ -319,14 +319,7 @@ async fn a_burst_of_reports_holds_the_search_index_back_and_loses_none() {
     // it out too, 5 s at most, and then writes one transaction as well).
     let burst: Vec<_> = (0..crate::load::BURST).map(|_| store.load().filing()).collect();
     let project = project(&*store).await;
-    let filed = (0..600).map(|_| {
-        let store = store.clone();
-        let report = plain(&project);
-        tokio::spawn(async move { store.create_report(&report).await.unwrap() })
-    });
-    for task in filed.collect::<Vec<_>>() {
-        task.await.unwrap();
-    }
+    crate::test_fixtures::file_together(&store, (0..600).map(|_| plain(&project))).await;
     let indexed = || async {
         sqlx::query_scalar::<_, i64>("SELECT count(*) FROM report_search").fetch_one(&store.reader).await.unwrap()
     };
