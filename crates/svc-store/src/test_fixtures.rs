@@ -365,3 +365,13 @@ pub(crate) async fn file_together(
         task.await.unwrap();
     }
 }
+
+/// A listing of the project's reports that match `text`.
+pub(crate) fn search(project: &Project, text: &str, limit: u32) -> svc_core::model::ReportFilter {
+    svc_core::model::ReportFilter {
+        project_ids: vec![project.id.clone()],
+        search: Some(text.into()),
+        limit,
+        ..Default::default()
+    }
+}

@@ -350,13 +350,8 @@ async fn a_burst_of_reports_holds_the_search_index_back_and_loses_none() {
     drop(burst);
     store.run_maintenance_once().await.unwrap();
     assert_eq!(indexed().await, 1_100);
-    let search = ReportFilter {
-        project_ids: vec![project.id.clone()],
-        search: Some("save button".into()),
-        limit: 200,
-        ..Default::default()
-    };
-    assert_eq!(store.list_reports(&search).await.unwrap().len(), 200);
+    let found = store.list_reports(&crate::test_fixtures::search(&project, "save button", 200)).await.unwrap();
+    assert_eq!(found.len(), 200);
 }
 
 fn plain(project: &Project) -> NewReport {
