@@ -10,8 +10,9 @@
 //! lets waiting ingest go first (see [`crate::pacing`]), and while a burst of reports is being
 //! filed ([`crate::load`]) it writes one transaction and waits, 5 s at most, before the next: the
 //! index falls behind for as long as the burst lasts and catches up after it, rather than take
-//! the CPU the reports need (its tokenizing is about a fifth of a report's cost). Comments change a report's text: triggers on
-//! `comments` mark the report in `search_stale`, and the next round indexes it again.
+//! the CPU the reports need (a tenth to a quarter of it on two cores; bench/README.md, "The
+//! search index waits out bursts"). Comments change a report's text: triggers on `comments` mark
+//! the report in `search_stale`, and the next round indexes it again.
 //!
 //! A search is newest first by the index's rowid, which is the report's rowid: FTS5 walks its
 //! matches in descending rowid order and the query stops at the page's end, so a first page costs
