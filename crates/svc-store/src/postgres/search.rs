@@ -268,9 +268,13 @@ async fn index_new(pool: &PgPool, lock: Lock, ingest: Option<Ingest<'_>>) -> Sto
             .await?;
         tx.commit().await?;
         wrote = true;
-        // A burst of reports being filed: the rest waits for the next round (see `run_indexer`).
-        if (found.len() as i64) < ROWS_PER_TRANSACTION || ingest.is_some_and(|(_, load)| load.in_burst()) {
+        if (found.len() as i64) < ROWS_PER_TRANSACTION {
             return Ok((wrote, horizon));
+        }
+        // A burst of reports being filed: the rest waits for the next round (see `run_indexer`),
+        // so the horizon is not reached.
+        if ingest.is_some_and(|(_, load)| load.in_burst()) {
+            return Ok((wrote, 0));
         }
     }
 }
