@@ -2,9 +2,9 @@
 //! describes (the transactional outbox), read by every consumer from its own remembered position
 //! (live views, mail, webhooks, issue-tracker sync) and by scripts (`GET .../events?after=`).
 //!
-//! An event's id is monotonic per database, and the feed is read in id order without passing an id
-//! that may still commit (the store sees to it), so a consumer that has read up to an id has seen
-//! every event before it, then and later.
+//! An event's id is monotonic per database and follows commit order: an event with a smaller id was
+//! committed before one with a larger id, so a consumer that has read up to an id has seen every
+//! event before it.
 
 use serde::{Deserialize, Serialize};
 
@@ -109,7 +109,7 @@ impl NewEvent {
 /// An event as the feed holds it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
-    /// Monotonic per database; the feed's order.
+    /// Monotonic per database, in commit order.
     pub id: i64,
     pub project_id: String,
     pub report_id: Option<String>,

@@ -1,7 +1,6 @@
 //! The event feed as a script reads it (`GET /api/v1/projects/:projectId/events?after=`): a
 //! project's events oldest first, after a cursor, so a script that remembers the last id it read
-//! sees every change once, in id order (the store never shows an id while a smaller one may still
-//! commit).
+//! sees every change once, in the order it was committed.
 
 use crate::permissions::{self, Operation};
 use crate::principal::Principal;

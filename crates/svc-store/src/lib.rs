@@ -786,8 +786,7 @@ pub trait ChangeStore: Send + Sync {
     async fn apply(&self, change: &Change) -> StoreResult<Vec<Applied>>;
 }
 
-/// The event feed (`svc_core::event`): every event, in id order, never past an id that may still
-/// commit (a reader that has seen an id has seen every one below it), and how far each consumer has
+/// The event feed (`svc_core::event`): every event, in commit order, and how far each consumer has
 /// read. Events are written by the changes that cause them ([`ChangeStore::apply`], filing a
 /// report, deleting reports).
 #[async_trait]
@@ -799,9 +798,7 @@ pub trait EventStore: Send + Sync {
         after: i64,
         limit: u32,
     ) -> StoreResult<Vec<svc_core::event::Event>>;
-    /// The feed's end: every event up to this id is committed (or never will be), and every one
-    /// still to come has a higher id; 0 before the first. It stays when old events are deleted
-    /// (ids are never handed out twice).
+    /// The newest event's id (0 before the first).
     async fn last_event_id(&self) -> StoreResult<i64>;
     /// Takes the consumer `name` for `owner` until `until` unless another owner holds an unexpired
     /// lease; its position, or `None` when it is taken. A new consumer starts at the feed's end.

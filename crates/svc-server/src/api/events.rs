@@ -14,8 +14,8 @@ use svc_service::events;
 
 /// What happened in the project, oldest first, after the cursor `after`: reports filed, status,
 /// assignee and label changes, comments and drafts published, reporters' confirmations, rooms
-/// created, reports deleted by retention. The feed never shows an id while a smaller one may still
-/// commit, so a script that passes back `nextAfter` sees every event once. Events are kept 30 days.
+/// created, reports deleted by retention. Ids follow commit order, so a script that passes back
+/// `nextAfter` sees every event once. Events are kept 30 days.
 #[utoipa::path(get, path = "/projects/{projectId}/events", tag = "events", security(("bearer" = [])),
     params(("projectId" = String, Path), EventsQuery),
     responses((status = 200, body = EventPage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]

@@ -193,7 +193,7 @@ impl From<&Author> for AuthorView {
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EventView {
-    /// Monotonic per database, the feed's order: pass the last one read as `after`.
+    /// Monotonic per database, in commit order: pass the last one read as `after`.
     pub id: i64,
     #[serde(rename = "type")]
     #[schema(schema_with = rules::event_type)]

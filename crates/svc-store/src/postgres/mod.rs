@@ -36,42 +36,14 @@ fn keeps_apart(_name: &str) -> bool {
     false
 }
 
-// The feed's order. Ids come from `events_id_seq` as rows are inserted, and transactions commit
-// in any order, so a reader must never read past an id that may still commit. Each transaction
-// that writes events first takes a shared advisory lock keyed by the lowest id it can still be
-// handed (the sequence's next value, read as it locks), in this schema's namespace (the
-// sequence's oid; the key's low 32 bits). PostgreSQL makes a commit visible before it lets its
-// locks go, so a reader that reads the sequence and then the lowest key still held knows that
-// every id below both is committed or never will be ([`PostgresStore::events_complete_to`]).
-// Shared locks never wait for each other: commits that write events share WAL flushes.
-
-/// Takes the feed's order for the transaction open on `conn` (see above), before its first event.
-macro_rules! take_event_order {
-    () => {
-        "SELECT pg_advisory_xact_lock_shared(('events_id_seq'::regclass::oid::bigint)::bit(32)::int4, \
-         (last_value + is_called::int)::bit(32)::int4) FROM events_id_seq"
-    };
-}
-pub(super) use take_event_order;
-
-const EVENT_READS_NEED_A_BOUND: bool = true;
+/// The advisory lock every transaction that writes events takes before its first event (held to
+/// its commit), so event ids follow commit order (see `shared/events.rs`).
+pub(super) const EVENT_ORDER_LOCK: i64 = 0x5356_4345_5645_4e54; // "SVCEVENT"
 
 async fn order_events(conn: &mut sqlx::PgConnection) -> StoreResult<()> {
-    sqlx::query(take_event_order!()).execute(conn).await?;
+    sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(EVENT_ORDER_LOCK).execute(conn).await?;
     Ok(())
 }
-
-/// The highest id every event up to which is committed or never will be (see above): the
-/// sequence's last id handed out, or below the lowest id a transaction still writing events may
-/// commit. The sequence is read first (a subquery that depends on it reads the locks), and a
-/// lock's key is its low 32 bits, the nearest such number at or below the next id.
-const EVENTS_COMPLETE_TO: &str = "SELECT LEAST(s.handed_out, \
-     (SELECT min(s.handed_out + 1 - ((s.handed_out + 1 - l.objid::bigint) % 4294967296 + 4294967296) % 4294967296) - 1 \
-      FROM pg_locks l WHERE l.locktype = 'advisory' AND l.objsubid = 2 \
-      AND l.classid = 'events_id_seq'::regclass::oid \
-      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))) \
-     FROM (SELECT last_value - 1 + is_called::int AS handed_out FROM events_id_seq) AS s";
-
 // Compiled once per backend on purpose (see `shared/queries.rs`).
 #[allow(clippy::duplicate_mod)]
 #[path = "../shared/accounts.rs"]
@@ -338,11 +310,6 @@ impl PostgresStore {
 
     async fn position_kept_apart(&self, _name: &str) -> StoreResult<Option<i64>> {
         Ok(None)
-    }
-
-    /// How far the event feed can be read (see `order_events`).
-    async fn events_complete_to(&self) -> StoreResult<i64> {
-        Ok(sqlx::query_scalar(EVENTS_COMPLETE_TO).fetch_one(&self.pool).await?)
     }
 
     async fn lowest_position_kept_apart(&self) -> StoreResult<(&'static str, Option<i64>)> {

@@ -261,14 +261,15 @@ fn bind_report_columns<'q>(
 
 /// Files reports of one row each (the group commit): one statement that claims the idempotency
 /// keys of those that carry one (`keys`, beside `chunk`), inserts the reports and writes their
-/// `report.created` events after taking the feed's order (see `order_events`), so it is atomic and
-/// committed with one WAL flush. The keys are claimed without `ON CONFLICT`: a key already claimed
-/// (a retry, an expired key, two reports of the chunk with one key) fails the statement, and the
-/// group commit files the chunk's reports one at a time. The columns travel as in [`insert_report_chunk`].
+/// `report.created` events after taking the feed's order (see `shared/events.rs`), so it is atomic
+/// and committed with one WAL flush. The keys are claimed first and without `ON CONFLICT`, in the
+/// order [`create_report`] claims a key before the feed's order: a key already claimed (a retry, an
+/// expired key, two reports of the chunk with one key) fails the statement, and the group commit
+/// files the chunk's reports one at a time. The columns travel as in [`insert_report_chunk`].
 pub(super) async fn file_chunk(pool: &PgPool, chunk: &[Report], keys: &[Option<String>]) -> StoreResult<()> {
     const SQL: &str = concat!(
         "WITH claimed AS (INSERT INTO idempotency_keys (project_id, key, report_id, created_at) \
-         SELECT * FROM UNNEST($17::text[], $18::text[], $19::text[], $20::bigint[]) RETURNING 1), \
+         SELECT * FROM UNNEST($18::text[], $19::text[], $20::text[], $21::bigint[]) RETURNING 1), \
          filed AS (INSERT INTO reports (",
         report_columns!(),
         ") SELECT c1, c2, c3, c4, c5, c6::json, c7::json, c8::json, c9, c10, c11, c12, c13, c14, c15, c16 \
@@ -276,9 +277,8 @@ pub(super) async fn file_chunk(pool: &PgPool, chunk: &[Report], keys: &[Option<S
          $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[], \
          $16::bigint[]) AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16) \
          RETURNING id, project_id, channel_key, author_kind, author_id, author_label, created_at), \
-         ordered AS (",
-        super::take_event_order!(),
-        ") \
+         ordered AS (SELECT 1 AS one FROM (SELECT pg_advisory_xact_lock($17) FROM (SELECT count(*) FROM claimed) AS k) \
+         AS locked) \
          INSERT INTO events (project_id, report_id, type, data, by_kind, by_id, by_label, at) \
          SELECT f.project_id, f.id, 'report.created', json_build_object('channelKey', f.channel_key)::text, \
          f.author_kind, f.author_id, f.author_label, f.created_at FROM filed f CROSS JOIN ordered ORDER BY f.id"
@@ -286,6 +286,7 @@ pub(super) async fn file_chunk(pool: &PgPool, chunk: &[Report], keys: &[Option<S
     let keyed: Vec<(&Report, &str)> =
         chunk.iter().zip(keys).filter_map(|(report, key)| Some((report, key.as_deref()?))).collect();
     bind_report_columns(sqlx::query(SQL), chunk)
+        .bind(super::EVENT_ORDER_LOCK)
         .bind(keyed.iter().map(|(report, _)| report.project_id.as_str()).collect::<Vec<_>>())
         .bind(keyed.iter().map(|(_, key)| *key).collect::<Vec<_>>())
         .bind(keyed.iter().map(|(report, _)| report.id.as_str()).collect::<Vec<_>>())

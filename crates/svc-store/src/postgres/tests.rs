@@ -354,66 +354,6 @@ async fn a_burst_of_reports_holds_the_search_index_back_and_loses_none() {
     assert_eq!(found.len(), 200);
 }
 
-/// Event ids are handed out as transactions write, and transactions commit in any order: a reader
-/// never reads past an id that may still commit, and a transaction writing events does not wait
-/// for another to commit. Ids start just below 2^32 here, so the feed's bound is read across the
-/// point where the locks' 32-bit keys wrap; a second schema's open transaction (a lower key) does
-/// not hold this feed back.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_event_feed_stops_below_an_event_still_being_written_and_writers_do_not_wait() {
-    let Some(store) = fresh_store().await else { return };
-    let Some(neighbour) = fresh_store().await else { return };
-    sqlx::query("ALTER TABLE events ALTER COLUMN id RESTART WITH 4294967295").execute(store.pool()).await.unwrap();
-    let project = project(&*store).await;
-    store.create_report(&plain(&project)).await.unwrap();
-    let before = store.list_events(None, 0, 100).await.unwrap();
-    assert_eq!(before.iter().map(|event| event.id).collect::<Vec<_>>(), vec![4_294_967_295]);
-    assert_eq!(store.last_event_id().await.unwrap(), 4_294_967_295);
-
-    let neighbours_project = crate::test_fixtures::project(&*neighbour).await;
-    let neighbours_report = report(&neighbours_project, svc_core::time::now_ms(), None);
-    let mut neighbours_open = neighbour.pool().begin().await.unwrap();
-    super::reports::insert_report(
-        &mut *neighbours_open,
-        &neighbours_report,
-        &crate::ReportText::of(&neighbours_report),
-    )
-    .await
-    .unwrap();
-    super::events::insert_events(
-        &mut *neighbours_open,
-        &[svc_core::event::NewEvent::report_created(&neighbours_report)],
-    )
-    .await
-    .unwrap();
-
-    let slow = report(&project, svc_core::time::now_ms(), None);
-    let mut open = store.pool().begin().await.unwrap();
-    super::reports::insert_report(&mut *open, &slow, &crate::ReportText::of(&slow)).await.unwrap();
-    super::events::insert_events(&mut *open, &[svc_core::event::NewEvent::report_created(&slow)]).await.unwrap();
-    // Filed while the first is open; the bound only fails a test that would otherwise hang.
-    let quick = plain(&project);
-    tokio::time::timeout(std::time::Duration::from_secs(60), store.create_report(&quick))
-        .await
-        .expect("a report filed while another transaction writes events does not wait for it")
-        .unwrap();
-    let committed: Vec<i64> =
-        sqlx::query_scalar("SELECT id FROM events ORDER BY id").fetch_all(store.pool()).await.unwrap();
-    assert_eq!(committed, vec![4_294_967_295, 4_294_967_297], "the later event is committed, above the open one's id");
-
-    for project_ids in [None, Some(std::slice::from_ref(&project.id))] {
-        assert!(store.list_events(project_ids, 4_294_967_295, 100).await.unwrap().is_empty());
-    }
-    assert_eq!(store.last_event_id().await.unwrap(), 4_294_967_295);
-
-    open.commit().await.unwrap();
-    let after = store.list_events(None, 4_294_967_295, 100).await.unwrap();
-    let read: Vec<_> = after.iter().map(|event| (event.id, event.report_id.clone().unwrap())).collect();
-    assert_eq!(read, vec![(4_294_967_296, slow.id.clone()), (4_294_967_297, quick.report.id.clone())]);
-    assert_eq!(store.last_event_id().await.unwrap(), 4_294_967_297);
-    neighbours_open.rollback().await.unwrap();
-}
-
 fn plain(project: &Project) -> NewReport {
     NewReport { report: report(project, svc_core::time::now_ms(), None), blob_ids: Vec::new(), idempotency_key: None }
 }

@@ -1,10 +1,9 @@
 //! The event feed (`svc_core::event`): writing events inside a change's transaction, reading them
 //! in id order, and the consumers' positions and leases. Compiled per backend like `queries.rs`.
 //!
-//! A reader never reads past an id that may still commit, so one that has read up to an id has
-//! seen every event below it, then and later: on SQLite ids follow commit order (one writer); on
-//! PostgreSQL, where transactions commit in any order, every read stops below the lowest id a
-//! transaction still writing may commit (`super::order_events`, `events_complete_to`).
+//! Ids follow commit order: on SQLite because there is one writer; on PostgreSQL because every
+//! transaction takes the same advisory lock before its first event and holds it until it commits
+//! (`super::order_events`), so no transaction can commit an id below one already visible.
 
 use async_trait::async_trait;
 use sqlx::Row;
@@ -79,14 +78,6 @@ impl EventStore for ThisStore {
         let mut query =
             sqlx::QueryBuilder::<Db>::new(concat!("SELECT id, ", event_columns!(), " FROM events WHERE id > "));
         query.push_bind(after);
-        if super::EVENT_READS_NEED_A_BOUND {
-            // Read before the events, in a statement of its own: what commits in between is read too.
-            let complete_to = self.events_complete_to().await?;
-            if complete_to <= after {
-                return Ok(Vec::new());
-            }
-            query.push(" AND id <= ").push_bind(complete_to);
-        }
         if let Some(project_ids) = project_ids {
             if project_ids.is_empty() {
                 return Ok(Vec::new());
@@ -100,22 +91,21 @@ impl EventStore for ThisStore {
     }
 
     async fn last_event_id(&self) -> StoreResult<i64> {
-        self.events_complete_to().await
+        let last: Option<i64> = sqlx::query_scalar("SELECT max(id) FROM events").fetch_one(self.read_pool()).await?;
+        Ok(last.unwrap_or(0))
     }
 
     async fn lease_consumer(&self, name: &str, owner: &str, now: i64, until: i64) -> StoreResult<Option<i64>> {
         // A position kept apart (SQLite's webhook consumer) is copied here with each lease, so a
         // file of deliveries lost or never restored starts again from near where it was.
         let kept_apart = self.position_kept_apart(name).await?;
-        // A consumer starts at the feed's end: it acts on what happens from then on.
-        let end = self.last_event_id().await?;
         let mut tx = self.begin_write().await?;
+        // A consumer starts at the feed's end: it acts on what happens from then on.
         sqlx::query(
             "INSERT INTO event_consumers (name, position, lease_owner, lease_until) \
-             VALUES ($1, $2, NULL, 0) ON CONFLICT (name) DO NOTHING",
+             SELECT $1, COALESCE(max(id), 0), NULL, 0 FROM events WHERE TRUE ON CONFLICT (name) DO NOTHING",
         )
         .bind(name)
-        .bind(end)
         .execute(&mut *tx)
         .await
         .map_err(map_write_error)?;

@@ -43,10 +43,7 @@ fn keeps_apart(name: &str) -> bool {
     deliveries::CONSUMERS.contains(&name)
 }
 
-/// Events are written by one writer at a time: their ids follow commit order already, and a read
-/// needs no bound (see `shared/events.rs`).
-const EVENT_READS_NEED_A_BOUND: bool = false;
-
+/// Events are written by one writer at a time: their ids follow commit order already.
 async fn order_events(_conn: &mut sqlx::SqliteConnection) -> StoreResult<()> {
     Ok(())
 }
@@ -286,14 +283,6 @@ impl SqliteStore {
         Ok(sqlx::query_scalar("SELECT position FROM feed_positions WHERE name = $1")
             .bind(name)
             .fetch_optional(&self.reader)
-            .await?)
-    }
-
-    /// The last event id handed out (`AUTOINCREMENT` never hands one out twice): events commit one
-    /// at a time, in id order, so every id up to the last committed one is complete.
-    async fn events_complete_to(&self) -> StoreResult<i64> {
-        Ok(sqlx::query_scalar("SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)")
-            .fetch_one(&self.reader)
             .await?)
     }
 
