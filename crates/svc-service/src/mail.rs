@@ -57,6 +57,10 @@ const EVENTS_PER_ROUND: u32 = 500;
 /// How long an instance holds the mail consumer after taking it (renewed each round; another
 /// instance takes over this long after one stops).
 const CONSUMER_LEASE_MS: i64 = 60_000;
+/// How long reading the feed waits out a burst of reports, at most ([`crate::load`]): mail about
+/// new reports can wait a few seconds; the reports being filed cannot.
+const LONGEST_WAIT: Duration = crate::load::LONGEST_WAIT;
+const _: () = assert!((LONGEST_WAIT.as_millis() as i64) < CONSUMER_LEASE_MS / 2);
 /// Most characters of the reporter's words in a mail.
 pub(crate) const EXCERPT_CHARS: usize = 1_500;
 
@@ -227,8 +231,18 @@ pub async fn deliver_pending(svc: &Service, mailer: &Mailer, now: i64) -> Servic
 /// deliver. Each part runs whatever the others do; failures are logged. A round with nothing to do
 /// only reads.
 pub async fn run_once(svc: &Service, mailer: &Mailer, public_url: &str, now: i64) {
-    if let Err(error) = mail_events(svc, public_url, now).await {
-        tracing::warn!(%error, "queuing mail for new events failed");
+    round(svc, mailer, public_url, now, true).await;
+}
+
+/// A round, reading the feed or not (the task leaves it for a burst to pass); whether the feed
+/// has more to read at once (the round stopped at its limit).
+async fn round(svc: &Service, mailer: &Mailer, public_url: &str, now: i64, read_feed: bool) -> bool {
+    let mut more = false;
+    if read_feed {
+        match read_feed_once(svc, public_url, now).await {
+            Ok(read) => more = read.more,
+            Err(error) => tracing::warn!(%error, "queuing mail for new events failed"),
+        }
     }
     if let Err(error) = queue_digests(svc, public_url, now).await {
         tracing::warn!(%error, "queuing digests failed");
@@ -240,6 +254,7 @@ pub async fn run_once(svc: &Service, mailer: &Mailer, public_url: &str, now: i64
         }
         Err(error) => tracing::warn!(%error, "mail delivery round failed"),
     }
+    more
 }
 
 /// Deletes sent and given-up messages older than [`KEEP_MS`]; how many went.
@@ -250,19 +265,30 @@ pub async fn delete_old(svc: &Service, now: i64) -> ServiceResult<u64> {
 
 /// Starts the mail task (`svc serve`): a round every few seconds, soon after a change anywhere (it
 /// may call for mail), and at once when this process queues a message; old mail is deleted once an
-/// hour.
+/// hour. While a burst of reports is being filed, its rounds leave the feed alone for
+/// [`LONGEST_WAIT`] at most, then read one batch of it (see [`mail_events`]); queued mail, such as
+/// a reporter's sign-in code, still goes at once.
 pub fn spawn(svc: std::sync::Arc<Service>, mailer: Mailer, public_url: String) {
     tokio::spawn(async move {
         let mut cleaned_at = 0;
+        let mut feed_read_at: Option<std::time::Instant> = None;
         let mut changes = svc.store().changes().subscribe();
         loop {
             let now = time::now_ms();
-            run_once(&svc, &mailer, &public_url, now).await;
+            let read_feed = !svc.load().in_burst() || feed_read_at.is_none_or(|at| at.elapsed() >= LONGEST_WAIT);
+            if read_feed {
+                feed_read_at = Some(std::time::Instant::now());
+            }
+            let more = round(&svc, &mailer, &public_url, now, read_feed).await;
             if now - cleaned_at >= 3600 * 1000 {
                 cleaned_at = now;
                 if let Err(error) = delete_old(&svc, now).await {
                     tracing::warn!(%error, "outbox clean-up failed");
                 }
+            }
+            // Behind the feed (after a burst): the next round at once.
+            if more && !svc.load().in_burst() {
+                continue;
             }
             tokio::select! {
                 _ = WAKE.notified() => {}
@@ -458,25 +484,40 @@ impl Projects {
 /// commits leaves the events to read again and a crash after it leaves the mails queued: each
 /// event is mailed once. Only the instance holding the consumer's lease reads, so instances on one
 /// PostgreSQL take turns and never mail an event twice. The mail task calls this; tests call it
-/// directly. Returns how many mails were queued.
+/// directly. While a burst of reports is being filed ([`crate::load`]), a call reads one batch of
+/// the feed and leaves the rest until the burst has passed. Returns how many mails were queued.
 pub async fn mail_events(svc: &Service, public_url: &str, now: i64) -> ServiceResult<usize> {
+    Ok(read_feed_once(svc, public_url, now).await?.queued)
+}
+
+/// What a call of [`mail_events`] did.
+struct FeedRead {
+    /// Mails queued.
+    queued: usize,
+    /// Whether it stopped at its limit of batches with more to read.
+    more: bool,
+}
+
+async fn read_feed_once(svc: &Service, public_url: &str, now: i64) -> ServiceResult<FeedRead> {
     let store = svc.store();
+    let nothing = FeedRead { queued: 0, more: false };
     // Nothing new: only reads.
     if let Some(position) = store.consumer_position(consumer::MAIL).await?
         && store.last_event_id().await? <= position
     {
-        return Ok(0);
+        return Ok(nothing);
     }
     let owner = svc.instance_id();
     let Some(mut position) = store.lease_consumer(consumer::MAIL, owner, now, now + CONSUMER_LEASE_MS).await? else {
-        return Ok(0);
+        return Ok(nothing);
     };
     let mut queued = 0;
+    let mut more = false;
     // How far the events read call for no mail: the consumer moves past them with the next mails,
     // or once at the end (not one write per round when a burst of reports mails nobody).
     let mut passed = None;
     // At most 20 rounds a call, so one call cannot run for ever while events keep coming.
-    for _ in 0..20 {
+    for batch in 1..=20 {
         let events = store.list_events(None, position, EVENTS_PER_ROUND).await?;
         let Some(last) = events.last().map(|event| event.id) else { break };
         let mut writes = Vec::new();
@@ -490,13 +531,16 @@ pub async fn mail_events(svc: &Service, public_url: &str, now: i64) -> ServiceRe
         position = last;
         passed = Some(last);
         if !writes.is_empty() {
-            let Some(mailed) = advance_mail_consumer(svc, writes, last, now).await? else { return Ok(queued) };
+            let Some(mailed) = advance_mail_consumer(svc, writes, last, now).await? else {
+                return Ok(FeedRead { queued, more: false });
+            };
             queued += mailed;
             passed = None;
         }
-        if events.len() < EVENTS_PER_ROUND as usize {
+        if events.len() < EVENTS_PER_ROUND as usize || svc.load().in_burst() {
             break;
         }
+        more = batch == 20;
     }
     if let Some(last) = passed {
         advance_mail_consumer(svc, Vec::new(), last, now).await?;
@@ -504,7 +548,7 @@ pub async fn mail_events(svc: &Service, public_url: &str, now: i64) -> ServiceRe
     if queued > 0 {
         WAKE.notify_one();
     }
-    Ok(queued)
+    Ok(FeedRead { queued, more })
 }
 
 /// Queues `mails` and moves the mail consumer to `to`, in one transaction: how many mails were

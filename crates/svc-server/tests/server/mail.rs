@@ -388,6 +388,32 @@ async fn a_burst_of_reports_is_one_mail_that_lists_them() {
     assert!(!mails[0].body.contains("- Burst report 1 ("), "the newest ten are listed");
 }
 
+/// While a burst of reports is being filed, reading the feed for mail takes one batch (500 events)
+/// and leaves the rest until the burst has passed; every report is mailed once.
+#[tokio::test]
+async fn a_burst_of_reports_holds_the_mail_back_and_loses_none() {
+    let app = TestApp::with_config(no_smtp()).await;
+    let (_, cookie) = person_in(&app, &app.project.org_id, "ann@example.com", Role::Member).await;
+    choose(&app, &cookie, app.pid(), "instant", "on").await;
+    app.seed_many(520).await;
+    // Reports being filed right now, as many as make a burst.
+    let load = app.service().load();
+    let burst: Vec<_> = (0..svc_service::load::BURST).map(|_| load.filing()).collect();
+    assert_eq!(mail::mail_events(app.service(), public_url(&app), settled()).await.unwrap(), 1);
+    let subjects = |mails: Vec<OutboxMail>| mails.into_iter().map(|mail| mail.subject).collect::<Vec<_>>();
+    assert_eq!(subjects(outbox_of(&app).await), ["[Default] 500 new reports"], "one batch of the feed");
+    drop(burst);
+    assert_eq!(
+        mail::mail_events(app.service(), public_url(&app), settled()).await.unwrap(),
+        1,
+        "the rest once it has passed"
+    );
+    let mut mailed = subjects(outbox_of(&app).await);
+    mailed.sort();
+    assert_eq!(mailed, ["[Default] 20 new reports", "[Default] 500 new reports"]);
+    assert_eq!(mail::mail_events(app.service(), public_url(&app), settled()).await.unwrap(), 0, "each once");
+}
+
 #[tokio::test]
 async fn digests_group_a_days_reports_per_person_and_project() {
     let app = TestApp::with_config(no_smtp()).await;
