@@ -605,3 +605,30 @@ mod dashboard {
         assert_eq!(refused.status.as_u16(), 403);
     }
 }
+
+/// While a burst of reports is being filed, a round of the tracker consumer reads one batch of the
+/// feed (50 events) and leaves the rest until the burst has passed; nothing is skipped.
+#[tokio::test]
+async fn a_burst_of_reports_holds_the_tracker_consumer_back_and_skips_nothing() {
+    let Some(github) = GithubServer::start() else { return };
+    let app = TestApp::with_config(config()).await;
+    connect(&app, &github, json!({})).await;
+    // Its first round takes the consumer at the feed's end.
+    sync(&app).await;
+    let position = async || app.store.consumer_position(svc_core::event::consumer::TRACKERS).await.unwrap().unwrap();
+    let start = position().await;
+    for n in 0..60 {
+        app.file_report(text_report(&format!("Report {n}"))).await;
+    }
+    let first_batch = app.store.list_events(None, start, 50).await.unwrap();
+    assert_eq!(first_batch.len(), 50);
+    // Reports being filed right now, as many as make a burst.
+    let load = app.state.service.load();
+    let burst: Vec<_> = (0..svc_service::load::BURST).map(|_| load.filing()).collect();
+    sync(&app).await;
+    assert_eq!(position().await, first_batch[49].id, "one batch of the feed during the burst");
+    drop(burst);
+    sync(&app).await;
+    assert_eq!(position().await, app.store.last_event_id().await.unwrap(), "the rest once it has passed");
+    github.assert_no_violations();
+}

@@ -46,6 +46,10 @@ const CONSUMER_LEASE_MS: i64 = 120_000;
 const KEEP_DELIVERIES_MS: i64 = 30 * 24 * 3600 * 1000;
 /// How often the consumer looks when nothing announced a change.
 const TICK: Duration = Duration::from_secs(5);
+/// How long the consumer waits out a burst of reports, at most ([`crate::load`]): changes reach
+/// the issues a few seconds later; the reports being filed do not wait for them.
+const LONGEST_WAIT: Duration = crate::load::LONGEST_WAIT;
+const _: () = assert!((LONGEST_WAIT.as_millis() as i64) < CONSUMER_LEASE_MS / 2);
 
 /// Why a tracker did not do what Svc asked.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -663,8 +667,9 @@ fn not_found() -> ServiceError {
 }
 
 /// Follows the event feed and sends Svc's changes to the linked issues (and makes the issues of
-/// channel rules): one round, until caught up or for a few seconds. The events that sent
-/// something (or failed to).
+/// channel rules): one round, until caught up or for a few seconds; while a burst of reports is
+/// being filed ([`crate::load`]), one batch of the feed. The events that sent something (or failed
+/// to).
 pub async fn sync_events(svc: &Service, trackers: &Trackers, now: i64) -> ServiceResult<usize> {
     let store = svc.store();
     let last_event = store.last_event_id().await?;
@@ -725,7 +730,7 @@ pub async fn sync_events(svc: &Service, trackers: &Trackers, now: i64) -> Servic
             }
         }
         position = last;
-        if !advance(svc, last, now).await? || events.len() < EVENTS_PER_ROUND as usize {
+        if !advance(svc, last, now).await? || events.len() < EVENTS_PER_ROUND as usize || svc.load().in_burst() {
             break;
         }
     }
@@ -819,12 +824,14 @@ pub async fn delete_old(svc: &Service, now: i64) -> ServiceResult<u64> {
 }
 
 /// Runs the tracker consumer in the background: after every announced change, and every few
-/// seconds.
+/// seconds. While a burst of reports is being filed it waits the burst out, [`LONGEST_WAIT`] at
+/// most, then takes one batch of the feed and waits again.
 pub fn spawn(svc: Arc<Service>, trackers: Trackers) {
     tokio::spawn(async move {
         let mut changes = svc.store().changes().subscribe();
         let mut cleaned_at = 0;
         loop {
+            svc.load().wait_out_burst(LONGEST_WAIT).await;
             let now = time::now_ms();
             if let Err(error) = sync_events(&svc, &trackers, now).await {
                 tracing::warn!(%error, "sending changes to issue trackers failed");
