@@ -231,19 +231,23 @@ pub async fn deliver_pending(svc: &Service, mailer: &Mailer, now: i64) -> Servic
 /// deliver. Each part runs whatever the others do; failures are logged. A round with nothing to do
 /// only reads.
 pub async fn run_once(svc: &Service, mailer: &Mailer, public_url: &str, now: i64) {
-    round(svc, mailer, public_url, now, true).await;
+    read_feed(svc, public_url, now).await;
+    queue_digests_and_deliver(svc, mailer, public_url, now).await;
 }
 
-/// A round, reading the feed or not (the task leaves it for a burst to pass); whether the feed
-/// has more to read at once (the round stopped at its limit).
-async fn round(svc: &Service, mailer: &Mailer, public_url: &str, now: i64, read_feed: bool) -> bool {
-    let mut more = false;
-    if read_feed {
-        match read_feed_once(svc, public_url, now).await {
-            Ok(read) => more = read.more,
-            Err(error) => tracing::warn!(%error, "queuing mail for new events failed"),
+/// Reads the feed for mail ([`mail_events`]), logging a failure; whether there is more to read at
+/// once (the call stopped at its limit).
+async fn read_feed(svc: &Service, public_url: &str, now: i64) -> bool {
+    match read_feed_once(svc, public_url, now).await {
+        Ok(read) => read.more,
+        Err(error) => {
+            tracing::warn!(%error, "queuing mail for new events failed");
+            false
         }
     }
+}
+
+async fn queue_digests_and_deliver(svc: &Service, mailer: &Mailer, public_url: &str, now: i64) {
     if let Err(error) = queue_digests(svc, public_url, now).await {
         tracing::warn!(%error, "queuing digests failed");
     }
@@ -254,7 +258,6 @@ async fn round(svc: &Service, mailer: &Mailer, public_url: &str, now: i64, read_
         }
         Err(error) => tracing::warn!(%error, "mail delivery round failed"),
     }
-    more
 }
 
 /// Deletes sent and given-up messages older than [`KEEP_MS`]; how many went.
@@ -263,40 +266,46 @@ pub async fn delete_old(svc: &Service, now: i64) -> ServiceResult<u64> {
     Ok(store.delete_old_mail(now - KEEP_MS).await?)
 }
 
-/// Starts the mail task (`svc serve`): a round every few seconds, soon after a change anywhere (it
-/// may call for mail), and at once when this process queues a message; old mail is deleted once an
-/// hour. While a burst of reports is being filed, its rounds leave the feed alone for
-/// [`LONGEST_WAIT`] at most, then read one batch of it (see [`mail_events`]); queued mail, such as
-/// a reporter's sign-in code, still goes at once.
+/// Starts the mail tasks (`svc serve`), the two halves of [`run_once`]. The feed's reader reads
+/// soon after a change anywhere (it may call for mail) and every few seconds; while a burst of
+/// reports is being filed it waits the burst out, [`LONGEST_WAIT`] at most ([`crate::load`]), then
+/// reads one batch (see [`mail_events`]); behind the feed after a burst, it reads again at once.
+/// The sender queues the digests that are due and delivers every few seconds, and at once when
+/// this process queues a message, bursts or not (a reporter's sign-in code does not wait); it
+/// deletes old mail once an hour.
 pub fn spawn(svc: std::sync::Arc<Service>, mailer: Mailer, public_url: String) {
+    let (reader_svc, reader_url) = (svc.clone(), public_url.clone());
     tokio::spawn(async move {
-        let mut cleaned_at = 0;
-        let mut feed_read_at: Option<std::time::Instant> = None;
+        let (svc, public_url) = (reader_svc, reader_url);
         let mut changes = svc.store().changes().subscribe();
         loop {
-            let now = time::now_ms();
-            let read_feed = !svc.load().in_burst() || feed_read_at.is_none_or(|at| at.elapsed() >= LONGEST_WAIT);
-            if read_feed {
-                feed_read_at = Some(std::time::Instant::now());
+            svc.load().wait_out_burst(LONGEST_WAIT).await;
+            if read_feed(&svc, &public_url, time::now_ms()).await {
+                continue;
             }
-            let more = round(&svc, &mailer, &public_url, now, read_feed).await;
+            tokio::select! {
+                _ = changes.recv() => {
+                    // A burst of changes makes one read a second, not one each.
+                    tokio::time::sleep(CHANGE_ROUNDS).await;
+                    changes = changes.resubscribe();
+                }
+                _ = tokio::time::sleep(TICK) => {}
+            }
+        }
+    });
+    tokio::spawn(async move {
+        let mut cleaned_at = 0;
+        loop {
+            let now = time::now_ms();
+            queue_digests_and_deliver(&svc, &mailer, &public_url, now).await;
             if now - cleaned_at >= 3600 * 1000 {
                 cleaned_at = now;
                 if let Err(error) = delete_old(&svc, now).await {
                     tracing::warn!(%error, "outbox clean-up failed");
                 }
             }
-            // Behind the feed (after a burst): the next round at once.
-            if more && !svc.load().in_burst() {
-                continue;
-            }
             tokio::select! {
                 _ = WAKE.notified() => {}
-                _ = changes.recv() => {
-                    // A burst of changes makes one round a second, not one each.
-                    tokio::time::sleep(CHANGE_ROUNDS).await;
-                    changes = changes.resubscribe();
-                }
                 _ = tokio::time::sleep(TICK) => {}
             }
         }
