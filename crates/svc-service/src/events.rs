@@ -19,3 +19,21 @@ pub async fn page(
     permissions::check(by, Operation::ReadReports, project)?;
     Ok(svc.store().list_events(Some(std::slice::from_ref(&project.id)), after, limit).await?)
 }
+
+/// How the feed's background readers (mail, webhook delivery, issue trackers) wait for their next
+/// pass: until a change anywhere is announced and `gather` more has passed (so a burst of changes
+/// makes one pass per `gather`, not one each), or `tick` when nothing is announced.
+pub(crate) async fn next_pass(
+    changes: &mut tokio::sync::broadcast::Receiver<String>,
+    gather: std::time::Duration,
+    tick: std::time::Duration,
+) {
+    tokio::select! {
+        _ = changes.recv() => {
+            tokio::time::sleep(gather).await;
+            // What was announced meanwhile is read by the pass itself.
+            *changes = changes.resubscribe();
+        }
+        _ = tokio::time::sleep(tick) => {}
+    }
+}

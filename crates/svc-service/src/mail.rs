@@ -283,14 +283,7 @@ pub fn spawn(svc: std::sync::Arc<Service>, mailer: Mailer, public_url: String) {
             if read_feed(&svc, &public_url, time::now_ms()).await {
                 continue;
             }
-            tokio::select! {
-                _ = changes.recv() => {
-                    // A burst of changes makes one read a second, not one each.
-                    tokio::time::sleep(CHANGE_ROUNDS).await;
-                    changes = changes.resubscribe();
-                }
-                _ = tokio::time::sleep(TICK) => {}
-            }
+            crate::events::next_pass(&mut changes, CHANGE_ROUNDS, TICK).await;
         }
     });
     tokio::spawn(async move {

@@ -1201,6 +1201,7 @@ pub async fn run_once(svc: &Service, hooks: &Webhooks, now: i64) -> Round {
 static WAKE: tokio::sync::Notify = tokio::sync::Notify::const_new();
 /// A round every second, at once after a change anywhere; at most this many rounds in flight.
 const TICK: Duration = Duration::from_secs(1);
+/// At most one pass of the feed this often when changes wake the consumer.
 const CHANGE_ROUNDS: Duration = Duration::from_millis(100);
 const ROUNDS_IN_FLIGHT: usize = 4;
 
@@ -1253,14 +1254,7 @@ fn spawn_here(svc: Arc<Service>, hooks: Webhooks) {
             if let Err(error) = queue_events(&svc, &hooks, time::now_ms()).await {
                 tracing::warn!(%error, "making webhook deliveries for new events failed");
             }
-            tokio::select! {
-                _ = changes.recv() => {
-                    // A burst of changes makes a pass every tenth of a second, not one each.
-                    tokio::time::sleep(CHANGE_ROUNDS).await;
-                    changes = changes.resubscribe();
-                }
-                _ = tokio::time::sleep(TICK) => {}
-            }
+            crate::events::next_pass(&mut changes, CHANGE_ROUNDS, TICK).await;
         }
     });
     tokio::spawn(async move {

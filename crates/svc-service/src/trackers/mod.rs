@@ -46,6 +46,8 @@ const CONSUMER_LEASE_MS: i64 = 120_000;
 const KEEP_DELIVERIES_MS: i64 = 30 * 24 * 3600 * 1000;
 /// How often the consumer looks when nothing announced a change.
 const TICK: Duration = Duration::from_secs(5);
+/// At most one round this often when changes wake the consumer.
+const CHANGE_GATHER: Duration = Duration::from_millis(100);
 /// How long the consumer waits out a burst of reports, at most ([`crate::load`]): changes reach
 /// the issues a few seconds later; the reports being filed do not wait for them.
 const LONGEST_WAIT: Duration = crate::load::LONGEST_WAIT;
@@ -842,13 +844,7 @@ pub fn spawn(svc: Arc<Service>, trackers: Trackers) {
                     tracing::warn!(%error, "forgetting old tracker deliveries failed");
                 }
             }
-            tokio::select! {
-                _ = changes.recv() => {
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    changes = changes.resubscribe();
-                }
-                _ = tokio::time::sleep(TICK) => {}
-            }
+            crate::events::next_pass(&mut changes, CHANGE_GATHER, TICK).await;
         }
     });
 }
