@@ -25,7 +25,6 @@ pub mod oauth;
 pub mod outbound;
 pub mod permissions;
 pub mod principal;
-pub mod priority;
 pub mod projects;
 pub mod readiness;
 pub mod reporter_oidc;

@@ -36,8 +36,8 @@ use crate::mail::{self, Mail};
 use crate::outbound::{OutboundPolicy, refusal_of};
 use crate::permissions::{self, Operation};
 use crate::principal::Principal;
-use crate::priority;
 use crate::{Service, ServiceError, ServiceResult};
+use svc_store::priority;
 
 /// Events read per round of the consumer.
 const EVENTS_PER_ROUND: u32 = 50;
@@ -1214,7 +1214,7 @@ const ROUNDS_IN_FLIGHT: usize = 4;
 /// are filed at the rate they would be without endpoints.
 ///
 /// On SQLite (one instance, one machine) they run on a thread of their own in the idle scheduling
-/// class (see [`crate::priority`]), with the deliveries' SQLite writer: on the server's runtime
+/// class (see [`svc_store::priority`]), with the deliveries' SQLite writer: on the server's runtime
 /// their work (payloads, signatures, requests) waited in line with the requests', and a report
 /// filed during it waited too; at a lower nice value it still held a core for a time slice after a
 /// request's thread woke (bench/README.md, "Delivery in the idle class"). On

@@ -3,7 +3,8 @@
 //! queries both databases share are written once in `shared/` (see `docs/architecture.md`,
 //! "Storage"); each backend keeps only what differs, and its own migrations, run when it connects.
 
-// `unsafe` only in `sqlite::memory` (SQLite's allocator hooks), which allows it for itself.
+// `unsafe` only in `sqlite::memory` (SQLite's allocator hooks) and `priority` (scheduling classes),
+// which allow it for themselves.
 #![deny(unsafe_code)]
 
 use async_trait::async_trait;
@@ -18,6 +19,7 @@ mod health;
 pub mod load;
 mod pacing;
 pub mod postgres;
+pub mod priority;
 pub mod sqlite;
 #[cfg(test)]
 mod test_fixtures;

@@ -113,6 +113,9 @@ use rows::{report_columns, report_select_columns};
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const READ_CONNECTIONS: u32 = 4;
+/// The names of the writer's and the readers' connection threads (in `ps -L`, `perf`, `top -H`).
+pub const WRITER_THREAD: &str = "svc-db-writer";
+pub const READER_THREAD: &str = "svc-db-reader";
 /// Rows a reader connection may hand over before it waits for the caller to take them.
 const READ_ROW_CHANNEL: usize = 256;
 /// The writer's page cache: 8 MiB (a negative `cache_size` is in KiB). At 32 MiB it was a fifth
@@ -189,6 +192,7 @@ impl SqliteStore {
             .connect_with(
                 options
                     .clone()
+                    .thread_name(|_| WRITER_THREAD.into())
                     // The one-trip commits of the group commit, one string per batch size, beside
                     // the hundred statements of every other write.
                     .statement_cache_capacity(100 + group_commit::ONE_TRIP_MAX)
@@ -215,11 +219,24 @@ impl SqliteStore {
         let reader = if in_memory {
             writer.clone()
         } else {
+            // All opened now, by the thread connecting the store, and kept for the store's life: a
+            // connection's thread starts in the scheduling class of the thread that opens it, and
+            // one opened later by webhook delivery (in the idle class, see `crate::priority`) made
+            // every request that drew it wait whenever another thread wanted a core (a listing's
+            // p99 35-48 ms instead of 10-13). The writer is opened now too, and kept.
+            // No ping before each use: a local file cannot drop the connection, and the ping was
+            // a round trip to the connection's thread before every read.
+            let readers = SqlitePoolOptions::new()
+                .max_connections(READ_CONNECTIONS)
+                .min_connections(READ_CONNECTIONS)
+                .idle_timeout(None)
+                .max_lifetime(None)
+                .test_before_acquire(false);
             // sqlx hands rows from a connection's thread to the caller through a bounded channel;
             // at its default of 50 the thread stopped half-way through a 101-row page until the
             // caller caught up. A whole page (the largest listing is 201 rows) now fits.
-            deliveries::attaching(SqlitePoolOptions::new().max_connections(READ_CONNECTIONS), &deliveries_path)
-                .connect_with(options.row_buffer_size(READ_ROW_CHANNEL))
+            deliveries::attaching(readers, &deliveries_path)
+                .connect_with(options.row_buffer_size(READ_ROW_CHANNEL).thread_name(|_| READER_THREAD.into()))
                 .await?
         };
 

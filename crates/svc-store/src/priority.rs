@@ -11,8 +11,15 @@
 //! thread's checkpoints (Linux's I/O schedulers that know classes, such as mq-deadline and BFQ, serve
 //! an idle-class request only when nothing else waits; without one, the class changes nothing).
 //!
-//! The one module of the crate with `unsafe` code (the crate denies it elsewhere): the C library's
-//! `sched_setscheduler` and the `ioprio_set` system call, which rustix does not wrap.
+//! Both classes are inherited: a thread started by a thread in the idle class starts in it, and an
+//! unprivileged process cannot take it out again. SQLite's connections each run on a thread of
+//! their own, started by whichever thread opens the connection, so a background thread here must
+//! never open one of the server's shared connections (see `sqlite`: they are all opened when the
+//! store connects, and kept).
+//!
+//! With `sqlite::memory`, the only modules of the crate with `unsafe` code (the crate denies it
+//! elsewhere): the C library's `sched_setscheduler` and the `ioprio_set` system call, which rustix
+//! does not wrap.
 
 #![allow(unsafe_code)]
 
