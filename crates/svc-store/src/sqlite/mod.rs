@@ -113,8 +113,9 @@ use rows::{report_columns, report_select_columns};
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const READ_CONNECTIONS: u32 = 4;
-/// The names of the writer's and the readers' connection threads (in `ps -L`, `perf`, `top -H`).
+/// The name of the writer connection's thread (in `ps -L`, `top -H`, `perf`).
 pub const WRITER_THREAD: &str = "svc-db-writer";
+/// The name of each reader connection's thread.
 pub const READER_THREAD: &str = "svc-db-reader";
 /// Rows a reader connection may hand over before it waits for the caller to take them.
 const READ_ROW_CHANNEL: usize = 256;

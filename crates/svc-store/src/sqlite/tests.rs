@@ -346,7 +346,7 @@ async fn a_burst_of_reports_holds_the_search_index_back_and_loses_none() {
     assert_eq!(found.len(), 200);
 }
 
-/// The thread names of this process's threads in the idle scheduling class.
+/// This process's threads that are in the idle scheduling class and called one of `named`, by name.
 fn threads_giving_way(named: &[&str]) -> Vec<String> {
     let tasks = std::fs::read_dir("/proc/self/task").expect("this process's threads");
     tasks
@@ -359,20 +359,6 @@ fn threads_giving_way(named: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// Runs `work` on a thread of its own in the idle scheduling class (as webhook delivery runs), on
-/// a runtime of that thread's own.
-fn on_a_background_thread<T: Send + 'static>(
-    work: impl FnOnce() -> std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send>> + Send + 'static,
-) -> T {
-    std::thread::spawn(move || {
-        assert!(crate::priority::give_way(None), "the idle class, which needs no privileges");
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        runtime.block_on(work())
-    })
-    .join()
-    .unwrap()
-}
-
 /// A connection's thread starts in the scheduling class of the thread that opens it. Webhook
 /// delivery's thread is in the idle class and reads through the server's pools; when it opened a
 /// reader, the listings that drew that reader waited up to 90 ms for a core. The pools are opened
@@ -383,20 +369,23 @@ fn the_servers_connections_never_start_in_a_background_threads_class() {
     let folder = tempfile::tempdir().unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let store = Arc::new(runtime.block_on(open(folder.path())));
-    let background_store = store.clone();
-    let read = on_a_background_thread(move || {
-        Box::pin(async move {
-            let pool = &background_store.reader;
+    let pool = store.reader.clone();
+    // As webhook delivery runs: a thread of its own in the idle class, with a runtime of its own.
+    let read = std::thread::spawn(move || {
+        assert!(crate::priority::give_way(None), "the idle class, which needs no privileges");
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async move {
             let (a, b, c, d) = tokio::join!(pool.acquire(), pool.acquire(), pool.acquire(), pool.acquire());
-            let mut connections = [a.unwrap(), b.unwrap(), c.unwrap(), d.unwrap()];
             let mut total = 0;
-            for connection in &mut connections {
-                let (one,): (i64,) = sqlx::query_as("SELECT 1").fetch_one(&mut **connection).await.unwrap();
+            for mut connection in [a.unwrap(), b.unwrap(), c.unwrap(), d.unwrap()] {
+                let (one,): (i64,) = sqlx::query_as("SELECT 1").fetch_one(&mut *connection).await.unwrap();
                 total += one;
             }
             total
         })
-    });
+    })
+    .join()
+    .unwrap();
     assert_eq!(read, i64::from(READ_CONNECTIONS));
     assert_eq!(threads_giving_way(&[READER_THREAD, WRITER_THREAD]), Vec::<String>::new());
     drop(store);
