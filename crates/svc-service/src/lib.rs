@@ -69,6 +69,11 @@ impl Service {
         &*self.store
     }
 
+    /// The store itself, for work handed to another runtime (see `webhooks::Webhooks::on_server`).
+    pub(crate) fn shared_store(&self) -> DynStore {
+        self.store.clone()
+    }
+
     /// How busy the server is filing reports (the store's count: its search indexers wait out
     /// bursts too).
     pub fn load(&self) -> &load::Load {

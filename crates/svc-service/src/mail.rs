@@ -112,7 +112,11 @@ impl Mail {
 /// queued already. Never waits for SMTP: the mail task delivers it (within seconds when an SMTP
 /// server is set), else it waits in the outbox.
 pub async fn queue(svc: &Service, mail: Mail) -> ServiceResult<Option<String>> {
-    let store = svc.store();
+    queue_in(svc.store(), mail).await
+}
+
+/// [`queue`], given the store.
+pub(crate) async fn queue_in(store: &dyn svc_store::Store, mail: Mail) -> ServiceResult<Option<String>> {
     let outbox = outbox_row(mail, time::now_ms())?;
     if store.queue_mail(&outbox).await? {
         WAKE.notify_one();

@@ -86,6 +86,9 @@ pub struct Webhooks {
     /// Until when this instance holds the feed's consumer, as far as it knows: renewed once half
     /// of it is left, not with a write every round.
     held_until: Arc<std::sync::atomic::AtomicI64>,
+    /// The server's runtime, where delivery runs on a thread of its own ([`on_own_thread`]): its
+    /// writes to the server's database go there ([`Webhooks::on_server`]).
+    server: Option<tokio::runtime::Handle>,
 }
 
 impl Webhooks {
@@ -107,7 +110,26 @@ impl Webhooks {
             fresh: Default::default(),
             passed_at: Default::default(),
             held_until: Default::default(),
+            server: None,
         })
+    }
+
+    /// Runs `write`, a write to the server's database, on the server's runtime when delivery runs
+    /// on a thread of its own ([`on_own_thread`]), else here. On SQLite that database has one
+    /// writer connection, which every report waits for: driven from delivery's thread, in the idle
+    /// class, it waited for a core between its statements and before going back to the pool (from
+    /// a task of the runtime that used it) while reports queued behind it; and a connection opened
+    /// there to replace one a failed transaction left unusable would keep that class for good
+    /// ([`svc_store::priority`]). The deliveries' own file is written from delivery's thread.
+    async fn on_server<T: Send + 'static>(
+        &self,
+        write: impl Future<Output = ServiceResult<T>> + Send + 'static,
+    ) -> ServiceResult<T> {
+        let Some(server) = &self.server else { return write.await };
+        server
+            .spawn(write)
+            .await
+            .map_err(|error| ServiceError::Internal(format!("a write for webhook delivery did not finish: {error}")))?
     }
 
     /// Up to `limit` of the deliveries this instance's consumer just made, while this instance
@@ -667,13 +689,12 @@ pub async fn queue_events(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceR
     {
         return Ok(0);
     }
-    let owner = svc.instance_id();
     if !store.any_enabled_webhook().await? {
         // No endpoint to deliver to (what happens before one is added is never sent to it): the
         // position follows the feed once a minute without reading it, so the feed's clean-up is
         // not held back, and ingest pays nothing for webhooks nobody set up.
         if now - hooks.passed_at.load(std::sync::atomic::Ordering::Relaxed) >= 60_000
-            && store.lease_consumer(consumer::WEBHOOKS, owner, now, now + CONSUMER_LEASE_MS).await?.is_some()
+            && lease(svc, hooks, now, now + CONSUMER_LEASE_MS).await?.is_some()
         {
             advance(svc, hooks, Vec::new(), last_event, now).await?;
             hooks.passed_at.store(now, std::sync::atomic::Ordering::Relaxed);
@@ -687,7 +708,7 @@ pub async fn queue_events(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceR
         Some(position) if held_until - now > CONSUMER_LEASE_MS / 2 => position,
         _ => {
             let until = now + CONSUMER_LEASE_MS;
-            let Some(position) = store.lease_consumer(consumer::WEBHOOKS, owner, now, until).await? else {
+            let Some(position) = lease(svc, hooks, now, until).await? else {
                 return Ok(0);
             };
             hooks.held_until.store(until, std::sync::atomic::Ordering::Relaxed);
@@ -725,6 +746,13 @@ pub async fn queue_events(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceR
         WAKE.notify_one();
     }
     Ok(made)
+}
+
+/// Takes or renews the feed's consumer for this instance until `until`: its position, or `None`
+/// while another instance holds it.
+async fn lease(svc: &Service, hooks: &Webhooks, now: i64, until: i64) -> ServiceResult<Option<i64>> {
+    let (store, owner) = (svc.shared_store(), svc.instance_id().to_string());
+    hooks.on_server(async move { Ok(store.lease_consumer(consumer::WEBHOOKS, &owner, now, until).await?) }).await
 }
 
 /// Makes `writes`' deliveries and moves the webhook consumer to `to`, in one transaction: the
@@ -998,10 +1026,15 @@ async fn record(
     svc: &Service,
     hooks: &Webhooks,
     hook: &Webhook,
-    attempts: &[(WebhookAttempt, AttemptOutcome)],
-    held: &[String],
+    attempts: Vec<(WebhookAttempt, AttemptOutcome)>,
+    held: Vec<String>,
 ) -> ServiceResult<()> {
-    if svc.store().record_attempts(&hook.id, attempts, held).await? {
+    // The attempts go to the deliveries' file; an endpoint's health, when it changes, to the
+    // server's database.
+    let (store, webhook_id) = (svc.shared_store(), hook.id.clone());
+    let disabled =
+        hooks.on_server(async move { Ok(store.record_attempts(&webhook_id, &attempts, &held).await?) }).await?;
+    if disabled {
         mail_owners_disabled(svc, hooks, hook).await;
     }
     Ok(())
@@ -1016,7 +1049,7 @@ async fn attempt_and_record(
     started_at: i64,
 ) -> ServiceResult<()> {
     let done = attempt(hooks, hook, &delivery, started_at).await;
-    record(svc, hooks, hook, &[done], &[]).await
+    record(svc, hooks, hook, vec![done], Vec::new()).await
 }
 
 fn rand_fraction() -> f64 {
@@ -1053,7 +1086,8 @@ async fn mail_owners_disabled(svc: &Service, hooks: &Webhooks, hook: &Webhook) {
         mail.project_id = Some(project.id.clone());
         mail.dedupe_key =
             Some(format!("webhook-disabled:{}:{}:{}", hook.id, user.id, hook.failing_since.unwrap_or_default()));
-        if let Err(error) = mail::queue(svc, mail).await {
+        let store = svc.shared_store();
+        if let Err(error) = hooks.on_server(async move { mail::queue_in(&*store, mail).await }).await {
             tracing::warn!(%error, "mailing an owner about a disabled webhook failed");
         }
     }
@@ -1128,7 +1162,7 @@ async fn deliver_batch(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceResu
                 // A long round records what it did so far and renews its hold on the rest, so no
                 // other sender takes those meanwhile (the lease covers two attempts and a margin).
                 if leased_for - elapsed < hooks.lease_ms / 2 {
-                    record(svc, hooks, &hook, &std::mem::take(&mut attempts), &[]).await?;
+                    record(svc, hooks, &hook, std::mem::take(&mut attempts), Vec::new()).await?;
                     let rest: Vec<String> = deliveries[next..].iter().map(|d| d.id.clone()).collect();
                     svc.store().reschedule_deliveries(&rest, now + elapsed + hooks.lease_ms).await?;
                     leased_for = elapsed + hooks.lease_ms;
@@ -1162,7 +1196,7 @@ async fn deliver_batch(svc: &Service, hooks: &Webhooks, now: i64) -> ServiceResu
             // Held back behind a failure: they wait with the paused endpoint.
             let held: Vec<String> = deliveries[next..].iter().map(|delivery| delivery.id.clone()).collect();
             done.held_back = held.len();
-            record(svc, hooks, &hook, &attempts, &held).await?;
+            record(svc, hooks, &hook, attempts, held).await?;
             Ok(done)
         })
         .buffer_unordered(ENDPOINTS_AT_ONCE)
@@ -1214,7 +1248,7 @@ const ROUNDS_IN_FLIGHT: usize = 4;
 /// are filed at the rate they would be without endpoints.
 ///
 /// On SQLite (one instance, one machine) they run on a thread of their own in the idle scheduling
-/// class (see [`svc_store::priority`]), with the deliveries' SQLite writer: on the server's runtime
+/// class ([`on_own_thread`]), with the deliveries' SQLite writer: on the server's runtime
 /// their work (payloads, signatures, requests) waited in line with the requests', and a report
 /// filed during it waited too; at a lower nice value it still held a core for a time slice after a
 /// request's thread woke (bench/README.md, "Delivery in the idle class"). On
@@ -1225,7 +1259,31 @@ pub fn spawn(svc: Arc<Service>, hooks: Webhooks) {
         spawn_here(svc, hooks);
         return;
     }
-    let started = std::thread::Builder::new().name("svc-webhooks".into()).spawn(move || {
+    let started = on_own_thread(hooks, move |hooks| async move {
+        spawn_here(svc, hooks);
+        std::future::pending::<()>().await;
+    });
+    if let Err(error) = started {
+        tracing::error!(%error, "webhook delivery could not start its thread");
+    }
+}
+
+/// Runs `work` on a new thread in the idle scheduling class (see [`svc_store::priority`]), on a
+/// runtime of its own, with the deliveries' SQLite writer moved to that class too. The hooks
+/// `work` is given send their writes to the server's database back to the runtime this is called
+/// on ([`Webhooks::on_server`]). Resolves with `work`'s result; an error when the thread could not
+/// start.
+pub fn on_own_thread<F, T>(
+    hooks: Webhooks,
+    work: impl FnOnce(Webhooks) -> F + Send + 'static,
+) -> std::io::Result<tokio::sync::oneshot::Receiver<T>>
+where
+    F: Future<Output = T> + 'static,
+    T: Send + 'static,
+{
+    let hooks = Webhooks { server: Some(tokio::runtime::Handle::current()), ..hooks };
+    let (done, answer) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new().name("svc-webhooks".into()).spawn(move || {
         priority::give_way(None);
         if let Some(writer) = priority::thread_named(svc_store::sqlite::deliveries::WRITER_THREAD) {
             priority::give_way(Some(writer));
@@ -1234,14 +1292,9 @@ pub fn spawn(svc: Arc<Service>, hooks: Webhooks) {
             Ok(runtime) => runtime,
             Err(error) => return tracing::error!(%error, "webhook delivery could not start its runtime"),
         };
-        runtime.block_on(async move {
-            spawn_here(svc, hooks);
-            std::future::pending::<()>().await;
-        });
-    });
-    if let Err(error) = started {
-        tracing::error!(%error, "webhook delivery could not start its thread");
-    }
+        let _ = done.send(runtime.block_on(work(hooks)));
+    })?;
+    Ok(answer)
 }
 
 fn spawn_here(svc: Arc<Service>, hooks: Webhooks) {

@@ -274,6 +274,7 @@ impl SqliteStore {
     }
 
     async fn begin_write(&self) -> StoreResult<sqlx::Transaction<'static, Sqlite>> {
+        debug_assert_not_in_background_class();
         // IMMEDIATE takes the write lock up front, so a transaction that reads before it writes
         // cannot fail half-way on a lock held by another process (the CLI, for example).
         self.writer
@@ -337,6 +338,17 @@ impl SqliteStore {
 /// The writer pool's check of a connection coming back (see the module notes): closes it if sqlx
 /// still counts an open transaction once any queued ROLLBACK has run. Costs one atomic load when
 /// the connection is clean.
+/// The writer is one connection every report waits for: a thread in the idle class (webhook
+/// delivery's, see `crate::priority`) must not drive it, or reports wait while that thread waits
+/// for a core, and a replacement connection it opened would start in the idle class. Checked in
+/// debug builds (the tests), where every write from such a thread fails loudly.
+fn debug_assert_not_in_background_class() {
+    debug_assert!(
+        !crate::priority::gives_way(None),
+        "a thread in the idle class writes through the server's SQLite writer; send the write to the server's runtime"
+    );
+}
+
 async fn discard_if_still_in_transaction(connection: &mut SqliteConnection) -> Result<bool, sqlx::Error> {
     use sqlx::Connection;
     if !connection.is_in_transaction() {
@@ -449,6 +461,7 @@ impl SqliteStore {
     }
 
     fn write_pool(&self) -> &SqlitePool {
+        debug_assert_not_in_background_class();
         &self.writer
     }
 
