@@ -96,8 +96,13 @@ pub fn waits_for_disk(thread: Thread) -> bool {
 
 /// The id of this process's thread named `name`, if there is one (Linux's `/proc`).
 pub fn thread_named(name: &str) -> Option<i32> {
-    let tasks = std::fs::read_dir("/proc/self/task").ok()?;
-    tasks.flatten().find_map(|task| {
+    threads_named(name).next()
+}
+
+/// The ids of this process's threads named `name`.
+pub fn threads_named(name: &str) -> impl Iterator<Item = i32> {
+    let tasks = std::fs::read_dir("/proc/self/task").into_iter().flatten().flatten();
+    tasks.filter_map(move |task| {
         let comm = std::fs::read_to_string(task.path().join("comm")).ok()?;
         let tid: i32 = task.file_name().to_str()?.parse().ok()?;
         (comm.trim_end() == name).then_some(tid)

@@ -335,9 +335,6 @@ impl SqliteStore {
     }
 }
 
-/// The writer pool's check of a connection coming back (see the module notes): closes it if sqlx
-/// still counts an open transaction once any queued ROLLBACK has run. Costs one atomic load when
-/// the connection is clean.
 /// The writer is one connection every report waits for: a thread in the idle class (webhook
 /// delivery's, see `crate::priority`) must not drive it, or reports wait while that thread waits
 /// for a core, and a replacement connection it opened would start in the idle class. Checked in
@@ -349,6 +346,9 @@ fn debug_assert_not_in_background_class() {
     );
 }
 
+/// The writer pool's check of a connection coming back (see the module notes): closes it if sqlx
+/// still counts an open transaction once any queued ROLLBACK has run. Costs one atomic load when
+/// the connection is clean.
 async fn discard_if_still_in_transaction(connection: &mut SqliteConnection) -> Result<bool, sqlx::Error> {
     use sqlx::Connection;
     if !connection.is_in_transaction() {

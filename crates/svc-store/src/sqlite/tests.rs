@@ -348,14 +348,11 @@ async fn a_burst_of_reports_holds_the_search_index_back_and_loses_none() {
 
 /// This process's threads that are in the idle scheduling class and called one of `named`, by name.
 fn threads_giving_way(named: &[&str]) -> Vec<String> {
-    let tasks = std::fs::read_dir("/proc/self/task").expect("this process's threads");
-    tasks
-        .flatten()
-        .filter_map(|task| {
-            let name = std::fs::read_to_string(task.path().join("comm")).ok()?.trim_end().to_string();
-            let tid: i32 = task.file_name().to_str()?.parse().ok()?;
-            (named.contains(&name.as_str()) && crate::priority::gives_way(Some(tid))).then_some(name)
-        })
+    named
+        .iter()
+        .flat_map(|name| crate::priority::threads_named(name).map(move |tid| (name, tid)))
+        .filter(|(_, tid)| crate::priority::gives_way(Some(*tid)))
+        .map(|(name, _)| name.to_string())
         .collect()
 }
 
