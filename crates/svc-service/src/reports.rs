@@ -203,7 +203,7 @@ pub async fn file(svc: &Service, filing: Filing<'_>) -> Result<Filed, FilingErro
         labels: Vec::new(),
     };
     let new = svc_core::model::NewReport { report, blob_ids, idempotency_key };
-    match store.create_report(&new).await? {
+    match store.create_report(new).await? {
         svc_store::CreatedReport::Created(report) => {
             store.changes().announce(&report.project_id);
             Ok(Filed::Created(report))

@@ -394,7 +394,7 @@ pub trait ReportStore: Send + Sync {
     /// `BlobAlreadyUsed` / `NotFound`) and remembers its idempotency key, all in one durable
     /// transaction. A known idempotency key (same project, within 24 hours) stores nothing. A report
     /// is filed without triage: its `assignee` and `labels` are not stored (see [`TriageStore`]).
-    async fn create_report(&self, new: &NewReport) -> StoreResult<CreatedReport>;
+    async fn create_report(&self, new: NewReport) -> StoreResult<CreatedReport>;
     async fn get_report(&self, id: &str) -> StoreResult<Option<Report>>;
     /// The reports of these ids that exist, in no particular order: one statement for a batch (the
     /// webhook consumer reads one per event it delivers).

@@ -89,7 +89,7 @@ pub(crate) async fn fill_project(store: &dyn Store, project: &Project) -> Vec<St
         };
         let blob_ids = if index == 0 { vec![bound.id.clone()] } else { Vec::new() };
         let new = NewReport { report: report.clone(), blob_ids, idempotency_key: key.map(str::to_string) };
-        store.create_report(&new).await.unwrap();
+        store.create_report(new).await.unwrap();
         ids.push(report.id);
     }
     let comment = Comment {
@@ -358,7 +358,7 @@ pub(crate) async fn file_together(
         .into_iter()
         .map(|report| {
             let store = store.clone();
-            tokio::spawn(async move { store.create_report(&report).await.unwrap() })
+            tokio::spawn(async move { store.create_report(report).await.unwrap() })
         })
         .collect();
     for task in filed {

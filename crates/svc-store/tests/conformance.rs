@@ -250,7 +250,7 @@ fn with_key(report: Report, key: &str) -> NewReport {
 }
 
 async fn create(store: &DynStore, new: NewReport) -> Report {
-    match store.create_report(&new).await.unwrap() {
+    match store.create_report(new).await.unwrap() {
         CreatedReport::Created(report) => report,
         CreatedReport::Repeat(id) => panic!("expected a new report, got a repeat of {id}"),
     }
@@ -470,7 +470,7 @@ conformance! {
         assert_eq!(store.get_report(&new_id()).await.unwrap(), None);
         assert!(store.status_history(&filed_report.id).await.unwrap().is_empty());
 
-        let duplicate = store.create_report(&filed(filed_report)).await.unwrap_err();
+        let duplicate = store.create_report(filed(filed_report)).await.unwrap_err();
         assert!(matches!(duplicate, StoreError::Conflict(_)), "{duplicate:?}");
     }
 
@@ -478,7 +478,7 @@ conformance! {
         let project = project(&store).await;
         let first = create(&store, with_key(report(&project.id), "key-1")).await;
         let again = report(&project.id);
-        let outcome = store.create_report(&with_key(again.clone(), "key-1")).await.unwrap();
+        let outcome = store.create_report(with_key(again.clone(), "key-1")).await.unwrap();
         assert_eq!(outcome, CreatedReport::Repeat(first.id.clone()));
         assert_eq!(store.get_report(&again.id).await.unwrap(), None);
         assert_eq!(ids(&store.list_reports(&filter(&project.id, 10)).await.unwrap()), vec![first.id.clone()]);
@@ -496,7 +496,7 @@ conformance! {
         let fresh = create(&store, with_key(report_at(&project.id, now), "key-1")).await;
         assert_ne!(old.id, fresh.id);
         // The key now remembers the newer report.
-        let outcome = store.create_report(&with_key(report_at(&project.id, now + 1), "key-1")).await.unwrap();
+        let outcome = store.create_report(with_key(report_at(&project.id, now + 1), "key-1")).await.unwrap();
         assert_eq!(outcome, CreatedReport::Repeat(fresh.id));
     }
 
@@ -507,7 +507,7 @@ conformance! {
         let recent = create(&store, with_key(report_at(&project.id, now), "recent")).await;
         assert_eq!(store.delete_expired_idempotency_keys(now - IDEMPOTENCY_WINDOW_MS).await.unwrap(), 1);
         assert_eq!(store.delete_expired_idempotency_keys(now - IDEMPOTENCY_WINDOW_MS).await.unwrap(), 0);
-        let outcome = store.create_report(&with_key(report(&project.id), "recent")).await.unwrap();
+        let outcome = store.create_report(with_key(report(&project.id), "recent")).await.unwrap();
         assert_eq!(outcome, CreatedReport::Repeat(recent.id));
         assert_eq!(store.list_reports(&filter(&project.id, 10)).await.unwrap().len(), 2);
     }
@@ -525,18 +525,18 @@ conformance! {
 
         let unused = stored_blob(&store, &project.id).await;
         let second = report(&project.id);
-        let error = store.create_report(&with_blobs(second.clone(), &[&unused.id, &screenshot.id])).await.unwrap_err();
+        let error = store.create_report(with_blobs(second.clone(), &[&unused.id, &screenshot.id])).await.unwrap_err();
         assert!(matches!(&error, StoreError::BlobAlreadyUsed(id) if *id == screenshot.id), "{error:?}");
         assert_eq!(store.get_report(&second.id).await.unwrap(), None);
         assert_eq!(store.get_blob(&unused.id).await.unwrap().unwrap().report_id, None, "the failed report bound nothing");
 
-        let error = store.create_report(&with_blobs(report(&project.id), &[&new_id()])).await.unwrap_err();
+        let error = store.create_report(with_blobs(report(&project.id), &[&new_id()])).await.unwrap_err();
         assert!(matches!(error, StoreError::NotFound), "{error:?}");
 
         let org = store.get_organization(&project.org_id).await.unwrap().unwrap();
         let other = project_of(&store, &org.id, "other").await;
         let foreign = stored_blob(&store, &other.id).await;
-        let error = store.create_report(&with_blobs(report(&project.id), &[&foreign.id])).await.unwrap_err();
+        let error = store.create_report(with_blobs(report(&project.id), &[&foreign.id])).await.unwrap_err();
         assert!(matches!(error, StoreError::NotFound), "{error:?}");
         assert_eq!(store.get_blob(&foreign.id).await.unwrap().unwrap().report_id, None);
         assert_eq!(ids(&store.list_reports(&filter(&project.id, 10)).await.unwrap()), vec![first.id]);
@@ -550,7 +550,7 @@ conformance! {
                 .map(|_| {
                     let store = store.clone();
                     let new = with_blobs(report(&project.id), &[&blob.id]);
-                    tokio::spawn(async move { store.create_report(&new).await })
+                    tokio::spawn(async move { store.create_report(new).await })
                 })
                 .collect();
             let mut winners = Vec::new();
@@ -576,7 +576,7 @@ conformance! {
         for index in 0..60 {
             let store = store.clone();
             let new = if index % 10 == 0 { with_blobs(report(&project.id), &[&used.id]) } else { filed(report(&project.id)) };
-            tasks.push(tokio::spawn(async move { (new.report.id.clone(), store.create_report(&new).await) }));
+            tasks.push(tokio::spawn(async move { (new.report.id.clone(), store.create_report(new).await) }));
         }
         let mut stored = HashSet::new();
         for task in tasks {
@@ -607,7 +607,7 @@ conformance! {
             if index == 17 {
                 new.report.id = taken.id.clone();
             }
-            tasks.push(tokio::spawn(async move { (index, store.create_report(&new).await) }));
+            tasks.push(tokio::spawn(async move { (index, store.create_report(new).await) }));
         }
         let mut stored = 0;
         for task in tasks {
@@ -1178,7 +1178,7 @@ async fn sqlite_data_survives_reopening_the_file() {
     assert_eq!(reread.status, "triaged");
     assert_eq!(store.status_history(&filed_report.id).await.unwrap().len(), 1);
     assert_eq!(store.get_blob(&blob.id).await.unwrap().unwrap().report_id, Some(filed_report.id.clone()));
-    let repeat = store.create_report(&with_key(report(&project.id), "k")).await.unwrap();
+    let repeat = store.create_report(with_key(report(&project.id), "k")).await.unwrap();
     assert_eq!(repeat, CreatedReport::Repeat(filed_report.id));
 }
 

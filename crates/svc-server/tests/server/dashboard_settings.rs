@@ -54,7 +54,7 @@ async fn report_with_screenshot(app: &TestApp, project_id: &str, at: i64, text: 
         labels: Vec::new(),
     };
     let new = NewReport { report: report.clone(), blob_ids: vec![blob_id.clone()], idempotency_key: None };
-    app.store.create_report(&new).await.unwrap();
+    app.store.create_report(new).await.unwrap();
     (report, blob_id)
 }
 

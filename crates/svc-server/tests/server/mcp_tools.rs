@@ -32,7 +32,7 @@ async fn seed_with_id(app: &TestApp, id: &str, text: &str) -> Report {
         labels: Vec::new(),
     };
     app.store
-        .create_report(&NewReport { report: report.clone(), blob_ids: vec![], idempotency_key: None })
+        .create_report(NewReport { report: report.clone(), blob_ids: vec![], idempotency_key: None })
         .await
         .expect("store report");
     report

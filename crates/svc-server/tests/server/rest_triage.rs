@@ -33,7 +33,7 @@ async fn filed_by(app: &TestApp, text: &str, author_id: &str) -> Report {
         ..seeded
     };
     app.store
-        .create_report(&NewReport { report: report.clone(), blob_ids: Vec::new(), idempotency_key: None })
+        .create_report(NewReport { report: report.clone(), blob_ids: Vec::new(), idempotency_key: None })
         .await
         .unwrap();
     report

@@ -148,10 +148,11 @@ async fn file_alone(pool: &PgPool, report: Report, key: Option<String>) -> Store
     if key.is_none() {
         return file_chunk(pool, std::slice::from_ref(&report), &[None]).await.map(|()| CreatedReport::Created(report));
     }
-    let new = NewReport { report, blob_ids: Vec::new(), idempotency_key: key };
-    match create_report(pool, &new).await? {
+    // A copy: the rare way after a failed batch, where the report may be answered as stored.
+    let new = NewReport { report: report.clone(), blob_ids: Vec::new(), idempotency_key: key };
+    match create_report(pool, new).await? {
         // The batch did store it, key and all, before its connection was lost.
-        CreatedReport::Repeat(first) if first == new.report.id => Ok(CreatedReport::Created(new.report)),
+        CreatedReport::Repeat(first) if first == report.id => Ok(CreatedReport::Created(report)),
         created => Ok(created),
     }
 }

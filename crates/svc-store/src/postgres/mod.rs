@@ -327,7 +327,7 @@ impl PostgresStore {
         Ok(tx)
     }
 
-    async fn file_report(&self, new: &NewReport) -> StoreResult<CreatedReport> {
+    async fn file_report(&self, new: NewReport) -> StoreResult<CreatedReport> {
         if !new.blob_ids.is_empty() {
             let created = reports::create_report(&self.pool, new).await;
             match &created {
@@ -338,7 +338,7 @@ impl PostgresStore {
             return created;
         }
         let (reply, answer) = tokio::sync::oneshot::channel();
-        let queued = group_commit::Queued { report: new.report.clone(), key: new.idempotency_key.clone(), reply };
+        let queued = group_commit::Queued { report: new.report, key: new.idempotency_key, reply };
         // Either failure means the dispatcher is gone (the runtime is shutting down).
         self.report_queue.send(queued).await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?;
         answer.await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?

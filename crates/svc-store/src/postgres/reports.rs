@@ -65,7 +65,7 @@ const BULK_CHUNK_ROWS: usize = 5_000;
 /// Files a report with blobs to bind, in one transaction; and a report with an idempotency key that
 /// the group commit could not file with others (see [`file_chunk`]). (The others go through
 /// [`super::group_commit`].)
-pub(super) async fn create_report(pool: &PgPool, new: &NewReport) -> StoreResult<CreatedReport> {
+pub(super) async fn create_report(pool: &PgPool, new: NewReport) -> StoreResult<CreatedReport> {
     let report = &new.report;
     let mut tx = pool.begin().await?;
 
@@ -108,7 +108,7 @@ pub(super) async fn create_report(pool: &PgPool, new: &NewReport) -> StoreResult
 
     super::events::insert_events(&mut tx, &[svc_core::event::NewEvent::report_created(report)]).await?;
     tx.commit().await?;
-    Ok(CreatedReport::Created(report.clone()))
+    Ok(CreatedReport::Created(new.report))
 }
 
 /// Binds the named blobs to the report: each must exist in the report's project and be unbound.

@@ -69,7 +69,7 @@ async fn concurrent_requests_with_one_idempotency_key_file_one_report() {
                 blob_ids: vec![blob_id.clone()],
                 idempotency_key: Some("queued-1".into()),
             };
-            tokio::spawn(async move { store.create_report(&new).await })
+            tokio::spawn(async move { store.create_report(new).await })
         })
         .collect();
     let mut created = Vec::new();
@@ -103,7 +103,7 @@ async fn keyed_reports_filed_together_file_one_report_per_key() {
                 blob_ids: Vec::new(),
                 idempotency_key: Some(key.clone()),
             };
-            tokio::spawn(async move { (key, store.create_report(&new).await.unwrap()) })
+            tokio::spawn(async move { (key, store.create_report(new).await.unwrap()) })
         })
         .collect();
     let mut created = std::collections::HashMap::new();
@@ -123,7 +123,7 @@ async fn keyed_reports_filed_together_file_one_report_per_key() {
         assert_eq!(id, &created["queued-1"], "a retry answers with its key's report");
     }
     let again = NewReport { idempotency_key: Some("queued-101".into()), ..plain(&project) };
-    match store.create_report(&again).await.unwrap() {
+    match store.create_report(again).await.unwrap() {
         CreatedReport::Repeat(id) => assert_eq!(id, created["queued-101"]),
         other => panic!("the key is remembered: {other:?}"),
     }
@@ -150,7 +150,7 @@ async fn reports_naming_overlapping_blobs_in_opposite_orders_do_not_deadlock() {
             blob_ids: vec![second, first],
             idempotency_key: None,
         };
-        let (a, b) = tokio::join!(store.create_report(&forward), store.create_report(&backward));
+        let (a, b) = tokio::join!(store.create_report(forward), store.create_report(backward));
         let outcomes = [a, b];
         let winners = outcomes.iter().filter(|outcome| matches!(outcome, Ok(CreatedReport::Created(_)))).count();
         assert_eq!(winners, 1, "{outcomes:?}");
@@ -286,7 +286,7 @@ async fn a_report_committed_late_is_indexed_once_its_transaction_ends() {
     let mut quick = report(&project, 4_000_001, None);
     quick.blocks = serde_json::from_value(serde_json::json!([{"type": "text", "text": "narwhal"}])).unwrap();
     store
-        .create_report(&NewReport { report: quick.clone(), blob_ids: Vec::new(), idempotency_key: None })
+        .create_report(NewReport { report: quick.clone(), blob_ids: Vec::new(), idempotency_key: None })
         .await
         .unwrap();
 
@@ -399,10 +399,10 @@ async fn every_pooled_connection_terminated_costs_no_write() {
     assert_eq!(terminate_backends(&store).await, 4);
 
     for _ in 0..4 {
-        store.create_report(&plain(&project)).await.expect("a plain report is filed despite the lost connections");
+        store.create_report(plain(&project)).await.expect("a plain report is filed despite the lost connections");
     }
     let keyed = NewReport { idempotency_key: Some("after-restart".into()), ..plain(&project) };
-    assert!(matches!(store.create_report(&keyed).await, Ok(CreatedReport::Created(_))), "a report in a transaction");
+    assert!(matches!(store.create_report(keyed).await, Ok(CreatedReport::Created(_))), "a report in a transaction");
     let filter = ReportFilter { project_ids: vec![project.id.clone()], limit: 50, ..Default::default() };
     assert_eq!(store.list_reports(&filter).await.unwrap().len(), 5, "each report stored once");
     store.ping().await.expect("ready");
@@ -437,7 +437,7 @@ async fn ping_fails_while_the_server_refuses_writes_and_recovers_by_itself() {
         sqlx::query(statement).execute(store.pool()).await.unwrap();
     }
 
-    let error = store.create_report(&plain(&project)).await.expect_err("the write is refused");
+    let error = store.create_report(plain(&project)).await.expect_err("the write is refused");
     assert!(error.to_string().contains("No space left on device"), "{error}");
     for _ in 0..2 {
         let not_ready = store.ping().await.expect_err("not ready while writes fail");
@@ -452,7 +452,7 @@ async fn ping_fails_while_the_server_refuses_writes_and_recovers_by_itself() {
     }
     store.ping().await.expect("ready again once writes work");
     assert!(!store.health.is_failing());
-    assert!(matches!(store.create_report(&plain(&project)).await, Ok(CreatedReport::Created(_))));
+    assert!(matches!(store.create_report(plain(&project)).await, Ok(CreatedReport::Created(_))));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -409,7 +409,7 @@ impl ChannelStore for ThisStore {
 
 #[async_trait]
 impl ReportStore for ThisStore {
-    async fn create_report(&self, new: &NewReport) -> StoreResult<CreatedReport> {
+    async fn create_report(&self, new: NewReport) -> StoreResult<CreatedReport> {
         self.file_report(new).await
     }
 

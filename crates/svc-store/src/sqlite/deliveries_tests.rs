@@ -45,7 +45,7 @@ async fn a_delivery_transaction_never_holds_up_a_report() {
     let made = webhooks::insert_deliveries(&mut tx, &deliveries.iter().collect::<Vec<_>>()).await.unwrap();
     assert!(made.iter().all(|made| *made));
     let held = std::time::Duration::from_secs(30);
-    let filed = tokio::time::timeout(held, store.create_report(&plain(&project))).await;
+    let filed = tokio::time::timeout(held, store.create_report(plain(&project))).await;
     let Ok(Ok(CreatedReport::Created(report))) = filed else { panic!("the report waited for the deliveries") };
     let by = Author { kind: svc_core::model::AuthorKind::Agent, id: None, label: None };
     let triage = crate::Write::Status { report_id: report.id.clone(), to: "triaged".parse().unwrap() };
@@ -67,7 +67,7 @@ async fn deliveries_kept_in_the_database_move_into_their_file_with_the_consumers
     let writes = deliveries.iter().cloned().map(crate::Write::WebhookDelivery).collect::<Vec<_>>();
     let by = Author { kind: svc_core::model::AuthorKind::Cli, id: None, label: None };
     store.apply(&crate::Change::anywhere(by.clone(), at, writes)).await.unwrap();
-    store.create_report(&plain(&project)).await.unwrap();
+    store.create_report(plain(&project)).await.unwrap();
     let last = store.last_event_id().await.unwrap();
     assert!(store.lease_consumer(consumer::WEBHOOKS, "A", at, at + 60_000).await.unwrap().is_some());
     let advance = crate::Write::AdvanceConsumer { name: consumer::WEBHOOKS.into(), owner: "A".into(), to: last };

@@ -115,7 +115,9 @@ fn multi_row_insert(rows: usize) -> String {
 
 /// A write waiting for the next group commit.
 pub(super) enum Job {
-    Report(QueuedReport),
+    /// Boxed: a report is large, and a job moves from the caller's task through the queue into a
+    /// batch.
+    Report(Box<QueuedReport>),
     Blob(QueuedBlob),
     Views(QueuedViews),
 }
@@ -269,11 +271,12 @@ fn answer(batch: &mut Vec<Job>, outcomes: Vec<StoreResult<Stored>>) {
         // A caller that gave up waiting still has its row stored; nobody to tell.
         match job {
             Job::Report(queued) => {
+                let QueuedReport { new, reply, .. } = *queued;
                 let answer = outcome.map(|stored| match stored {
-                    Stored::Created => CreatedReport::Created(queued.new.report),
+                    Stored::Created => CreatedReport::Created(new.report),
                     Stored::Repeat(first_id) => CreatedReport::Repeat(first_id),
                 });
-                let _ = queued.reply.send(answer);
+                let _ = reply.send(answer);
             }
             Job::Blob(queued) => {
                 let _ = queued.reply.send(outcome.map(|_| ()));
@@ -379,7 +382,7 @@ async fn try_commit_batch(
     }
 
     let report = |i: usize| match &batch[i] {
-        Job::Report(queued) => Some(queued),
+        Job::Report(queued) => Some(&**queued),
         _ => None,
     };
     // Reports with an idempotency key and no blobs (what the widget sends): their keys are looked

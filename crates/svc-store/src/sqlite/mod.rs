@@ -477,9 +477,9 @@ impl SqliteStore {
         answer.await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?
     }
 
-    async fn file_report(&self, new: &NewReport) -> StoreResult<CreatedReport> {
+    async fn file_report(&self, new: NewReport) -> StoreResult<CreatedReport> {
         let (reply, answer) = oneshot::channel();
-        let job = Job::Report(QueuedReport { text: ReportText::of(&new.report), new: new.clone(), reply });
+        let job = Job::Report(Box::new(QueuedReport { text: ReportText::of(&new.report), new, reply }));
         self.through_group_commit(job, answer).await
     }
 

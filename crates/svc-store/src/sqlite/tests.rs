@@ -66,7 +66,7 @@ async fn a_full_database_fails_the_batch_and_the_next_write_works_once_there_is_
 
     let mut failure = None;
     for _ in 0..1_000 {
-        if let Err(error) = store.create_report(&plain(&project)).await {
+        if let Err(error) = store.create_report(plain(&project)).await {
             failure = Some(error);
             break;
         }
@@ -87,12 +87,12 @@ async fn a_full_database_fails_the_batch_and_the_next_write_works_once_there_is_
     // write must work. (Before, every later write failed: "attempted to call begin_with at
     // non-zero transaction depth".)
     on_writer(&store, "PRAGMA max_page_count = 1073741823").await;
-    let created = store.create_report(&plain(&project)).await.expect("the writer works again");
+    let created = store.create_report(plain(&project)).await.expect("the writer works again");
     let CreatedReport::Created(report) = created else { panic!("a new report") };
     assert!(!store.health.is_failing(), "a stored report clears the failing mark");
     store.ping().await.expect("ready again");
     let with_key = keyed(&project, "k-1");
-    assert!(matches!(store.create_report(&with_key).await, Ok(CreatedReport::Created(_))));
+    assert!(matches!(store.create_report(with_key).await, Ok(CreatedReport::Created(_))));
     let by = Author { kind: svc_core::model::AuthorKind::Agent, id: None, label: None };
     let triage = crate::Write::Status { report_id: report.id.clone(), to: "triaged".parse().unwrap() };
     store.apply(&crate::Change::anywhere(by, 5, vec![triage])).await.expect("a write transaction works too");
@@ -110,7 +110,7 @@ async fn a_full_database_fails_the_batch_and_the_next_write_works_once_there_is_
     assert!(error.to_string().contains("database or disk is full"), "{error}");
     on_writer(&store, "PRAGMA max_page_count = 4294967294").await;
     store.insert_reports_bulk(&many).await.expect("room again");
-    assert!(matches!(store.create_report(&plain(&project)).await, Ok(CreatedReport::Created(_))));
+    assert!(matches!(store.create_report(plain(&project)).await, Ok(CreatedReport::Created(_))));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -123,7 +123,7 @@ async fn ping_fails_while_writes_fail_and_recovers_by_itself() {
     on_writer(&store, "PRAGMA query_only = 1").await;
     // Reads still work, and nothing has tried to write yet: still ready.
     store.ping().await.expect("ready until a write fails");
-    let error = store.create_report(&plain(&project)).await.expect_err("writes are refused");
+    let error = store.create_report(plain(&project)).await.expect_err("writes are refused");
     assert!(error.to_string().contains("readonly"), "{error}");
     // Each readiness check tries a write of its own, and fails while the storage refuses.
     for _ in 0..2 {
@@ -135,7 +135,7 @@ async fn ping_fails_while_writes_fail_and_recovers_by_itself() {
     // No report needed: the readiness check's own write shows writing works again.
     store.ping().await.expect("ready again once writes work");
     assert!(!store.health.is_failing());
-    assert!(matches!(store.create_report(&plain(&project)).await, Ok(CreatedReport::Created(_))));
+    assert!(matches!(store.create_report(plain(&project)).await, Ok(CreatedReport::Created(_))));
 }
 
 /// Commits leave a short WAL to the checkpointer (they copy pages into the database file only
@@ -149,7 +149,7 @@ async fn the_checkpointer_copies_the_wal_the_writer_leaves() {
     let autocheckpoint: i64 = sqlx::query_scalar("PRAGMA wal_autocheckpoint").fetch_one(&store.writer).await.unwrap();
     assert_eq!(autocheckpoint, checkpoint::WRITER_BACKSTOP_FRAMES, "the writer's commits checkpoint only a long WAL");
     for _ in 0..200 {
-        store.create_report(&plain(&project)).await.unwrap();
+        store.create_report(plain(&project)).await.unwrap();
     }
     let done = store.checkpoint_wal().await.unwrap();
     assert!(done.wal_frames > 0, "the commits left their pages in the WAL: {done:?}");
@@ -203,11 +203,11 @@ async fn a_failing_row_fails_alone_and_every_stored_report_has_its_event() {
     let store = open(folder.path()).await;
     let project = project(&store).await;
     let first = plain(&project);
-    store.create_report(&first).await.unwrap();
+    store.create_report(first.clone()).await.unwrap();
     let taken =
         NewReport { report: Report { id: first.report.id.clone(), ..plain(&project).report }, ..plain(&project) };
     let batch: Vec<NewReport> = (0..6).map(|i| if i == 3 { taken.clone() } else { plain(&project) }).collect();
-    let create = |i: usize| store.create_report(&batch[i]);
+    let create = |i: usize| store.create_report(batch[i].clone());
     let (a, b, c, d, e, f) = tokio::join!(create(0), create(1), create(2), create(3), create(4), create(5));
     let outcomes = [a, b, c, d, e, f];
     for (new, outcome) in batch.iter().zip(&outcomes) {
@@ -243,7 +243,7 @@ async fn keyed_reports_in_one_batch_are_stored_once_per_key() {
     let store = open(folder.path()).await;
     let project = project(&store).await;
     let earlier = keyed(&project, "k-0");
-    let Ok(CreatedReport::Created(earlier_report)) = store.create_report(&earlier).await else { panic!("stored") };
+    let Ok(CreatedReport::Created(earlier_report)) = store.create_report(earlier).await else { panic!("stored") };
     let batch = [
         keyed(&project, "k-1"),
         keyed(&project, "k-2"),
@@ -251,7 +251,7 @@ async fn keyed_reports_in_one_batch_are_stored_once_per_key() {
         plain(&project),
         keyed(&project, "k-0"),
     ];
-    let create = |i: usize| store.create_report(&batch[i]);
+    let create = |i: usize| store.create_report(batch[i].clone());
     let (a, b, c, d, e) = tokio::join!(create(0), create(1), create(2), create(3), create(4));
     let Ok(CreatedReport::Created(first)) = a else { panic!("the first with k-1 is stored: {a:?}") };
     assert!(matches!(b, Ok(CreatedReport::Created(_))), "{b:?}");
@@ -265,7 +265,7 @@ async fn keyed_reports_in_one_batch_are_stored_once_per_key() {
         other => panic!("a repeat: {other:?}"),
     }
     // Each key is remembered: a retry later in another batch is a repeat too.
-    match store.create_report(&keyed(&project, "k-2")).await {
+    match store.create_report(keyed(&project, "k-2")).await {
         Ok(CreatedReport::Repeat(_)) => {}
         other => panic!("k-2 remembered: {other:?}"),
     }
@@ -291,7 +291,7 @@ async fn new_keys_are_remembered_with_their_reports_in_one_commit() {
         plain(&project),
         keyed(&project, "0190a1b2-0000-7000-8000-000000000002"),
     ];
-    let create = |i: usize| store.create_report(&batch[i]);
+    let create = |i: usize| store.create_report(batch[i].clone());
     let (a, b, c) = tokio::join!(create(0), create(1), create(2));
     let mut ids = Vec::new();
     for created in [a, b, c] {
@@ -299,7 +299,7 @@ async fn new_keys_are_remembered_with_their_reports_in_one_commit() {
         ids.push(report.id);
     }
     for (i, key) in [(0, "0190a1b2-0000-7000-8000-000000000001"), (2, "0190a1b2-0000-7000-8000-000000000002")] {
-        match store.create_report(&keyed(&project, key)).await {
+        match store.create_report(keyed(&project, key)).await {
             Ok(CreatedReport::Repeat(first)) => assert_eq!(first, ids[i], "{key} answers with its own report"),
             other => panic!("{key} remembered: {other:?}"),
         }

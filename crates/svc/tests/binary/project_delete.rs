@@ -47,7 +47,7 @@ async fn report_with_blob(data_dir: &std::path::Path, project_id: &str) -> Strin
         assignee: None,
         labels: Vec::new(),
     };
-    store.create_report(&NewReport { report, blob_ids: vec![blob_id.clone()], idempotency_key: None }).await.unwrap();
+    store.create_report(NewReport { report, blob_ids: vec![blob_id.clone()], idempotency_key: None }).await.unwrap();
     blob_id
 }
 

@@ -673,7 +673,7 @@ pub async fn seed_report(store: &DynStore, project_id: &str, seed: Seed) -> Repo
         labels: Vec::new(),
     };
     store
-        .create_report(&NewReport { report: report.clone(), blob_ids: vec![], idempotency_key: None })
+        .create_report(NewReport { report: report.clone(), blob_ids: vec![], idempotency_key: None })
         .await
         .expect("store report");
     report
