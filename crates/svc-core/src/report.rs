@@ -34,7 +34,7 @@ pub fn derive_title(blocks: &[Block]) -> String {
         blocks.iter().filter(|b| !matches!(b, Block::Text(_))).find_map(|b| b.own_words().and_then(first_line))
     });
     if let Some(line) = words {
-        return cut(&line, TITLE_MAX_CHARS);
+        return cut(line, TITLE_MAX_CHARS);
     }
     let Some(first) = blocks.first() else {
         return "Report".into();
@@ -58,7 +58,7 @@ pub fn derive_title(blocks: &[Block]) -> String {
         Block::Quote(quote) => strip_markdown(quote.text.lines().next().unwrap_or_default(), TITLE_MAX_CHARS),
         Block::Text(_) => "Report".to_string(),
     };
-    cut(&title, TITLE_MAX_CHARS)
+    cut(title, TITLE_MAX_CHARS)
 }
 
 /// `text` with every run of white space (line breaks included) made one space, and none at either
@@ -74,15 +74,18 @@ pub fn fold_whitespace(text: &str) -> String {
     folded
 }
 
-fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
+/// `text` cut to `max` characters, without white space at the end of a cut.
+fn cut(mut text: String, max: usize) -> String {
+    if let Some((at, _)) = text.char_indices().nth(max) {
+        text.truncate(at);
+        text.truncate(text.trim_end().len());
     }
-    text.chars().take(max).collect::<String>().trim_end().to_string()
+    text
 }
 
 /// Strips the Markdown that decorates a line: heading marks, list and quote markers, emphasis,
-/// inline code, and link syntax (keeping the link text).
+/// inline code, and link syntax (keeping the link text); white space folded as by
+/// [`fold_whitespace`].
 ///
 /// Only the first `max_chars` characters of the result are wanted (the caller cuts there), so the
 /// line is read only until more than that many non-space characters are out: the output so far is
@@ -96,38 +99,31 @@ fn strip_markdown(line: &str, max_chars: usize) -> String {
         for marker in ["> ", ">", "- [ ] ", "- [x] ", "- ", "* ", "+ "] {
             text = text.strip_prefix(marker).unwrap_or(text).trim_start();
         }
-        if let Some(rest) =
-            text.split_once(". ").filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-        {
-            text = rest.1;
+        // A numbered item (`12. `): digits, then the marker, at the very start.
+        let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && text[digits..].starts_with(". ") {
+            text = &text[digits + 2..];
         }
         if text == before {
             break;
         }
     }
-    let mut out = String::with_capacity(text.len().min(max_chars.saturating_mul(4).saturating_add(16)));
+    let capacity = text.len().min(max_chars.saturating_mul(4).saturating_add(16));
+    let mut out = Folded { text: String::with_capacity(capacity), ..Folded::default() };
     let mut chars = text.chars().peekable();
-    // Non-space characters in `out`.
-    let mut visible = 0;
     while let Some(c) = chars.next() {
-        if visible > max_chars {
+        if out.visible > max_chars {
             break;
         }
         match c {
             // Inside a word (`my_var`, `2*3`) these are text, not emphasis.
-            '*' | '_'
-                if out.chars().last().is_some_and(char::is_alphanumeric)
-                    && chars.peek().is_some_and(|n| n.is_alphanumeric()) =>
-            {
-                out.push(c);
-                visible += 1;
-            }
+            '*' | '_' if out.after_alphanumeric && chars.peek().is_some_and(|n| n.is_alphanumeric()) => out.push(c),
             '*' | '_' | '`' | '~' => {}
             '!' if chars.peek() == Some(&'[') => {}
             '[' => {
-                let label: String = chars.by_ref().take_while(|c| *c != ']').collect();
-                out.push_str(&label);
-                visible += label.chars().filter(|c| !c.is_whitespace()).count();
+                for c in chars.by_ref().take_while(|c| *c != ']') {
+                    out.push(c);
+                }
                 if chars.peek() == Some(&'(') {
                     for c in chars.by_ref() {
                         if c == ')' {
@@ -136,13 +132,38 @@ fn strip_markdown(line: &str, max_chars: usize) -> String {
                     }
                 }
             }
-            _ => {
-                out.push(c);
-                visible += usize::from(!c.is_whitespace());
-            }
+            _ => out.push(c),
         }
     }
-    fold_whitespace(&out)
+    out.text
+}
+
+/// Text written with its white space folded as it is written (see [`fold_whitespace`]).
+#[derive(Default)]
+struct Folded {
+    text: String,
+    /// Non-space characters written.
+    visible: usize,
+    /// White space read since the last character written (written as one space before the next).
+    space: bool,
+    /// Whether the last character written was a letter or digit (white space counts as written).
+    after_alphanumeric: bool,
+}
+
+impl Folded {
+    fn push(&mut self, c: char) {
+        if c.is_whitespace() {
+            self.space = !self.text.is_empty();
+            self.after_alphanumeric = false;
+            return;
+        }
+        if std::mem::take(&mut self.space) {
+            self.text.push(' ');
+        }
+        self.text.push(c);
+        self.visible += 1;
+        self.after_alphanumeric = c.is_alphanumeric();
+    }
 }
 
 #[cfg(test)]
@@ -215,8 +236,23 @@ mod tests {
             "é ".repeat(120),
         ];
         for line in lines {
-            let whole = cut(&strip_markdown(&line, usize::MAX), TITLE_MAX_CHARS);
-            assert_eq!(cut(&strip_markdown(&line, TITLE_MAX_CHARS), TITLE_MAX_CHARS), whole, "{line}");
+            let whole = cut(strip_markdown(&line, usize::MAX), TITLE_MAX_CHARS);
+            assert_eq!(cut(strip_markdown(&line, TITLE_MAX_CHARS), TITLE_MAX_CHARS), whole, "{line}");
+        }
+    }
+
+    #[test]
+    fn list_quote_and_number_markers_are_not_part_of_the_title() {
+        for (line, title) in [
+            ("12. Checkout fails. Again.", "Checkout fails. Again."),
+            ("> - [x] 3. Done", "Done"),
+            ("1.5. Version", "1.5. Version"),
+            ("2024 was fine. Now it fails", "2024 was fine. Now it fails"),
+            ("7.", "7."),
+            ("* _Cart_   is\tempty ", "Cart is empty"),
+            ("See [the  docs](http://x) and ![a picture](p.png)", "See the docs and a picture"),
+        ] {
+            assert_eq!(title_of(&json!([{"type": "text", "text": line}])), title, "{line:?}");
         }
     }
 
