@@ -76,12 +76,7 @@ pub fn catch_panics<S: Clone + Send + Sync + 'static>(
     router: axum::Router<S>,
     answer: fn(&str) -> Response,
 ) -> axum::Router<S> {
-    router.layer(CatchPanicLayer::custom(panic_answer(answer)))
-}
-
-/// Logs a handler's panic and answers it with `answer`.
-fn panic_answer(answer: fn(&str) -> Response) -> impl Fn(Box<dyn std::any::Any + Send>) -> Response + Clone {
-    move |panic: Box<dyn std::any::Any + Send>| {
+    router.layer(CatchPanicLayer::custom(move |panic: Box<dyn std::any::Any + Send>| {
         let message = panic
             .downcast_ref::<String>()
             .map(String::as_str)
@@ -89,27 +84,21 @@ fn panic_answer(answer: fn(&str) -> Response) -> impl Fn(Box<dyn std::any::Any +
             .unwrap_or("(no message)");
         tracing::error!(panic = %message, "a request handler panicked");
         answer("-")
-    }
+    }))
 }
 
 /// The layers around every route: request ids (set, logged, returned in `x-request-id` and named in
 /// internal-error bodies) and, for routes of no surface, a last-resort panic answer.
-///
-/// They wrap the router once, as one service, rather than each route (`Router::layer`): a route is
-/// cloned for every request, and a route wrapped layer by layer is a box inside a box per layer,
-/// each allocated and copied again by that clone.
 fn with_request_layers(routes: axum::Router) -> axum::Router {
-    let layers = tower::ServiceBuilder::new()
-        .layer(SetRequestIdLayer::new(REQUEST_ID, NewRequestId))
-        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+    catch_panics(routes, error::internal_response)
+        .layer(middleware::from_fn(name_request_in_internal_errors))
         .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {
             let id = request.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
             // The path only: query strings and headers (where keys travel) are never logged.
             tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id = %id)
         }))
-        .layer(middleware::from_fn(name_request_in_internal_errors))
-        .layer(CatchPanicLayer::custom(panic_answer(error::internal_response)));
-    axum::Router::new().fallback_service(layers.service(routes))
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(SetRequestIdLayer::new(REQUEST_ID, NewRequestId))
 }
 
 pub(crate) async fn not_found() -> impl IntoResponse {
