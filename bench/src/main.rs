@@ -17,9 +17,11 @@ mod webhooks;
 
 use clap::{Parser, Subcommand};
 
-/// The same allocator as `svc`, so the ceiling server runs on equal terms.
+/// The same allocator as `svc`, set up the same way, so the ceiling server runs on equal terms.
+#[path = "../../crates/svc/src/allocator.rs"]
+mod allocator;
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: allocator::Allocator = allocator::Allocator;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -163,6 +165,7 @@ struct SuiteArgs {
 }
 
 fn main() -> anyhow::Result<()> {
+    allocator::configure();
     match Cli::parse().command {
         Command::Suite(args) => {
             let bench_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));

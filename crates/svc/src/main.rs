@@ -15,9 +15,9 @@ use clap::Parser;
 
 /// mimalloc instead of the system allocator: a request allocates and frees a few hundred small
 /// objects (JSON trees, strings), and with glibc's malloc that was about a third of the CPU time
-/// of an ingest request (see bench/README.md, profiling notes).
+/// of an ingest request (see bench/README.md, profiling notes). Called as `allocator` explains.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: allocator::Allocator = allocator::Allocator;
 
 fn main() -> anyhow::Result<()> {
     allocator::configure();
