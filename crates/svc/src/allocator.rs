@@ -42,6 +42,27 @@ fn plain_block_fits(align: usize, size: usize) -> bool {
     align <= 8 || (align == 16 && size.is_multiple_of(16))
 }
 
+/// A block for `layout` from `plain` when a plain block fits it, else from `aligned`.
+///
+/// # Safety
+///
+/// `plain` and `aligned` are mimalloc's allocation functions of one family (zeroed or not).
+#[inline]
+unsafe fn allocate(
+    layout: Layout,
+    plain: unsafe extern "C" fn(usize) -> *mut c_void,
+    aligned: unsafe extern "C" fn(usize, usize) -> *mut c_void,
+) -> *mut u8 {
+    // SAFETY: the caller passes mimalloc's functions; any size and power-of-two alignment is valid.
+    unsafe {
+        if plain_block_fits(layout.align(), layout.size()) {
+            plain(layout.size()).cast()
+        } else {
+            aligned(layout.size(), layout.align()).cast()
+        }
+    }
+}
+
 // SAFETY: each method passes the caller's pointer and sizes to the mimalloc function made for
 // them; blocks from either family (plain or aligned) may be freed with `mi_free` and resized with
 // either realloc, which keep the alignment the new call asks for.
@@ -49,25 +70,13 @@ unsafe impl GlobalAlloc for Allocator {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: see the impl's note.
-        unsafe {
-            if plain_block_fits(layout.align(), layout.size()) {
-                mi_malloc(layout.size()).cast()
-            } else {
-                mi_malloc_aligned(layout.size(), layout.align()).cast()
-            }
-        }
+        unsafe { allocate(layout, mi_malloc, mi_malloc_aligned) }
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: see the impl's note.
-        unsafe {
-            if plain_block_fits(layout.align(), layout.size()) {
-                mi_zalloc(layout.size()).cast()
-            } else {
-                mi_zalloc_aligned(layout.size(), layout.align()).cast()
-            }
-        }
+        unsafe { allocate(layout, mi_zalloc, mi_zalloc_aligned) }
     }
 
     #[inline]
