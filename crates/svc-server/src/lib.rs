@@ -17,43 +17,30 @@ pub mod metrics;
 pub mod oauth;
 pub mod principal;
 pub mod rate_limit;
+mod request;
 pub mod state;
 pub mod widget;
 
 use axum::Json;
-use axum::extract::Request;
-use axum::http::{HeaderName, StatusCode};
-use axum::middleware::{self, Next};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
-use tower_http::trace::TraceLayer;
 
 pub use config::{MetricsAccess, ServerConfig};
 pub use health::metrics_app;
 pub use http_server::{ConnectionSettings, serve};
 pub use state::AppState;
 
-use crate::error::{ErrorBody, InternalErrorMarker};
+use crate::error::ErrorBody;
 
-const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
-
-#[derive(Clone)]
-struct NewRequestId;
-
-impl MakeRequestId for NewRequestId {
-    fn make_request_id<B>(&mut self, _request: &axum::http::Request<B>) -> Option<RequestId> {
-        svc_core::ids::new_id().parse().ok().map(RequestId::new)
-    }
-}
-
-/// The whole application.
 /// Text made safe inside HTML, in an element or a quoted attribute (for the few pages and fragments
 /// written without a template).
 pub(crate) fn escape_html(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
 }
 
+/// The whole application.
 pub fn app(state: AppState) -> axum::Router {
     let metrics = state.metrics.clone();
     let routes = axum::Router::new()
@@ -65,9 +52,8 @@ pub fn app(state: AppState) -> axum::Router {
         .merge(widget::router())
         .merge(dashboard::router())
         .fallback(not_found)
-        .with_state(state)
-        .layer(middleware::from_fn_with_state(metrics, metrics::track));
-    with_request_layers(routes)
+        .with_state(state);
+    with_request_layers(routes, Some(metrics))
 }
 
 /// Answers a panic with `answer` (a surface's internal-error response): each surface wraps its own
@@ -87,44 +73,46 @@ pub fn catch_panics<S: Clone + Send + Sync + 'static>(
     }))
 }
 
-/// The layers around every route: request ids (set, logged, returned in `x-request-id` and named in
-/// internal-error bodies) and, for routes of no surface, a last-resort panic answer.
-fn with_request_layers(routes: axum::Router) -> axum::Router {
-    catch_panics(routes, error::internal_response)
-        .layer(middleware::from_fn(name_request_in_internal_errors))
-        .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {
-            let id = request.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
-            // The path only: query strings and headers (where keys travel) are never logged.
-            tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id = %id)
-        }))
-        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
-        .layer(SetRequestIdLayer::new(REQUEST_ID, NewRequestId))
+/// The layer around every route (see [`request`]): request ids (set, logged, returned in
+/// `x-request-id` and named in internal-error bodies), the request's span, its metrics and, for
+/// routes of no surface, a last-resort panic answer.
+fn with_request_layers(routes: axum::Router, metrics: Option<Arc<metrics::Metrics>>) -> axum::Router {
+    routes.layer(request::RequestLayer { on_panic: error::internal_response, metrics })
 }
 
 pub(crate) async fn not_found() -> impl IntoResponse {
     (StatusCode::NOT_FOUND, Json(ErrorBody { error: "no such route".into(), code: "NOT_FOUND".into() }))
 }
 
-/// Rebuilds internal-error responses for the request's id, in the shape of the surface that
-/// answered, so a user can quote it and an operator can find the details in the logs.
-async fn name_request_in_internal_errors(request: Request, next: Next) -> Response {
-    let id = request.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-").to_string();
-    let response = next.run(request).await;
-    match response.extensions().get::<InternalErrorMarker>() {
-        Some(InternalErrorMarker(rebuild)) => rebuild(&id),
-        None => response,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::request::REQUEST_ID;
     use axum::body::Body;
     use axum::routing::any;
     use tower::ServiceExt;
 
     async fn boom() -> &'static str {
         panic!("a handler bug")
+    }
+
+    /// Every answer carries a request id: a new one for each request, or the caller's own.
+    #[tokio::test]
+    async fn every_answer_names_its_request() {
+        let app = with_request_layers(axum::Router::new().route("/ok", any(|| async { "ok" })), None);
+        let mut ids = Vec::new();
+        for _ in 0..2 {
+            let response =
+                app.clone().oneshot(axum::http::Request::get("/ok").body(Body::empty()).unwrap()).await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK);
+            ids.push(response.headers()[&REQUEST_ID].to_str().unwrap().to_string());
+        }
+        assert!(ids.iter().all(|id| svc_core::ids::is_object_id(id)), "{ids:?}");
+        assert_ne!(ids[0], ids[1]);
+        let own = axum::http::Request::get("/nowhere").header("x-request-id", "trace-7").body(Body::empty()).unwrap();
+        let response = app.clone().oneshot(own).await.unwrap();
+        assert_eq!(response.status(), StatusCode::NOT_FOUND);
+        assert_eq!(response.headers()[&REQUEST_ID], "trace-7");
     }
 
     /// Each surface answers a panic in its own shape, with the request id in the header and, where
@@ -138,6 +126,7 @@ mod tests {
                 .merge(surface("/api/v1/boom", error::internal_response))
                 .merge(surface("/ingest/boom", ingest::error::internal_response))
                 .merge(surface("/mcp", mcp::error::internal_response)),
+            None,
         );
         for path in ["/api/v1/boom", "/ingest/boom", "/mcp"] {
             let request = axum::http::Request::post(path).body(Body::empty()).unwrap();

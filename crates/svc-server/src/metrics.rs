@@ -4,10 +4,8 @@
 //! requests do not queue behind each other. The label sets seen so far are also kept sorted (written
 //! only when a new one appears) so `/metrics` lists series by method, route and status.
 
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::MatchedPath;
 use axum::http::Method;
-use axum::middleware::Next;
-use axum::response::Response;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{
     DescriptorEncoder, EncodeLabelSet, EncodeLabelValue, EncodeMetric, LabelValueEncoder,
@@ -22,7 +20,6 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 const BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
 
@@ -209,17 +206,6 @@ impl Metrics {
         let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &self.registry);
         out
     }
-}
-
-/// Middleware: times each request and counts it under its route template.
-pub async fn track(State(metrics): State<Arc<Metrics>>, request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = request.method().clone();
-    let route = request.extensions().get::<MatchedPath>().cloned();
-    let response = next.run(request).await;
-    let route = route.map_or(Route::Named("unmatched"), Route::Matched);
-    metrics.record_request(&method, route, response.status().as_u16(), started.elapsed().as_secs_f64());
-    response
 }
 
 #[cfg(test)]
