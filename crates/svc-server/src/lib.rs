@@ -63,12 +63,7 @@ pub fn catch_panics<S: Clone + Send + Sync + 'static>(
     answer: fn(&str) -> Response,
 ) -> axum::Router<S> {
     router.layer(CatchPanicLayer::custom(move |panic: Box<dyn std::any::Any + Send>| {
-        let message = panic
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| panic.downcast_ref::<&str>().copied())
-            .unwrap_or("(no message)");
-        tracing::error!(panic = %message, "a request handler panicked");
+        request::log_panic(panic.as_ref());
         answer("-")
     }))
 }

@@ -96,12 +96,7 @@ where
                 Ok(Ok(response)) => response,
                 Ok(Err(never)) => match never {},
                 Err(panic) => {
-                    let message = panic
-                        .downcast_ref::<String>()
-                        .map(String::as_str)
-                        .or_else(|| panic.downcast_ref::<&str>().copied())
-                        .unwrap_or("(no message)");
-                    tracing::error!(panic = %message, "a request handler panicked");
+                    log_panic(panic.as_ref());
                     on_panic(id_text)
                 }
             };
@@ -126,4 +121,14 @@ where
         .instrument(span)
         .boxed()
     }
+}
+
+/// Logs a request handler's panic with its message (a panic's payload is a `String` or a `&str`).
+pub(crate) fn log_panic(panic: &(dyn std::any::Any + Send)) {
+    let message = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("(no message)");
+    tracing::error!(panic = %message, "a request handler panicked");
 }
