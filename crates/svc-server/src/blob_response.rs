@@ -4,10 +4,15 @@
 use axum::body::Body;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
+use futures_util::TryStreamExt;
 use svc_blob::BlobStream;
 use svc_core::model::Blob;
 
 pub fn download(blob: &Blob, size: u64, stream: BlobStream) -> Response {
+    // The client only sees the connection cut; the reason goes to the log, with the blob named.
+    let blob_id = blob.id.clone();
+    let stream = stream
+        .inspect_err(move |error| tracing::error!(%error, blob = %blob_id, "a blob failed while it was being sent"));
     let mut response = Body::from_stream(stream).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_LENGTH, HeaderValue::from(size));
