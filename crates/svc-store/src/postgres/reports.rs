@@ -37,7 +37,7 @@ impl Encode<'_, Postgres> for JsonText<'_> {
 
 /// A report's JSON text column (type `json`, which checked it on the way in and returns its input
 /// text; its binary form is that text), neither checked again nor parsed.
-pub(super) fn raw_json_column(row: &DbRow, column: &str) -> StoreResult<Option<StoredJson>> {
+pub(super) fn raw_json_column(row: &DbRow, column: impl super::rows::Column) -> StoreResult<Option<StoredJson>> {
     // Unchecked: sqlx's `String` is not declared compatible with `json`, whose form is text all the same.
     Ok(row.try_get_unchecked::<Option<String>, _>(column)?.map(StoredJson::from_column))
 }

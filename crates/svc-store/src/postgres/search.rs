@@ -136,7 +136,7 @@ pub(super) async fn index_loaded(conn: &mut PgConnection, reports: &[Report]) ->
 }
 
 fn reports_of(found: &[DbRow]) -> StoreResult<Vec<Report>> {
-    rows::all(found, rows::report)
+    rows::reports(found)
 }
 
 /// How a round takes the progress row: the background task skips it when another instance holds

@@ -431,13 +431,13 @@ impl ReportStore for ThisStore {
         // One statement per list length: not kept in the statement cache, where it would push out
         // the statements every request runs.
         let rows = query.build().persistent(false).fetch_all(self.read_pool()).await?;
-        rows::all(&rows, rows::report)
+        rows::reports(&rows)
     }
 
     async fn list_reports(&self, filter: &ReportFilter) -> StoreResult<Vec<Report>> {
         let Some(mut query) = list_query(filter) else { return Ok(Vec::new()) };
         let rows = query.build().persistent(list_is_prepared(filter)).fetch_all(self.read_pool()).await?;
-        rows::all(&rows, rows::report)
+        rows::reports(&rows)
     }
 
     async fn count_reports_up_to(&self, filters: &[ReportFilter], cap: u32) -> StoreResult<Vec<i64>> {
@@ -470,7 +470,7 @@ impl ReportStore for ThisStore {
     async fn list_reports_text(&self, filter: &ReportFilter) -> StoreResult<Vec<ListedReport>> {
         let Some(mut query) = list_query(filter) else { return Ok(Vec::new()) };
         let rows = query.build().persistent(list_is_prepared(filter)).fetch_all(self.read_pool()).await?;
-        rows::all(&rows, rows::listed_report)
+        rows::listed_reports(&rows)
     }
 
     async fn find_reports_by_short_id(
@@ -483,7 +483,7 @@ impl ReportStore for ThisStore {
             return Ok(Vec::new());
         }
         let rows = self.short_id_rows(project_ids, short_id, limit).await?;
-        rows::all(&rows, rows::report)
+        rows::reports(&rows)
     }
 
     async fn status_history(&self, report_id: &str) -> StoreResult<Vec<StatusChange>> {

@@ -103,12 +103,16 @@ pub(super) use {
     organization_columns, project_columns, report_columns, report_select_columns, room_columns, status_change_columns,
 };
 
-fn corrupt(column: &str, error: impl std::fmt::Display) -> StoreError {
+fn corrupt(column: impl std::fmt::Display, error: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(format!("{column}: {error}"))
 }
 
+/// A column by its name (`&str`) or by its position ([`At`]); named in errors either way.
+pub(super) trait Column: sqlx::ColumnIndex<DbRow> + std::fmt::Display + Copy {}
+impl<C: sqlx::ColumnIndex<DbRow> + std::fmt::Display + Copy> Column for C {}
+
 /// A JSON column parsed into `T`; JSON that does not parse is `Corrupt`.
-fn json_column<T: DeserializeOwned>(row: &DbRow, column: &str) -> StoreResult<T> {
+fn json_column<T: DeserializeOwned>(row: &DbRow, column: impl Column) -> StoreResult<T> {
     match row.try_get::<Json<T>, _>(column) {
         Ok(Json(value)) => Ok(value),
         Err(sqlx::Error::ColumnDecode { source, .. }) => Err(corrupt(column, source)),
@@ -117,7 +121,7 @@ fn json_column<T: DeserializeOwned>(row: &DbRow, column: &str) -> StoreResult<T>
 }
 
 /// A nullable JSON column.
-fn optional_json_column<T: DeserializeOwned>(row: &DbRow, column: &str) -> StoreResult<Option<T>> {
+fn optional_json_column<T: DeserializeOwned>(row: &DbRow, column: impl Column) -> StoreResult<Option<T>> {
     match row.try_get::<Option<Json<T>>, _>(column) {
         Ok(value) => Ok(value.map(|Json(value)| value)),
         Err(sqlx::Error::ColumnDecode { source, .. }) => Err(corrupt(column, source)),
@@ -126,18 +130,18 @@ fn optional_json_column<T: DeserializeOwned>(row: &DbRow, column: &str) -> Store
 }
 
 /// An author stored as three columns `<prefix>_kind`, `<prefix>_id`, `<prefix>_label`.
-fn author(row: &DbRow, [kind, id, label]: [&str; 3]) -> StoreResult<Author> {
+fn author<C: Column>(row: &DbRow, [kind, id, label]: [C; 3]) -> StoreResult<Author> {
     Ok(Author { kind: author_kind(row, kind)?, id: row.try_get(id)?, label: row.try_get(label)? })
 }
 
 /// An author's kind column.
-pub(super) fn author_kind(row: &DbRow, column: &str) -> StoreResult<AuthorKind> {
+pub(super) fn author_kind(row: &DbRow, column: impl Column) -> StoreResult<AuthorKind> {
     let text: String = row.try_get(column)?;
     AuthorKind::parse(&text).ok_or_else(|| StoreError::Corrupt(format!("{column}: unknown author kind {text:?}")))
 }
 
 /// A status column.
-pub(super) fn status(row: &DbRow, column: &str) -> StoreResult<Status> {
+pub(super) fn status(row: &DbRow, column: impl Column) -> StoreResult<Status> {
     let text: String = row.try_get(column)?;
     text.parse().map_err(|_| StoreError::Corrupt(format!("{column}: unknown status {text:?}")))
 }
@@ -247,34 +251,143 @@ pub(super) fn report(row: &DbRow) -> StoreResult<Report> {
     listed_report(row)?.try_into()
 }
 
+/// Report rows (read with `report_select_columns!`), their columns found once for all of them.
+pub(super) fn reports(rows: &[DbRow]) -> StoreResult<Vec<Report>> {
+    each_report(rows, |row| row?.try_into())
+}
+
+/// `make` of every report row, its columns found once, from the first row.
+fn each_report<T>(rows: &[DbRow], make: impl Fn(StoreResult<ListedReport>) -> StoreResult<T>) -> StoreResult<Vec<T>> {
+    let Some(first) = rows.first() else { return Ok(Vec::new()) };
+    let columns = ReportColumns::of(first)?;
+    rows.iter().map(|row| make(columns.read(row))).collect()
+}
+
 /// A report row for listings (read with `report_select_columns!`): the JSON columns come back as the text [`crate::json_text`] wrote
 /// (compact, keys in order: what serializing the parsed value gives again), checked to be JSON but
 /// not parsed into values.
 pub(super) fn listed_report(row: &DbRow) -> StoreResult<ListedReport> {
-    let required = |column: &str| raw_json_column(row, column)?.ok_or_else(|| corrupt(column, "null"));
-    Ok(ListedReport {
-        id: row.try_get("id")?,
-        project_id: row.try_get("project_id")?,
-        channel_key: row.try_get("channel_key")?,
-        status: status(row, "status")?,
-        title: row.try_get("title")?,
-        blocks: required("blocks")?,
-        context: required("context")?,
-        identity: raw_json_column(row, "identity")?,
-        identity_error: row.try_get("identity_error")?,
-        author: author(row, AUTHOR)?,
-        artifact_id: row.try_get("artifact_id")?,
-        url: row.try_get("url")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        assignee: row.try_get("assignee_id")?,
-        labels: labels(row)?,
-    })
+    ReportColumns::of(row)?.read(row)
+}
+
+/// [`listed_report`] of every row, their columns found once for all of them.
+pub(super) fn listed_reports(rows: &[DbRow]) -> StoreResult<Vec<ListedReport>> {
+    each_report(rows, |row| row)
+}
+
+/// A column of a result by its position, found once by its name. Every row of one statement has
+/// the same columns, and a column read by name is looked up by hashing the name, in every row: for
+/// a page of 100 reports, 1,800 lookups, about 6% of the listing's instructions.
+#[derive(Clone, Copy)]
+struct At {
+    name: &'static str,
+    ordinal: usize,
+}
+
+impl At {
+    fn of(row: &DbRow, name: &'static str) -> StoreResult<At> {
+        use sqlx::Column;
+        Ok(At { name, ordinal: row.try_column(name)?.ordinal() })
+    }
+}
+
+impl std::fmt::Debug for At {
+    /// As the name would be (decoding errors name the column with it).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.name, f)
+    }
+}
+
+impl std::fmt::Display for At {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl sqlx::ColumnIndex<DbRow> for At {
+    fn index(&self, row: &DbRow) -> Result<usize, sqlx::Error> {
+        if self.ordinal < row.len() {
+            Ok(self.ordinal)
+        } else {
+            Err(sqlx::Error::ColumnIndexOutOfBounds { index: self.ordinal, len: row.len() })
+        }
+    }
+}
+
+/// Where `report_select_columns!` are in a result.
+pub(super) struct ReportColumns {
+    id: At,
+    project_id: At,
+    channel_key: At,
+    status: At,
+    title: At,
+    blocks: At,
+    context: At,
+    identity: At,
+    identity_error: At,
+    author: [At; 3],
+    artifact_id: At,
+    url: At,
+    created_at: At,
+    updated_at: At,
+    assignee_id: At,
+    labels: At,
+}
+
+impl ReportColumns {
+    pub(super) fn of(row: &DbRow) -> StoreResult<ReportColumns> {
+        let at = |name| At::of(row, name);
+        Ok(ReportColumns {
+            id: at("id")?,
+            project_id: at("project_id")?,
+            channel_key: at("channel_key")?,
+            status: at("status")?,
+            title: at("title")?,
+            blocks: at("blocks")?,
+            context: at("context")?,
+            identity: at("identity")?,
+            identity_error: at("identity_error")?,
+            author: [at(AUTHOR[0])?, at(AUTHOR[1])?, at(AUTHOR[2])?],
+            artifact_id: at("artifact_id")?,
+            url: at("url")?,
+            created_at: at("created_at")?,
+            updated_at: at("updated_at")?,
+            assignee_id: at("assignee_id")?,
+            labels: at("labels")?,
+        })
+    }
+
+    /// The report in `row`, a row of the result these positions were found in.
+    pub(super) fn read(&self, row: &DbRow) -> StoreResult<ListedReport> {
+        let required = |column: At| raw_json_column(row, column)?.ok_or_else(|| corrupt(column, "null"));
+        Ok(ListedReport {
+            id: row.try_get(self.id)?,
+            project_id: row.try_get(self.project_id)?,
+            channel_key: row.try_get(self.channel_key)?,
+            status: status(row, self.status)?,
+            title: row.try_get(self.title)?,
+            blocks: required(self.blocks)?,
+            context: required(self.context)?,
+            identity: raw_json_column(row, self.identity)?,
+            identity_error: row.try_get(self.identity_error)?,
+            author: author(row, self.author)?,
+            artifact_id: row.try_get(self.artifact_id)?,
+            url: row.try_get(self.url)?,
+            created_at: row.try_get(self.created_at)?,
+            updated_at: row.try_get(self.updated_at)?,
+            assignee: row.try_get(self.assignee_id)?,
+            labels: labels_in(row, self.labels)?,
+        })
+    }
 }
 
 /// A report's `labels` column: a JSON array of strings, NULL when it has none.
 pub(super) fn labels(row: &DbRow) -> StoreResult<Vec<String>> {
-    Ok(optional_json_column::<Vec<String>>(row, "labels")?.unwrap_or_default())
+    labels_in(row, "labels")
+}
+
+fn labels_in(row: &DbRow, column: impl Column) -> StoreResult<Vec<String>> {
+    Ok(optional_json_column::<Vec<String>>(row, column)?.unwrap_or_default())
 }
 
 pub(super) fn status_change(row: &DbRow) -> StoreResult<StatusChange> {

@@ -396,7 +396,7 @@ fn report_json(text: &str) -> &str {
 }
 
 /// A report's JSON text column as serde_json wrote it, neither checked again nor parsed.
-fn raw_json_column(row: &DbRow, column: &str) -> StoreResult<Option<crate::StoredJson>> {
+fn raw_json_column(row: &DbRow, column: impl rows::Column) -> StoreResult<Option<crate::StoredJson>> {
     Ok(row.try_get::<Option<String>, _>(column)?.map(crate::StoredJson::from_column))
 }
 

@@ -76,12 +76,8 @@ async fn comments_of(conn: &mut SqliteConnection, reports: &[Report]) -> StoreRe
 
 /// The index entries of report rows read with `rowid AS search_rowid` and the report columns.
 async fn entries_of(conn: &mut SqliteConnection, found: Vec<sqlx::sqlite::SqliteRow>) -> StoreResult<Vec<Entry>> {
-    let mut reports = Vec::with_capacity(found.len());
-    let mut rowids = Vec::with_capacity(found.len());
-    for row in &found {
-        rowids.push(row.try_get::<i64, _>("search_rowid")?);
-        reports.push(rows::report(row)?);
-    }
+    let reports = rows::reports(&found)?;
+    let rowids = found.iter().map(|row| row.try_get::<i64, _>("search_rowid")).collect::<Result<Vec<_>, _>>()?;
     let comments = comments_of(conn, &reports).await?;
     Ok(rowids
         .into_iter()

@@ -387,3 +387,47 @@ fn the_servers_connections_never_start_in_a_background_threads_class() {
     assert_eq!(threads_giving_way(&[READER_THREAD, WRITER_THREAD]), Vec::<String>::new());
     drop(store);
 }
+
+/// Report rows are read by each column's position in the result, found once by name: a result
+/// with the columns in another order and one more before them gives the same reports, and a row
+/// of another shape is an error, not a wrong value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn report_rows_are_read_by_their_columns_names_whatever_their_order() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = open(folder.path()).await;
+    let project = project(&store).await;
+    let mut filed = Vec::new();
+    for title in ["first", "second", "third"] {
+        let mut new = plain(&project);
+        new.report.title = title.into();
+        new.report.url = Some(format!("https://app.example.com/{title}"));
+        let CreatedReport::Created(report) = store.create_report(new).await.unwrap() else { panic!("a new report") };
+        filed.push(report);
+    }
+    let reordered = sqlx::query(
+        "SELECT 7 AS extra, labels, assignee_id, updated_at, created_at, url, artifact_id, author_label, author_id, \
+         author_kind, identity_error, identity, context, blocks, title, status, channel_key, project_id, id \
+         FROM reports ORDER BY rowid",
+    )
+    .fetch_all(&store.reader)
+    .await
+    .unwrap();
+    let read = rows::reports(&reordered).unwrap();
+    let ids: Vec<&str> = read.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, filed.iter().map(|r| r.id.as_str()).collect::<Vec<_>>());
+    for (read, filed) in read.iter().zip(&filed) {
+        assert_eq!(read.title, filed.title);
+        assert_eq!(read.url, filed.url);
+        assert_eq!(read.project_id, project.id);
+        assert_eq!(serde_json::to_value(&read.blocks).unwrap(), serde_json::to_value(&filed.blocks).unwrap());
+    }
+    let listed = store
+        .list_reports(&ReportFilter { project_ids: vec![project.id.clone()], limit: 10, ..Default::default() })
+        .await
+        .unwrap();
+    assert_eq!(listed.iter().map(|r| r.title.as_str()).collect::<Vec<_>>(), ["third", "second", "first"]);
+
+    let columns = rows::ReportColumns::of(&reordered[0]).unwrap();
+    let short = sqlx::query("SELECT id, title FROM reports").fetch_all(&store.reader).await.unwrap();
+    assert!(columns.read(&short[0]).is_err(), "positions of one result do not read a row of another shape");
+}
