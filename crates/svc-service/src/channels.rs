@@ -12,7 +12,7 @@ use svc_store::StoreError;
 /// Channels oldest first; archived ones only when asked.
 pub async fn list(svc: &Service, project_id: &str, include_archived: bool) -> ServiceResult<Vec<Channel>> {
     let store = svc.store();
-    Ok(store.list_channels(project_id, include_archived).await?)
+    Ok(store.list_channels(project_id, include_archived).await?.to_vec())
 }
 
 /// Adds a channel; a duplicate key is a conflict. Recorded in the audit log.

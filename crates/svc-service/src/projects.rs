@@ -6,6 +6,7 @@ use crate::permissions::{self, Operation, OrgOperation};
 use crate::principal::Principal;
 use serde_json::Value;
 use serde_json::json;
+use std::sync::Arc;
 use svc_core::audit::action;
 use svc_core::channel::{DEFAULT_CHANNEL_KEY, DEFAULT_CHANNELS};
 use svc_core::model::Author;
@@ -154,8 +155,8 @@ pub async fn get(svc: &Service, project_id: &str) -> ServiceResult<Option<Projec
     Ok(store.get_project(project_id).await?)
 }
 
-/// A project by its public key (ingest, the widget script).
-pub async fn by_public_key(svc: &Service, project_key: &str) -> ServiceResult<Option<Project>> {
+/// A project by its public key (ingest, the widget script), shared with the store's cache.
+pub async fn by_public_key(svc: &Service, project_key: &str) -> ServiceResult<Option<Arc<Project>>> {
     let store = svc.store();
     if !ids::is_project_key(project_key) || project_key.len() > 100 {
         return Ok(None);

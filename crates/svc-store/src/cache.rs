@@ -8,10 +8,13 @@
 //! [`TTL`]. A lookup that was already running when a change cleared the cache does not put its
 //! (possibly old) answer back: every clear bumps a generation, and answers read under an older
 //! generation are dropped.
+//!
+//! Entries are shared (`Arc`): a lookup hands out a pointer, not a copy of the project (its widget
+//! configuration a JSON tree) and of every channel with its matchers, as it did for every report.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use svc_core::model::{Channel, Project};
 
@@ -23,9 +26,9 @@ const MAX_ENTRIES: usize = 1024;
 #[derive(Default)]
 struct Maps {
     /// By public project key.
-    projects: HashMap<String, (Instant, Project)>,
+    projects: HashMap<String, (Instant, Arc<Project>)>,
     /// Active (not archived) channels, by project id.
-    channels: HashMap<String, (Instant, Vec<Channel>)>,
+    channels: HashMap<String, (Instant, Arc<[Channel]>)>,
 }
 
 #[derive(Default)]
@@ -64,25 +67,25 @@ impl HotCache {
         self.generation.load(Ordering::Acquire)
     }
 
-    pub fn project_by_key(&self, project_key: &str) -> Option<Project> {
+    pub fn project_by_key(&self, project_key: &str) -> Option<Arc<Project>> {
         fresh(self.maps().projects.get(project_key))
     }
 
-    pub fn remember_project(&self, generation: u64, project: &Project) {
+    pub fn remember_project(&self, generation: u64, project: &Arc<Project>) {
         let mut maps = self.maps();
         if generation == self.generation() {
-            insert(&mut maps.projects, project.project_key.clone(), project.clone());
+            insert(&mut maps.projects, project.project_key.clone(), Arc::clone(project));
         }
     }
 
-    pub fn active_channels(&self, project_id: &str) -> Option<Vec<Channel>> {
+    pub fn active_channels(&self, project_id: &str) -> Option<Arc<[Channel]>> {
         fresh(self.maps().channels.get(project_id))
     }
 
-    pub fn remember_channels(&self, generation: u64, project_id: &str, channels: &[Channel]) {
+    pub fn remember_channels(&self, generation: u64, project_id: &str, channels: &Arc<[Channel]>) {
         let mut maps = self.maps();
         if generation == self.generation() {
-            insert(&mut maps.channels, project_id.to_string(), channels.to_vec());
+            insert(&mut maps.channels, project_id.to_string(), Arc::clone(channels));
         }
     }
 
@@ -121,20 +124,23 @@ mod tests {
     fn remembers_until_cleared_and_drops_answers_read_before_a_clear() {
         let cache = HotCache::default();
         let generation = cache.generation();
-        cache.remember_project(generation, &project("pr_a"));
-        assert_eq!(cache.project_by_key("pr_a").map(|p| p.project_key), Some("pr_a".into()));
+        cache.remember_project(generation, &Arc::new(project("pr_a")));
+        let first = cache.project_by_key("pr_a").expect("remembered");
+        assert_eq!(first.project_key, "pr_a");
+        // Every lookup shares the one cached project; none copies it.
+        assert!(Arc::ptr_eq(&first, &cache.project_by_key("pr_a").expect("remembered")));
         assert!(cache.project_by_key("pr_b").is_none());
 
         let before = cache.generation();
         cache.clear();
         assert!(cache.project_by_key("pr_a").is_none());
         // A lookup that started before the clear must not repopulate the cache.
-        cache.remember_project(before, &project("pr_a"));
-        cache.remember_channels(before, "p1", &[]);
+        cache.remember_project(before, &Arc::new(project("pr_a")));
+        cache.remember_channels(before, "p1", &Arc::from([]));
         assert!(cache.project_by_key("pr_a").is_none());
         assert!(cache.active_channels("p1").is_none());
 
-        cache.remember_channels(cache.generation(), "p1", &[]);
-        assert_eq!(cache.active_channels("p1"), Some(vec![]));
+        cache.remember_channels(cache.generation(), "p1", &Arc::from([]));
+        assert_eq!(cache.active_channels("p1").as_deref(), Some(&[][..]));
     }
 }

@@ -370,7 +370,8 @@ pub trait ProjectStore: Send + Sync {
     /// organization is `Conflict`.
     async fn create_project(&self, project: &Project, channels: &[Channel]) -> StoreResult<()>;
     async fn get_project(&self, id: &str) -> StoreResult<Option<Project>>;
-    async fn get_project_by_key(&self, project_key: &str) -> StoreResult<Option<Project>>;
+    /// Shared, not copied: ingest reads it for every report (both backends cache it briefly).
+    async fn get_project_by_key(&self, project_key: &str) -> StoreResult<Option<Arc<Project>>>;
     async fn list_projects(&self, org_id: &str) -> StoreResult<Vec<Project>>;
     /// Writes name, url_patterns, default_channel_key, widget_config and allowed_origins.
     async fn update_project(&self, project: &Project) -> StoreResult<()>;
@@ -379,8 +380,9 @@ pub trait ProjectStore: Send + Sync {
 
 #[async_trait]
 pub trait ChannelStore: Send + Sync {
-    /// Oldest first; archived ones only when asked.
-    async fn list_channels(&self, project_id: &str, include_archived: bool) -> StoreResult<Vec<Channel>>;
+    /// Oldest first; archived ones only when asked. Shared, not copied: ingest reads the active ones
+    /// for every report (both backends cache them briefly).
+    async fn list_channels(&self, project_id: &str, include_archived: bool) -> StoreResult<Arc<[Channel]>>;
     async fn get_channel(&self, project_id: &str, key: &str) -> StoreResult<Option<Channel>>;
     /// A duplicate key in the project is `Conflict`.
     async fn create_channel(&self, channel: &Channel) -> StoreResult<()>;

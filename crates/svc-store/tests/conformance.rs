@@ -371,7 +371,7 @@ conformance! {
         let channels = default_channels(&web.id);
         store.create_project(&web, &channels).await.unwrap();
         assert_eq!(store.get_project(&web.id).await.unwrap(), Some(web.clone()));
-        assert_eq!(store.list_channels(&web.id, false).await.unwrap(), channels);
+        assert_eq!(store.list_channels(&web.id, false).await.unwrap().to_vec(), channels);
 
         // The same slug in the same organization is a conflict, and nothing of the project stays.
         let clash = project_in(&org.id, "Web again", "web");
@@ -397,7 +397,7 @@ conformance! {
         let org = organization(&store, "Acme").await;
         let first = project_of(&store, &org.id, "first").await;
         let second = project_of(&store, &org.id, "second").await;
-        assert_eq!(store.get_project_by_key(&second.project_key).await.unwrap(), Some(second.clone()));
+        assert_eq!(store.get_project_by_key(&second.project_key).await.unwrap().as_deref(), Some(&second));
         assert_eq!(store.get_project_by_key("pr_unknown").await.unwrap(), None);
         assert_eq!(store.list_projects(&org.id).await.unwrap(), vec![first.clone(), second.clone()]);
 
@@ -433,7 +433,7 @@ conformance! {
         let error = store.create_channel(&channel(&project.id, "ux", base + 30)).await.unwrap_err();
         assert!(matches!(error, StoreError::Conflict(_)), "{error:?}");
 
-        let keys: Vec<String> = store.list_channels(&project.id, false).await.unwrap().into_iter().map(|c| c.key).collect();
+        let keys: Vec<String> = store.list_channels(&project.id, false).await.unwrap().iter().map(|c| c.key.clone()).collect();
         assert_eq!(keys, ["bug", "idea", "question", "ux", "billing"]);
         assert_eq!(store.get_channel(&project.id, "ux").await.unwrap(), Some(earlier.clone()));
         assert_eq!(store.get_channel(&project.id, "nope").await.unwrap(), None);
@@ -448,7 +448,7 @@ conformance! {
         archived.updated_at = base + 99;
         store.update_channel(&archived).await.unwrap();
         assert_eq!(store.get_channel(&project.id, "ux").await.unwrap(), Some(archived.clone()));
-        let active: Vec<String> = store.list_channels(&project.id, false).await.unwrap().into_iter().map(|c| c.key).collect();
+        let active: Vec<String> = store.list_channels(&project.id, false).await.unwrap().iter().map(|c| c.key.clone()).collect();
         assert_eq!(active, ["bug", "idea", "question", "billing"]);
         let all = store.list_channels(&project.id, true).await.unwrap();
         assert_eq!(all.len(), 5);

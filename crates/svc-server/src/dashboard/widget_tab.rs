@@ -325,7 +325,7 @@ pub fn preview_router() -> axum::Router<AppState> {
         .route(&format!("{PREVIEW_API_PATH}/ingest/blob"), post(preview_refused))
 }
 
-async fn preview_project(state: &AppState, headers: &HeaderMap) -> Option<svc_core::model::Project> {
+async fn preview_project(state: &AppState, headers: &HeaderMap) -> Option<std::sync::Arc<svc_core::model::Project>> {
     let key = headers.get(PROJECT_KEY_HEADER)?.to_str().ok()?;
     project_service::by_public_key(&state.service, key).await.ok().flatten()
 }
@@ -333,7 +333,7 @@ async fn preview_project(state: &AppState, headers: &HeaderMap) -> Option<svc_co
 /// Settings for the preview: no URL patterns (it shows on the dashboard's page), no hints, and
 /// the appearance left to the form's values.
 async fn preview_config(State(state): State<AppState>, headers: HeaderMap) -> Json<Value> {
-    let default_channel = preview_project(&state, &headers).await.map(|p| p.default_channel_key);
+    let default_channel = preview_project(&state, &headers).await.map(|p| p.default_channel_key.clone());
     Json(json!({
         "widgetConfig": {},
         "hints": [],

@@ -4,6 +4,7 @@ use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::header::ORIGIN;
 use axum::http::request::Parts;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 use svc_core::model::Project;
 
 use super::error::IngestError;
@@ -13,11 +14,11 @@ use svc_service::projects;
 pub const PROJECT_KEY_HEADER: &str = "x-svc-project-key";
 pub const IDENTITY_HEADER: &str = "x-svc-identity";
 
-/// The project a request's key names, after the origin check.
-pub struct IngestProject(pub Project);
+/// The project a request's key names, after the origin check (shared with the store's cache).
+pub struct IngestProject(pub Arc<Project>);
 
 /// Resolves the key and checks `Origin` against `allowedOrigins` (requests without `Origin` pass).
-pub async fn resolve(state: &AppState, parts: &Parts) -> Result<Option<Project>, IngestError> {
+pub async fn resolve(state: &AppState, parts: &Parts) -> Result<Option<Arc<Project>>, IngestError> {
     let Some(key) = parts.headers.get(PROJECT_KEY_HEADER).and_then(|v| v.to_str().ok()) else { return Ok(None) };
     let Some(project) = projects::by_public_key(&state.service, key).await? else { return Ok(None) };
     if !project.allowed_origins.is_empty() {

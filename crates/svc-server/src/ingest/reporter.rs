@@ -13,6 +13,7 @@ use axum::response::IntoResponse;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use std::sync::Arc;
 use svc_core::account::Email;
 use svc_core::model::{Author, Comment, Project, StatusChange};
 use svc_core::reporter::{CODE_LIFETIME_MS, Reporter};
@@ -32,7 +33,7 @@ const BODY_MAX_BYTES: usize = 128 * 1024;
 async fn project_and_body<T: DeserializeOwned>(
     state: &AppState,
     request: Request<Body>,
-) -> IngestResult<(Project, axum::http::request::Parts, T)> {
+) -> IngestResult<(Arc<Project>, axum::http::request::Parts, T)> {
     let (mut parts, body) = request.into_parts();
     let IngestProject(project) = IngestProject::from_request_parts(&mut parts, state).await?;
     let bytes = read_limited(&parts.headers, body, BODY_MAX_BYTES).await.map_err(|_| IngestError::BODY_INVALID)?;
@@ -63,7 +64,7 @@ struct CodeRequest {
 
 /// A sign-in request by email: its project, the address and the code typed (if any), after the
 /// per-client limit.
-async fn code_request(state: &AppState, request: Request<Body>) -> IngestResult<(Project, Email, Option<String>)> {
+async fn code_request(state: &AppState, request: Request<Body>) -> IngestResult<(Arc<Project>, Email, Option<String>)> {
     let (project, parts, body) = project_and_body::<CodeRequest>(state, request).await?;
     state
         .rate_limits

@@ -288,7 +288,7 @@ impl ProjectStore for ThisStore {
         row.as_ref().map(rows::project).transpose()
     }
 
-    async fn get_project_by_key(&self, project_key: &str) -> StoreResult<Option<Project>> {
+    async fn get_project_by_key(&self, project_key: &str) -> StoreResult<Option<Arc<Project>>> {
         if let Some(project) = self.cache.project_by_key(project_key) {
             return Ok(Some(project));
         }
@@ -297,7 +297,7 @@ impl ProjectStore for ThisStore {
             .bind(project_key)
             .fetch_optional(self.read_pool())
             .await?;
-        let project = row.as_ref().map(rows::project).transpose()?;
+        let project = row.as_ref().map(rows::project).transpose()?.map(Arc::new);
         if let Some(project) = &project {
             self.cache.remember_project(generation, project);
         }
@@ -349,7 +349,7 @@ impl ProjectStore for ThisStore {
 
 #[async_trait]
 impl ChannelStore for ThisStore {
-    async fn list_channels(&self, project_id: &str, include_archived: bool) -> StoreResult<Vec<Channel>> {
+    async fn list_channels(&self, project_id: &str, include_archived: bool) -> StoreResult<Arc<[Channel]>> {
         if !include_archived && let Some(channels) = self.cache.active_channels(project_id) {
             return Ok(channels);
         }
@@ -363,7 +363,7 @@ impl ChannelStore for ThisStore {
         .bind(include_archived)
         .fetch_all(self.read_pool())
         .await?;
-        let channels = rows::all(&rows, rows::channel)?;
+        let channels: Arc<[Channel]> = rows::all(&rows, rows::channel)?.into();
         if !include_archived {
             self.cache.remember_channels(generation, project_id, &channels);
         }
