@@ -3,16 +3,18 @@
 use super::{ServiceError, ServiceResult, audit};
 use crate::Service;
 use serde_json::json;
+use std::sync::Arc;
 use svc_core::audit::action;
 use svc_core::channel::{ChannelChanges, NewChannel, NewHint};
 use svc_core::model::{Author, Channel, HINT_TTL_MS, Hint, Project};
 use svc_core::{ids, time};
 use svc_store::StoreError;
 
-/// Channels oldest first; archived ones only when asked.
-pub async fn list(svc: &Service, project_id: &str, include_archived: bool) -> ServiceResult<Vec<Channel>> {
+/// Channels oldest first; archived ones only when asked. The active ones are the store's cached
+/// list, shared rather than copied (the widget's loader and ingest read it for every page and report).
+pub async fn list(svc: &Service, project_id: &str, include_archived: bool) -> ServiceResult<Arc<[Channel]>> {
     let store = svc.store();
-    Ok(store.list_channels(project_id, include_archived).await?.to_vec())
+    Ok(store.list_channels(project_id, include_archived).await?)
 }
 
 /// Adds a channel; a duplicate key is a conflict. Recorded in the audit log.

@@ -476,7 +476,7 @@ pub async fn page(
     let mut channels = std::collections::BTreeSet::new();
     let mut labels = std::collections::BTreeSet::new();
     for project in projects.iter().filter(|p| query.project.is_empty() || p.id == query.project) {
-        channels.extend(svc_service::channels::list(store, &project.id, false).await?.into_iter().map(|c| c.key));
+        channels.extend(svc_service::channels::list(store, &project.id, false).await?.iter().map(|c| c.key.clone()));
         labels.extend(triage::labels(store, project).await?.into_iter().map(|l| l.label));
     }
     let getting_started = (page.items.is_empty() && !query.narrows()).then(|| GettingStarted {

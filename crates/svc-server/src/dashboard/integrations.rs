@@ -146,8 +146,8 @@ async fn tab<'a>(
     };
     let channels: Vec<(String, String)> = svc_service::channels::list(&state.service, &opened.project.id, false)
         .await?
-        .into_iter()
-        .map(|c| (c.key, c.name))
+        .iter()
+        .map(|c| (c.key.clone(), c.name.clone()))
         .collect();
     let connected = connection.as_ref().map(|c| Connected {
         repository: c.settings.repository.clone(),

@@ -138,8 +138,8 @@ async fn page<'a>(
 ) -> PageResult<WidgetPage<'a>> {
     let mut channels: Vec<ChannelChoice> = channels::list(&state.service, &opened.project.id, false)
         .await?
-        .into_iter()
-        .map(|channel| ChannelChoice { key: channel.key, name: channel.name })
+        .iter()
+        .map(|channel| ChannelChoice { key: channel.key.clone(), name: channel.name.clone() })
         .collect();
     // A default channel that was archived since stays selectable as what is stored.
     if !values.default_channel.is_empty() && !channels.iter().any(|c| c.key == values.default_channel) {
