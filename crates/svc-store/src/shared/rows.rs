@@ -122,7 +122,12 @@ fn json_column<T: DeserializeOwned>(row: &DbRow, column: impl Column) -> StoreRe
 
 /// A nullable JSON column.
 fn optional_json_column<T: DeserializeOwned>(row: &DbRow, column: impl Column) -> StoreResult<Option<T>> {
-    match row.try_get::<Option<Json<T>>, _>(column) {
+    optional_json(row.try_get::<Option<Json<T>>, _>(column), column)
+}
+
+/// A nullable JSON column's value as read; JSON that does not parse is `Corrupt`.
+fn optional_json<T>(read: Result<Option<Json<T>>, sqlx::Error>, column: impl Column) -> StoreResult<Option<T>> {
+    match read {
         Ok(value) => Ok(value.map(|Json(value)| value)),
         Err(sqlx::Error::ColumnDecode { source, .. }) => Err(corrupt(column, source)),
         Err(error) => Err(error.into()),
@@ -136,13 +141,21 @@ fn author<C: Column>(row: &DbRow, [kind, id, label]: [C; 3]) -> StoreResult<Auth
 
 /// An author's kind column.
 pub(super) fn author_kind(row: &DbRow, column: impl Column) -> StoreResult<AuthorKind> {
-    let text: String = row.try_get(column)?;
-    AuthorKind::parse(&text).ok_or_else(|| StoreError::Corrupt(format!("{column}: unknown author kind {text:?}")))
+    author_kind_of(row.try_get(column)?, column)
+}
+
+/// An author's kind as read from `column`.
+fn author_kind_of(text: &str, column: impl std::fmt::Display) -> StoreResult<AuthorKind> {
+    AuthorKind::parse(text).ok_or_else(|| StoreError::Corrupt(format!("{column}: unknown author kind {text:?}")))
 }
 
 /// A status column.
 pub(super) fn status(row: &DbRow, column: impl Column) -> StoreResult<Status> {
-    let text: String = row.try_get(column)?;
+    status_of(row.try_get(column)?, column)
+}
+
+/// A status as read from `column`.
+fn status_of(text: &str, column: impl std::fmt::Display) -> StoreResult<Status> {
     text.parse().map_err(|_| StoreError::Corrupt(format!("{column}: unknown status {text:?}")))
 }
 
@@ -260,7 +273,12 @@ pub(super) fn reports(rows: &[DbRow]) -> StoreResult<Vec<Report>> {
 fn each_report<T>(rows: &[DbRow], make: impl Fn(StoreResult<ListedReport>) -> StoreResult<T>) -> StoreResult<Vec<T>> {
     let Some(first) = rows.first() else { return Ok(Vec::new()) };
     let columns = ReportColumns::of(first)?;
-    rows.iter().map(|row| make(columns.read(row))).collect()
+    let mut reports = Vec::with_capacity(rows.len());
+    reports.push(make(columns.read(first))?);
+    for row in &rows[1..] {
+        reports.push(make(columns.read_unchecked(row))?);
+    }
+    Ok(reports)
 }
 
 /// A report row for listings (read with `report_select_columns!`): the JSON columns come back as the text [`crate::json_text`] wrote
@@ -357,27 +375,81 @@ impl ReportColumns {
         })
     }
 
-    /// The report in `row`, a row of the result these positions were found in.
+    /// The report in `row`, a row of the result these positions were found in, each column's
+    /// type checked against the one read from it (sqlx's `try_get`).
     pub(super) fn read(&self, row: &DbRow) -> StoreResult<ListedReport> {
+        self.read_with(row, Checked)
+    }
+
+    /// [`Self::read`] for a later row of a result whose first row [`Self::read`] has read, without
+    /// sqlx's type checks (`try_get_unchecked`): on PostgreSQL every row of a statement has the
+    /// column types of its first, and on SQLite, whose values carry their own types, the
+    /// store alone writes these columns. The values are still decoded as they come (text that is
+    /// not UTF-8, JSON that does not parse, an unknown status: errors as before). Skipping them
+    /// took a seventh off a PostgreSQL listing's instructions (see bench/README.md).
+    pub(super) fn read_unchecked(&self, row: &DbRow) -> StoreResult<ListedReport> {
+        self.read_with(row, Unchecked)
+    }
+
+    fn read_with(&self, row: &DbRow, get: impl Getter) -> StoreResult<ListedReport> {
         let required = |column: At| raw_json_column(row, column)?.ok_or_else(|| corrupt(column, "null"));
+        let [kind, id, label] = self.author;
         Ok(ListedReport {
-            id: row.try_get(self.id)?,
-            project_id: row.try_get(self.project_id)?,
-            channel_key: row.try_get(self.channel_key)?,
-            status: status(row, self.status)?,
-            title: row.try_get(self.title)?,
+            id: get.get(row, self.id)?,
+            project_id: get.get(row, self.project_id)?,
+            channel_key: get.get(row, self.channel_key)?,
+            status: status_of(get.get(row, self.status)?, self.status)?,
+            title: get.get(row, self.title)?,
             blocks: required(self.blocks)?,
             context: required(self.context)?,
             identity: raw_json_column(row, self.identity)?,
-            identity_error: row.try_get(self.identity_error)?,
-            author: author(row, self.author)?,
-            artifact_id: row.try_get(self.artifact_id)?,
-            url: row.try_get(self.url)?,
-            created_at: row.try_get(self.created_at)?,
-            updated_at: row.try_get(self.updated_at)?,
-            assignee: row.try_get(self.assignee_id)?,
-            labels: labels_in(row, self.labels)?,
+            identity_error: get.get(row, self.identity_error)?,
+            author: Author {
+                kind: author_kind_of(get.get(row, kind)?, kind)?,
+                id: get.get(row, id)?,
+                label: get.get(row, label)?,
+            },
+            artifact_id: get.get(row, self.artifact_id)?,
+            url: get.get(row, self.url)?,
+            created_at: get.get(row, self.created_at)?,
+            updated_at: get.get(row, self.updated_at)?,
+            assignee: get.get(row, self.assignee_id)?,
+            labels: optional_json::<Vec<String>>(get.get(row, self.labels), self.labels)?.unwrap_or_default(),
         })
+    }
+}
+
+/// How [`ReportColumns`] reads a column: with its type checked or not (a closure cannot be generic
+/// over the value's type, so this trait is).
+trait Getter: Copy {
+    fn get<'r, T>(self, row: &'r DbRow, column: At) -> Result<T, sqlx::Error>
+    where
+        T: sqlx::Decode<'r, super::Db> + sqlx::Type<super::Db>;
+}
+
+/// `Row::try_get`.
+#[derive(Clone, Copy)]
+struct Checked;
+
+impl Getter for Checked {
+    fn get<'r, T>(self, row: &'r DbRow, column: At) -> Result<T, sqlx::Error>
+    where
+        T: sqlx::Decode<'r, super::Db> + sqlx::Type<super::Db>,
+    {
+        row.try_get(column)
+    }
+}
+
+/// `Row::try_get_unchecked`.
+#[derive(Clone, Copy)]
+struct Unchecked;
+
+impl Getter for Unchecked {
+    fn get<'r, T>(self, row: &'r DbRow, column: At) -> Result<T, sqlx::Error>
+    where
+        T: sqlx::Decode<'r, super::Db> + sqlx::Type<super::Db>,
+    {
+        row.try_get_unchecked(column)
     }
 }
 
