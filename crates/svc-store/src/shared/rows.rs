@@ -378,7 +378,7 @@ impl ReportColumns {
     /// The report in `row`, a row of the result these positions were found in, each column's
     /// type checked against the one read from it (sqlx's `try_get`).
     pub(super) fn read(&self, row: &DbRow) -> StoreResult<ListedReport> {
-        self.read_with(row, Checked)
+        self.read_with(row, Get::<true>)
     }
 
     /// [`Self::read`] for a later row of a result whose first row [`Self::read`] has read, without
@@ -388,10 +388,10 @@ impl ReportColumns {
     /// not UTF-8, JSON that does not parse, an unknown status: errors as before). Skipping them
     /// took a seventh off a PostgreSQL listing's instructions (see bench/README.md).
     pub(super) fn read_unchecked(&self, row: &DbRow) -> StoreResult<ListedReport> {
-        self.read_with(row, Unchecked)
+        self.read_with(row, Get::<false>)
     }
 
-    fn read_with(&self, row: &DbRow, get: impl Getter) -> StoreResult<ListedReport> {
+    fn read_with<const CHECKED: bool>(&self, row: &DbRow, get: Get<CHECKED>) -> StoreResult<ListedReport> {
         let required = |column: At| raw_json_column(row, column)?.ok_or_else(|| corrupt(column, "null"));
         let [kind, id, label] = self.author;
         Ok(ListedReport {
@@ -419,37 +419,17 @@ impl ReportColumns {
     }
 }
 
-/// How [`ReportColumns`] reads a column: with its type checked or not (a closure cannot be generic
-/// over the value's type, so this trait is).
-trait Getter: Copy {
-    fn get<'r, T>(self, row: &'r DbRow, column: At) -> Result<T, sqlx::Error>
-    where
-        T: sqlx::Decode<'r, super::Db> + sqlx::Type<super::Db>;
-}
-
-/// `Row::try_get`.
+/// How [`ReportColumns`] reads a column: with sqlx's type check (`Row::try_get`) or without it
+/// (`Row::try_get_unchecked`).
 #[derive(Clone, Copy)]
-struct Checked;
+struct Get<const CHECKED: bool>;
 
-impl Getter for Checked {
+impl<const CHECKED: bool> Get<CHECKED> {
     fn get<'r, T>(self, row: &'r DbRow, column: At) -> Result<T, sqlx::Error>
     where
         T: sqlx::Decode<'r, super::Db> + sqlx::Type<super::Db>,
     {
-        row.try_get(column)
-    }
-}
-
-/// `Row::try_get_unchecked`.
-#[derive(Clone, Copy)]
-struct Unchecked;
-
-impl Getter for Unchecked {
-    fn get<'r, T>(self, row: &'r DbRow, column: At) -> Result<T, sqlx::Error>
-    where
-        T: sqlx::Decode<'r, super::Db> + sqlx::Type<super::Db>,
-    {
-        row.try_get_unchecked(column)
+        if CHECKED { row.try_get(column) } else { row.try_get_unchecked(column) }
     }
 }
 
