@@ -451,7 +451,7 @@ impl<'w> ObjectWriter<'w> {
 
 /// `value` as a JSON string, as `serde_json` writes it. Most strings of a report (ids, keys, times,
 /// most titles and addresses) have nothing to escape: those are found with one pass that the
-/// compiler vectorizes and copied whole, where `serde_json` walks them byte by byte (a fifth of
+/// compiler vectorizes and copied whole, where `serde_json` walks them byte by byte (a sixth of
 /// a listing's instructions went there).
 fn write_json_string(out: &mut Vec<u8>, value: &str) {
     let plain = value.bytes().fold(true, |plain, byte| plain & (byte >= 0x20) & (byte != b'"') & (byte != b'\\'));
@@ -974,7 +974,7 @@ mod listed_view_tests {
             title: match n {
                 1 => "Checkout \"fails\" \u{e9}".into(),
                 2 => "tab\there \u{1f}\u{7f} back\\slash".into(),
-                _ => "Plain title \u{e9} \u{1f600} <b>&amp;</b>".into(),
+                _ => "Plain title \u{e9} \u{1f600} \u{7f} <b>&amp;</b>".into(),
             },
             blocks: serde_json::from_value(serde_json::json!([{"type": "text", "text": "line\nnext \u{1f600} \\ \"q\" \u{1}"},
                            {"type": "pinpoint", "selector": "#a > b", "target": {"css": "#a > b"}, "point": {"x": 0.42, "y": 1e-7}, "n": -0.0}])).unwrap(),
