@@ -378,7 +378,7 @@ impl ReportColumns {
     /// The report in `row`, a row of the result these positions were found in, each column's
     /// type checked against the one read from it (sqlx's `try_get`).
     pub(super) fn read(&self, row: &DbRow) -> StoreResult<ListedReport> {
-        self.read_with(row, Get::<true>)
+        self.read_with::<true>(row)
     }
 
     /// [`Self::read`] for a later row of a result whose first row [`Self::read`] has read, without
@@ -388,10 +388,11 @@ impl ReportColumns {
     /// not UTF-8, JSON that does not parse, an unknown status: errors as before). Skipping them
     /// took a seventh off a PostgreSQL listing's instructions (see bench/README.md).
     pub(super) fn read_unchecked(&self, row: &DbRow) -> StoreResult<ListedReport> {
-        self.read_with(row, Get::<false>)
+        self.read_with::<false>(row)
     }
 
-    fn read_with<const CHECKED: bool>(&self, row: &DbRow, get: Get<CHECKED>) -> StoreResult<ListedReport> {
+    fn read_with<const CHECKED: bool>(&self, row: &DbRow) -> StoreResult<ListedReport> {
+        let get = Get::<CHECKED>;
         let required = |column: At| raw_json_column(row, column)?.ok_or_else(|| corrupt(column, "null"));
         let [kind, id, label] = self.author;
         Ok(ListedReport {
