@@ -172,6 +172,67 @@ async fn a_project_named_twice_lists_its_reports_once() {
     assert_eq!(store.list_reports(&filter).await.unwrap(), vec![filed]);
 }
 
+/// A filtered page reads its reports from the filter's index, however the matches are spread. The
+/// newest quarter of the reports here are new and the older ones fixed or verified, ideas or bugs
+/// (as on a real project: what was filed lately is new, what was fixed is older). Walking the
+/// primary key from the newest report and checking each, the plan PostgreSQL chose at its default
+/// page costs for one status or channel, and its only plan for several statuses, read every new
+/// report before the first match.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_filtered_page_reads_from_its_filters_index_when_the_matches_are_old() {
+    let Some(store) = fresh_store().await else { return };
+    let project = project(&*store).await;
+    let reports: Vec<Report> = (0..20_000)
+        .map(|i| {
+            let mut filed = report(&project, 1_700_000_000_000 + i * 10, None);
+            if i < 15_000 {
+                filed.status = if i % 5 == 0 { "verified" } else { "fixed" }.parse().unwrap();
+                filed.channel_key = if i % 2 == 0 { "idea" } else { "bug" }.into();
+            }
+            filed
+        })
+        .collect();
+    store.insert_reports_bulk(&reports).await.unwrap();
+    sqlx::query("ANALYZE reports").execute(store.pool()).await.unwrap();
+    let newest_fixed = &reports[14_999].id;
+    let newest_idea = &reports[14_998].id;
+    let cases = [
+        (
+            ReportFilter { status: Some("fixed".into()), ..Default::default() },
+            "reports_project_status_idx",
+            newest_fixed,
+        ),
+        (
+            ReportFilter { statuses: vec!["fixed".into()], ..Default::default() },
+            "reports_project_status_idx",
+            newest_fixed,
+        ),
+        (
+            ReportFilter { statuses: vec!["verified".into(), "fixed".into()], ..Default::default() },
+            "reports_project_status_idx",
+            newest_fixed,
+        ),
+        (
+            ReportFilter { channel_key: Some("idea".into()), ..Default::default() },
+            "reports_project_channel_idx",
+            newest_idea,
+        ),
+    ];
+    for (filter, index, newest) in cases {
+        let filter = ReportFilter { project_ids: vec![project.id.clone()], limit: 101, ..filter };
+        let mut explain = reports::listing_after(sqlx::QueryBuilder::new("EXPLAIN "), &filter).unwrap();
+        let plan: Vec<String> = explain.build_query_scalar().fetch_all(store.pool()).await.unwrap();
+        let plan = plan.join("\n");
+        assert!(plan.contains(&format!("Index Scan Backward using {index}")), "{filter:?}: {plan}");
+        assert!(!plan.contains("reports_pkey"), "{filter:?}: {plan}");
+        let page = store.list_reports(&filter).await.unwrap();
+        assert_eq!(page.len(), 101);
+        assert_eq!(&page[0].id, newest, "{filter:?}");
+        assert!(page.windows(2).all(|pair| pair[0].id > pair[1].id), "{filter:?}: newest first");
+        assert!(page.iter().all(|r| filter.statuses.is_empty() || filter.statuses.contains(&r.status.to_string())));
+    }
+}
+
 /// Seeds a million reports (`PERF_REPORTS` to change) and prints query times. Run with
 /// `cargo test -p svc-store --lib query_times_at_a_million -- --ignored --nocapture`; drops its schema
 /// at the end unless `PERF_KEEP_SCHEMA` is set.
